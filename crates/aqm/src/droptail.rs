@@ -1,0 +1,71 @@
+//! DropTail (aqm.md §2): drop an arrival only when the buffer is full.
+
+use crate::fifo::Fifo;
+use crate::{Cx, DropReason, Limit, Pkt, Qdisc, Time};
+
+pub struct DropTail<P> {
+    fifo: Fifo<P>,
+    limit: Limit,
+}
+
+impl<P: Pkt> DropTail<P> {
+    pub fn new(limit: Limit) -> Self {
+        DropTail { fifo: Fifo::default(), limit }
+    }
+}
+
+impl<P: Pkt> Qdisc<P> for DropTail<P> {
+    #[inline]
+    fn enqueue(&mut self, pkt: P, cx: &mut Cx<'_, P>) -> bool {
+        // §2 step 1: if qlen + size_unit(pkt) > B: Drop(OVERFLOW)
+        if !self.limit.admits(self.fifo.len(), self.fifo.bytes(), pkt.size()) {
+            cx.drop(pkt, DropReason::Overflow);
+            return false;
+        }
+        self.fifo.push(pkt, cx.now);
+        true
+    }
+    #[inline]
+    fn dequeue(&mut self, _cx: &mut Cx<'_, P>) -> Option<(P, Time)> {
+        self.fifo.pop()
+    }
+    fn len(&self) -> usize {
+        self.fifo.len()
+    }
+    fn bytes(&self) -> u64 {
+        self.fifo.bytes()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::Rng;
+    use crate::test_util::P;
+
+    #[test]
+    fn drops_only_when_full_packets_and_bytes() {
+        let mut rng = Rng::stream(1, "t", 0);
+        let mut drops = Vec::new();
+        let mut q = DropTail::new(Limit::packets(3));
+        let mut cx = Cx { now: 0, rng: &mut rng, drops: &mut drops };
+        for i in 0..5 {
+            let ok = q.enqueue(P::new(i, 100), &mut cx);
+            assert_eq!(ok, i < 3);
+        }
+        assert_eq!(q.len(), 3);
+        assert!(drops.iter().all(|d| d.reason == DropReason::Overflow));
+        assert_eq!(drops.len(), 2);
+
+        let mut drops = Vec::new();
+        let mut cx = Cx { now: 0, rng: &mut rng, drops: &mut drops };
+        let mut q = DropTail::new(Limit::bytes(250));
+        assert!(q.enqueue(P::new(0, 100), &mut cx));
+        assert!(q.enqueue(P::new(0, 100), &mut cx));
+        assert!(!q.enqueue(P::new(0, 100), &mut cx));
+        assert!(q.enqueue(P::new(0, 50), &mut cx));
+        assert_eq!(q.bytes(), 250);
+        // FIFO order
+        assert_eq!(q.dequeue(&mut cx).unwrap().0.size, 100);
+    }
+}

@@ -1,0 +1,46 @@
+//! A plain FIFO of waiting packets with byte accounting, shared by the FIFO disciplines.
+
+use crate::{Pkt, Time};
+use std::collections::VecDeque;
+
+/// FIFO of `(packet, enqueue time)`.
+pub struct Fifo<P> {
+    q: VecDeque<(P, Time)>,
+    bytes: u64,
+}
+
+impl<P: Pkt> Default for Fifo<P> {
+    fn default() -> Self {
+        Fifo { q: VecDeque::new(), bytes: 0 }
+    }
+}
+
+impl<P: Pkt> Fifo<P> {
+    #[inline]
+    pub fn push(&mut self, pkt: P, now: Time) {
+        self.bytes += pkt.size() as u64;
+        self.q.push_back((pkt, now));
+    }
+    #[inline]
+    pub fn pop(&mut self) -> Option<(P, Time)> {
+        let e = self.q.pop_front()?;
+        self.bytes -= e.0.size() as u64;
+        Some(e)
+    }
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.q.len()
+    }
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.q.is_empty()
+    }
+    #[inline]
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+    /// Packets from head (index 0) to tail.
+    pub fn iter(&self) -> impl Iterator<Item = &(P, Time)> {
+        self.q.iter()
+    }
+}

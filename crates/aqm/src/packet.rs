@@ -1,0 +1,21 @@
+//! What a discipline may read of a packet (aqm.md §1.1).
+//!
+//! The simulator owns the packet type; disciplines see it only through this trait, so the crate has
+//! no simulator dependency. A packet's transport kind (data, ACK, UDP) is deliberately absent:
+//! the specification forbids AQMs to read it.
+
+/// Packet fields a discipline may use.
+pub trait Pkt: Copy {
+    /// Opaque flow identifier; equality is the only meaningful operation.
+    fn flow(&self) -> u32;
+    /// Size on the wire in bytes.
+    fn size(&self) -> u32;
+    /// DiffServ priority level, 1..M (CHOKeW); larger is higher priority.
+    fn prio(&self) -> u8 {
+        1
+    }
+    /// RIO in-profile mark.
+    fn in_profile(&self) -> bool {
+        false
+    }
+}
