@@ -1,0 +1,66 @@
+//! The simulator's packet: a small `Copy` value moved through ring buffers, never allocated.
+
+use aqm::{Pkt, Time};
+
+/// What a packet carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum PktKind {
+    /// TCP data segment.
+    Data = 0,
+    /// TCP acknowledgement.
+    Ack = 1,
+    /// UDP datagram.
+    Udp = 2,
+}
+
+/// Flag: this data segment is a retransmission.
+pub const F_RETX: u8 = 1;
+/// Flag: RIO in-profile mark.
+pub const F_IN_PROFILE: u8 = 2;
+
+/// A packet on the wire (24 bytes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Packet {
+    /// When the source created it (data/UDP) or, for an ACK, the echoed creation time of the data
+    /// segment that triggered it.
+    pub sent: Time,
+    pub flow: u32,
+    /// Data/UDP: sequence number in packets. ACK: cumulative next expected sequence number.
+    pub seq: u32,
+    /// Size on the wire in bytes.
+    pub size: u16,
+    pub kind: PktKind,
+    /// Index of the next link on the packet's path.
+    pub hop: u8,
+    /// DiffServ priority level (1 = lowest).
+    pub prio: u8,
+    pub flags: u8,
+}
+
+impl Pkt for Packet {
+    #[inline]
+    fn flow(&self) -> u32 {
+        self.flow
+    }
+    #[inline]
+    fn size(&self) -> u32 {
+        self.size as u32
+    }
+    #[inline]
+    fn prio(&self) -> u8 {
+        self.prio
+    }
+    #[inline]
+    fn in_profile(&self) -> bool {
+        self.flags & F_IN_PROFILE != 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn packet_is_small() {
+        assert_eq!(std::mem::size_of::<super::Packet>(), 24);
+    }
+}

@@ -1,0 +1,700 @@
+//! Scenario files: TOML in, a validated [`Scenario`] out, or one [`ScenarioError`] naming the key
+//! path, what is wrong and what is allowed. The format is documented in docs/scenarios.md.
+//!
+//! Loading is two steps: the text is parsed into a TOML table (to which `--set key.path=value`
+//! overrides are applied), then deserialised with serde into raw structs that reject unknown keys
+//! and wrong types (with the key path tracked by `serde_path_to_error`), and finally checked for
+//! ranges and consistency. Tagged sections (`aqm = { type = "red", ... }`) are resolved by hand so
+//! that errors inside them still carry the full key path.
+
+use crate::tcp::TcpConfig;
+use crate::units::{Bytes, Dur, OneOrMany, Rate};
+use aqm::{AqmConfig, Limit, Time, NS_PER_SEC};
+use serde::de::DeserializeOwned;
+use serde::Deserialize;
+
+/// A user's mistake in a scenario: where (`path`, e.g. `bottleneck.aqm.min_th`) and what.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScenarioError {
+    pub path: String,
+    pub msg: String,
+}
+
+impl ScenarioError {
+    pub fn new(path: impl Into<String>, msg: impl Into<String>) -> Self {
+        ScenarioError { path: path.into(), msg: msg.into() }
+    }
+}
+
+impl std::fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.path.is_empty() {
+            write!(f, "{}", self.msg)
+        } else {
+            write!(f, "{}: {}", self.path, self.msg)
+        }
+    }
+}
+
+type R<T> = Result<T, ScenarioError>;
+
+/// Transport of a flow group.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Transport {
+    /// TCP bulk transfer (FTP-like): unlimited, or `size` bytes.
+    Tcp { cfg: TcpConfig, size: Option<u64> },
+    /// UDP constant bit rate.
+    UdpCbr { rate_bps: f64, packet_size: u16 },
+}
+
+/// When a flow starts.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum StartSpec {
+    At(Time),
+    /// Independently uniform in `[lo, hi]` (drawn from the flow's own random stream).
+    Uniform(Time, Time),
+}
+
+/// A validated flow group: `count` flows with the same settings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GroupSpec {
+    pub name: String,
+    pub count: u32,
+    pub transport: Transport,
+    pub start: StartSpec,
+    pub stop: Option<Time>,
+    pub priority: u8,
+    pub in_profile: bool,
+    pub sender_rate: OneOrMany<Rate>,
+    pub sender_delay: OneOrMany<Dur>,
+    pub receiver_rate: OneOrMany<Rate>,
+    pub receiver_delay: OneOrMany<Dur>,
+}
+
+impl GroupSpec {
+    pub fn transport_name(&self) -> &'static str {
+        match self.transport {
+            Transport::Tcp { .. } => "tcp",
+            Transport::UdpCbr { .. } => "udp",
+        }
+    }
+    pub fn app_name(&self) -> &'static str {
+        match self.transport {
+            Transport::Tcp { .. } => "bulk",
+            Transport::UdpCbr { .. } => "cbr",
+        }
+    }
+}
+
+/// A validated link.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LinkSpec {
+    pub rate_bps: f64,
+    pub delay: Time,
+    pub limit: Limit,
+    pub aqm: AqmConfig,
+    pub loss_rate: f64,
+}
+
+/// A validated scenario: a dumbbell with one bottleneck R1→R2.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Scenario {
+    pub name: String,
+    pub description: String,
+    pub duration: Time,
+    pub warmup: Time,
+    pub seed: u64,
+    pub sample_interval: Time,
+    pub bottleneck: LinkSpec,
+    pub reverse: LinkSpec,
+    pub access_limit: u64,
+    pub groups: Vec<GroupSpec>,
+}
+
+impl Scenario {
+    pub fn n_flows(&self) -> usize {
+        self.groups.iter().map(|g| g.count as usize).sum()
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// raw (as written) structures
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawScenario {
+    name: Option<String>,
+    description: Option<String>,
+    topology: Option<String>,
+    #[serde(default)]
+    simulation: RawSimulation,
+    bottleneck: Option<RawLink>,
+    reverse: Option<RawLink>,
+    #[serde(default)]
+    access: RawAccess,
+    tcp: Option<RawTcp>,
+    #[serde(default)]
+    flows: Vec<RawGroup>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawSimulation {
+    duration: Option<Dur>,
+    warmup: Option<Dur>,
+    seed: Option<u64>,
+    sample_interval: Option<Dur>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawLink {
+    rate: Option<Rate>,
+    delay: Option<Dur>,
+    limit: Option<u64>,
+    queue_unit: Option<UnitName>,
+    loss_rate: Option<f64>,
+    aqm: Option<toml::Value>,
+}
+
+#[derive(Deserialize, Clone, Copy, PartialEq)]
+#[serde(rename_all = "lowercase")]
+enum UnitName {
+    Packets,
+    Bytes,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawAccess {
+    #[serde(default = "default_access_rate")]
+    rate: Rate,
+    #[serde(default = "default_access_delay")]
+    delay: Dur,
+    #[serde(default = "default_access_limit")]
+    limit: u64,
+}
+
+impl Default for RawAccess {
+    fn default() -> Self {
+        RawAccess { rate: default_access_rate(), delay: default_access_delay(), limit: default_access_limit() }
+    }
+}
+
+fn default_access_rate() -> Rate {
+    Rate(10e6)
+}
+fn default_access_delay() -> Dur {
+    Dur(NS_PER_SEC / 1000)
+}
+fn default_access_limit() -> u64 {
+    10_000
+}
+
+#[derive(Deserialize, Default, Clone)]
+#[serde(deny_unknown_fields)]
+struct RawTcp {
+    variant: Option<TcpVariantName>,
+    mss: Option<u32>,
+    ack_size: Option<u32>,
+    initial_window: Option<f64>,
+    max_window: Option<u32>,
+    min_rto: Option<Dur>,
+    initial_rto: Option<Dur>,
+    max_rto: Option<Dur>,
+    clock_granularity: Option<Dur>,
+    dupack_threshold: Option<u32>,
+    delayed_ack: Option<bool>,
+    delack_count: Option<u32>,
+    delack_timeout: Option<Dur>,
+}
+
+/// TCP congestion-control variants this build provides.
+pub const TCP_NAMES: &[(&str, &str)] = &[("newreno", "TCP NewReno: RFC 5681 + RFC 6582 recovery, RFC 6298 RTO")];
+
+/// Traffic models this build provides.
+pub const TRAFFIC_NAMES: &[(&str, &str)] = &[
+    ("bulk", "TCP bulk transfer (FTP-like), unlimited or of a given size"),
+    ("cbr", "UDP constant bit rate"),
+];
+
+#[derive(Deserialize, Clone, Copy)]
+#[serde(rename_all = "lowercase")]
+enum TcpVariantName {
+    Newreno,
+}
+
+#[derive(Deserialize, Clone, Copy, PartialEq)]
+#[serde(rename_all = "lowercase")]
+enum TransportName {
+    Tcp,
+    Udp,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawGroup {
+    name: Option<String>,
+    count: Option<i64>,
+    transport: TransportName,
+    app: Option<String>,
+    start: Option<toml::Value>,
+    stop: Option<Dur>,
+    size: Option<Bytes>,
+    rate: Option<Rate>,
+    packet_size: Option<u32>,
+    priority: Option<i64>,
+    in_profile: Option<bool>,
+    sender_rate: Option<OneOrMany<Rate>>,
+    sender_delay: Option<OneOrMany<Dur>>,
+    receiver_rate: Option<OneOrMany<Rate>>,
+    receiver_delay: Option<OneOrMany<Dur>>,
+    tcp: Option<RawTcp>,
+}
+
+// ---------------------------------------------------------------------------------------------
+
+/// Deserialize `value` as `T`, reporting errors with the key path prefixed by `prefix`.
+fn typed<T: DeserializeOwned>(value: toml::Value, prefix: &str) -> R<T> {
+    serde_path_to_error::deserialize(value).map_err(|e| {
+        let inner = e.path().to_string();
+        let path = match (prefix.is_empty(), inner == ".") {
+            (true, _) => inner,
+            (false, true) => prefix.to_string(),
+            (false, false) => format!("{prefix}.{inner}"),
+        };
+        let path = if path == "." { String::new() } else { path };
+        ScenarioError::new(path, clean_serde_msg(&e.inner().to_string()))
+    })
+}
+
+fn clean_serde_msg(m: &str) -> String {
+    // toml's messages may carry a trailing newline or a "TOML parse error" preamble
+    m.trim().trim_start_matches("TOML parse error: ").to_string()
+}
+
+/// Parse an `aqm = { type = "...", ... }` value at `path`.
+pub fn parse_aqm(value: toml::Value, path: &str) -> R<AqmConfig> {
+    let toml::Value::Table(mut t) = value else {
+        return Err(ScenarioError::new(path, "expected a table such as { type = \"red\", min_th = 40, max_th = 80 }"));
+    };
+    let names: Vec<&str> = aqm::AQM_NAMES.iter().map(|(n, _)| *n).collect();
+    let kind = match t.remove("type") {
+        Some(toml::Value::String(s)) => s,
+        Some(_) => return Err(ScenarioError::new(format!("{path}.type"), format!("expected a string, one of: {}", names.join(", ")))),
+        None => return Err(ScenarioError::new(format!("{path}.type"), format!("missing; one of: {}", names.join(", ")))),
+    };
+    let rest = toml::Value::Table(t);
+    let cfg = match kind.as_str() {
+        "droptail" => {
+            let _: Empty = typed(rest, path)?;
+            AqmConfig::DropTail
+        }
+        "red" => {
+            let p: aqm::red::RedParams = typed(rest, path)?;
+            p.validate().map_err(|e| ScenarioError::new(format!("{path}.{}", e.field), e.msg))?;
+            AqmConfig::Red(p)
+        }
+        other => {
+            return Err(ScenarioError::new(
+                format!("{path}.type"),
+                format!("unknown AQM \"{other}\"; available: {} (see `aqmlab list aqm`)", names.join(", ")),
+            ))
+        }
+    };
+    Ok(cfg)
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Empty {}
+
+fn parse_start(v: toml::Value, path: &str) -> R<StartSpec> {
+    if let toml::Value::Table(t) = &v {
+        #[derive(Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct U {
+            uniform: [Dur; 2],
+        }
+        let _ = t;
+        let u: U = typed(v, path)?;
+        if u.uniform[1] < u.uniform[0] {
+            return Err(ScenarioError::new(format!("{path}.uniform"), "the interval must be [low, high] with low <= high"));
+        }
+        return Ok(StartSpec::Uniform(u.uniform[0].0, u.uniform[1].0));
+    }
+    let d: Dur = typed(v, path).map_err(|e| {
+        ScenarioError::new(e.path, format!("{}; or a table {{ uniform = [\"0s\", \"1s\"] }}", e.msg))
+    })?;
+    Ok(StartSpec::At(d.0))
+}
+
+fn merge_tcp(global: &RawTcp, local: Option<&RawTcp>, path: &str) -> R<TcpConfig> {
+    let l = local.cloned().unwrap_or_default();
+    let d = TcpConfig::default();
+    macro_rules! pick {
+        ($f:ident) => {
+            l.$f.clone().or(global.$f.clone())
+        };
+    }
+    let _variant = pick!(variant);
+    let mss = pick!(mss).unwrap_or(d.mss as u32);
+    if !(1..=65535).contains(&mss) {
+        return Err(ScenarioError::new(format!("{path}.mss"), format!("must be 1..65535 bytes, got {mss}")));
+    }
+    let ack_size = pick!(ack_size).unwrap_or(d.ack_size as u32);
+    if !(1..=65535).contains(&ack_size) {
+        return Err(ScenarioError::new(format!("{path}.ack_size"), format!("must be 1..65535 bytes, got {ack_size}")));
+    }
+    let iw = pick!(initial_window).unwrap_or(d.initial_window);
+    if !(iw.is_finite() && iw >= 1.0) {
+        return Err(ScenarioError::new(format!("{path}.initial_window"), format!("must be >= 1 segment, got {iw}")));
+    }
+    let max_window = pick!(max_window).unwrap_or(d.max_window);
+    if !(1..=1_000_000).contains(&max_window) {
+        return Err(ScenarioError::new(format!("{path}.max_window"), format!("must be 1..1000000 segments, got {max_window}")));
+    }
+    let min_rto = pick!(min_rto).map(|x| x.0).unwrap_or(d.min_rto);
+    let initial_rto = pick!(initial_rto).map(|x| x.0).unwrap_or(d.initial_rto);
+    let max_rto = pick!(max_rto).map(|x| x.0).unwrap_or(d.max_rto);
+    if initial_rto == 0 {
+        return Err(ScenarioError::new(format!("{path}.initial_rto"), "must be > 0"));
+    }
+    if max_rto < min_rto || max_rto == 0 {
+        return Err(ScenarioError::new(format!("{path}.max_rto"), "must be > 0 and >= min_rto"));
+    }
+    let granularity = pick!(clock_granularity).map(|x| x.0).unwrap_or(d.granularity);
+    let dupthresh = pick!(dupack_threshold).unwrap_or(d.dupack_threshold);
+    if dupthresh == 0 {
+        return Err(ScenarioError::new(format!("{path}.dupack_threshold"), "must be >= 1"));
+    }
+    let delack_count = pick!(delack_count).unwrap_or(d.delack_count);
+    if delack_count == 0 {
+        return Err(ScenarioError::new(format!("{path}.delack_count"), "must be >= 1"));
+    }
+    let delack_timeout = pick!(delack_timeout).map(|x| x.0).unwrap_or(d.delack_timeout);
+    if delack_timeout == 0 {
+        return Err(ScenarioError::new(format!("{path}.delack_timeout"), "must be > 0"));
+    }
+    Ok(TcpConfig {
+        mss: mss as u16,
+        ack_size: ack_size as u16,
+        initial_window: iw,
+        max_window,
+        min_rto,
+        initial_rto,
+        max_rto,
+        granularity,
+        dupack_threshold: dupthresh,
+        delayed_ack: pick!(delayed_ack).unwrap_or(d.delayed_ack),
+        delack_count,
+        delack_timeout,
+    })
+}
+
+fn link_spec(raw: RawLink, path: &str, default_rate: Option<f64>, default_delay: Option<Time>, default_limit: Option<u64>) -> R<LinkSpec> {
+    let rate_bps = match (raw.rate, default_rate) {
+        (Some(r), _) => r.0,
+        (None, Some(r)) => r,
+        (None, None) => return Err(ScenarioError::new(format!("{path}.rate"), "missing; a rate such as \"1Mb/s\"")),
+    };
+    if rate_bps < 1.0 {
+        return Err(ScenarioError::new(format!("{path}.rate"), "must be at least 1 b/s"));
+    }
+    let delay = match (raw.delay, default_delay) {
+        (Some(d), _) => d.0,
+        (None, Some(d)) => d,
+        (None, None) => return Err(ScenarioError::new(format!("{path}.delay"), "missing; a one-way propagation delay such as \"10ms\"")),
+    };
+    let unit = raw.queue_unit.unwrap_or(UnitName::Packets);
+    let limit = match (raw.limit, default_limit) {
+        (Some(l), _) => l,
+        (None, Some(l)) => l,
+        (None, None) => {
+            return Err(ScenarioError::new(format!("{path}.limit"), "missing; the buffer size in packets (or bytes with queue_unit = \"bytes\")"))
+        }
+    };
+    if limit == 0 {
+        return Err(ScenarioError::new(format!("{path}.limit"), "must be at least 1 (a buffer of 0 holds nothing)"));
+    }
+    if unit == UnitName::Bytes && limit < 40 {
+        return Err(ScenarioError::new(format!("{path}.limit"), format!("{limit} bytes cannot hold a single packet")));
+    }
+    let loss_rate = raw.loss_rate.unwrap_or(0.0);
+    if !(0.0..1.0).contains(&loss_rate) {
+        return Err(ScenarioError::new(format!("{path}.loss_rate"), format!("must be in [0, 1), got {loss_rate}")));
+    }
+    let aqm = match raw.aqm {
+        Some(v) => parse_aqm(v, &format!("{path}.aqm"))?,
+        None => AqmConfig::DropTail,
+    };
+    let limit = match unit {
+        UnitName::Packets => Limit::packets(limit),
+        UnitName::Bytes => Limit::bytes(limit),
+    };
+    Ok(LinkSpec { rate_bps, delay, limit, aqm, loss_rate })
+}
+
+fn check_list<T>(v: &Option<OneOrMany<T>>, path: String) -> R<()>
+where
+    T: Clone,
+{
+    if let Some(x) = v {
+        if x.is_empty_list() {
+            return Err(ScenarioError::new(path, "an empty list; give one value or a non-empty list"));
+        }
+    }
+    Ok(())
+}
+
+/// Parse TOML text (a scenario file's contents), apply `overrides` (`key.path=value`), validate.
+/// `default_name` is used when the file gives no `name` (the file's stem).
+pub fn load(text: &str, overrides: &[String], default_name: &str) -> R<Scenario> {
+    let mut table: toml::Table = text.parse().map_err(|e: toml::de::Error| {
+        let msg = e.message().to_string();
+        let loc = e.span().map(|s| line_col(text, s.start)).map(|(l, c)| format!("line {l}, column {c}: ")).unwrap_or_default();
+        ScenarioError::new("", format!("{loc}invalid TOML: {msg}"))
+    })?;
+    for o in overrides {
+        crate::overrides::apply(&mut table, o)?;
+    }
+    from_table(table, default_name)
+}
+
+fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text[..offset.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let col = before.rsplit('\n').next().map(|s| s.chars().count()).unwrap_or(0) + 1;
+    (line, col)
+}
+
+fn from_table(table: toml::Table, default_name: &str) -> R<Scenario> {
+    let raw: RawScenario = typed(toml::Value::Table(table), "")?;
+    if let Some(t) = &raw.topology {
+        if t != "dumbbell" {
+            return Err(ScenarioError::new("topology", format!("unknown topology \"{t}\"; available: dumbbell")));
+        }
+    }
+    let sim = raw.simulation;
+    let duration = sim.duration.map(|d| d.0).unwrap_or(200 * NS_PER_SEC);
+    if duration == 0 {
+        return Err(ScenarioError::new("simulation.duration", "must be > 0"));
+    }
+    let warmup = sim.warmup.map(|d| d.0).unwrap_or(0);
+    if warmup >= duration {
+        return Err(ScenarioError::new("simulation.warmup", "must be shorter than simulation.duration"));
+    }
+    let sample_interval = sim.sample_interval.map(|d| d.0).unwrap_or(NS_PER_SEC / 10);
+    if sample_interval == 0 {
+        return Err(ScenarioError::new("simulation.sample_interval", "must be > 0"));
+    }
+    if duration / sample_interval > 10_000_000 {
+        return Err(ScenarioError::new("simulation.sample_interval", "would record more than 10 million samples; use a longer interval"));
+    }
+    let Some(braw) = raw.bottleneck else {
+        return Err(ScenarioError::new("bottleneck", "missing; a table with rate, delay, limit and aqm"));
+    };
+    let bottleneck = link_spec(braw, "bottleneck", None, None, None)?;
+    let reverse = link_spec(
+        raw.reverse.unwrap_or_default(),
+        "reverse",
+        Some(bottleneck.rate_bps),
+        Some(bottleneck.delay),
+        Some(10_000),
+    )?;
+    let access = raw.access;
+    if access.limit == 0 {
+        return Err(ScenarioError::new("access.limit", "must be at least 1"));
+    }
+    let global_tcp = raw.tcp.unwrap_or_default();
+    merge_tcp(&global_tcp, None, "tcp")?;
+
+    if raw.flows.is_empty() {
+        return Err(ScenarioError::new("flows", "no flows; add at least one [[flows]] group"));
+    }
+    let mut groups = Vec::new();
+    let mut names = std::collections::HashSet::new();
+    for (i, g) in raw.flows.into_iter().enumerate() {
+        let p = format!("flows[{i}]");
+        let tname = if g.transport == TransportName::Tcp { "tcp" } else { "udp" };
+        let name = g.name.clone().unwrap_or_else(|| format!("{tname}{i}"));
+        if name.is_empty() {
+            return Err(ScenarioError::new(format!("{p}.name"), "must not be empty"));
+        }
+        if !names.insert(name.clone()) {
+            return Err(ScenarioError::new(format!("{p}.name"), format!("\"{name}\" is used by another group; names must be unique")));
+        }
+        let count = g.count.unwrap_or(1);
+        if !(1..=10_000_000).contains(&count) {
+            return Err(ScenarioError::new(format!("{p}.count"), format!("must be 1..10000000, got {count}")));
+        }
+        let priority = g.priority.unwrap_or(1);
+        if !(1..=255).contains(&priority) {
+            return Err(ScenarioError::new(format!("{p}.priority"), format!("must be 1..255, got {priority}")));
+        }
+        check_list(&g.sender_rate, format!("{p}.sender_rate"))?;
+        check_list(&g.sender_delay, format!("{p}.sender_delay"))?;
+        check_list(&g.receiver_rate, format!("{p}.receiver_rate"))?;
+        check_list(&g.receiver_delay, format!("{p}.receiver_delay"))?;
+        let transport = match g.transport {
+            TransportName::Tcp => {
+                let app = g.app.as_deref().unwrap_or("bulk");
+                if app != "bulk" {
+                    return Err(ScenarioError::new(format!("{p}.app"), format!("unknown TCP application \"{app}\"; available: bulk")));
+                }
+                for (k, present) in [("rate", g.rate.is_some()), ("packet_size", g.packet_size.is_some())] {
+                    if present {
+                        return Err(ScenarioError::new(
+                            format!("{p}.{k}"),
+                            format!("applies to UDP flows; a TCP flow's rate is set by congestion control{}", if k == "packet_size" { " and its segment size by tcp.mss" } else { "" }),
+                        ));
+                    }
+                }
+                let cfg = merge_tcp(&global_tcp, g.tcp.as_ref(), &format!("{p}.tcp"))?;
+                if let Some(Bytes(0)) = g.size {
+                    return Err(ScenarioError::new(format!("{p}.size"), "must be at least 1 byte (omit it for an unlimited transfer)"));
+                }
+                Transport::Tcp { cfg, size: g.size.map(|b| b.0) }
+            }
+            TransportName::Udp => {
+                let app = g.app.as_deref().unwrap_or("cbr");
+                if app != "cbr" {
+                    return Err(ScenarioError::new(format!("{p}.app"), format!("unknown UDP application \"{app}\"; available: cbr")));
+                }
+                if g.tcp.is_some() {
+                    return Err(ScenarioError::new(format!("{p}.tcp"), "TCP options do not apply to a UDP group"));
+                }
+                if g.size.is_some() {
+                    return Err(ScenarioError::new(format!("{p}.size"), "applies to TCP transfers; a UDP source runs from start to stop"));
+                }
+                let Some(rate) = g.rate else {
+                    return Err(ScenarioError::new(format!("{p}.rate"), "missing; a UDP CBR flow needs a sending rate such as \"2Mb/s\""));
+                };
+                let ps = g.packet_size.unwrap_or(1000);
+                if !(1..=65535).contains(&ps) {
+                    return Err(ScenarioError::new(format!("{p}.packet_size"), format!("must be 1..65535 bytes, got {ps}")));
+                }
+                Transport::UdpCbr { rate_bps: rate.0, packet_size: ps as u16 }
+            }
+        };
+        let start = match g.start {
+            Some(v) => parse_start(v, &format!("{p}.start"))?,
+            None => match transport {
+                // experiments.md §1.2: TCP flows start uniformly in [0, 1] s, UDP at 0
+                Transport::Tcp { .. } => StartSpec::Uniform(0, NS_PER_SEC),
+                Transport::UdpCbr { .. } => StartSpec::At(0),
+            },
+        };
+        let latest_start = match start {
+            StartSpec::At(t) => t,
+            StartSpec::Uniform(_, hi) => hi,
+        };
+        if let Some(stop) = g.stop {
+            if stop.0 <= latest_start {
+                return Err(ScenarioError::new(format!("{p}.stop"), "must be later than the start time"));
+            }
+        }
+        groups.push(GroupSpec {
+            name,
+            count: count as u32,
+            transport,
+            start,
+            stop: g.stop.map(|d| d.0),
+            priority: priority as u8,
+            in_profile: g.in_profile.unwrap_or(false),
+            sender_rate: g.sender_rate.unwrap_or(OneOrMany::One(access.rate)),
+            sender_delay: g.sender_delay.unwrap_or(OneOrMany::One(access.delay)),
+            receiver_rate: g.receiver_rate.unwrap_or(OneOrMany::One(access.rate)),
+            receiver_delay: g.receiver_delay.unwrap_or(OneOrMany::One(access.delay)),
+        });
+    }
+    let total: u64 = groups.iter().map(|g| g.count as u64).sum();
+    if total > 10_000_000 {
+        return Err(ScenarioError::new("flows", format!("{total} flows in all; at most 10000000 are supported")));
+    }
+    Ok(Scenario {
+        name: raw.name.unwrap_or_else(|| default_name.to_string()),
+        description: raw.description.unwrap_or_default(),
+        duration,
+        warmup,
+        seed: sim.seed.unwrap_or(1),
+        sample_interval,
+        bottleneck,
+        reverse,
+        access_limit: access.limit,
+        groups,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const OK: &str = r#"
+        [simulation]
+        duration = "10s"
+        [bottleneck]
+        rate = "1Mb/s"
+        delay = "10ms"
+        limit = 100
+        aqm = { type = "red", min_th = 40, max_th = 80 }
+        [[flows]]
+        name = "tcp"
+        transport = "tcp"
+        count = 3
+        [[flows]]
+        transport = "udp"
+        rate = "2Mb/s"
+    "#;
+
+    fn err(text: &str) -> ScenarioError {
+        load(text, &[], "t").unwrap_err()
+    }
+
+    #[test]
+    fn loads_a_valid_scenario_with_defaults() {
+        let s = load(OK, &[], "t").unwrap();
+        assert_eq!(s.duration, 10 * NS_PER_SEC);
+        assert_eq!(s.n_flows(), 4);
+        assert_eq!(s.groups[1].name, "udp1");
+        assert_eq!(s.reverse.rate_bps, 1e6);
+        assert_eq!(s.groups[0].start, StartSpec::Uniform(0, NS_PER_SEC));
+        assert!(matches!(s.bottleneck.aqm, AqmConfig::Red(_)));
+    }
+
+    #[test]
+    fn errors_name_the_key_path() {
+        let e = err(&OK.replace("min_th = 40, max_th = 80", "min_th = 80, max_th = 40"));
+        assert_eq!(e.path, "bottleneck.aqm.max_th");
+        let e = err(&OK.replace("limit = 100", "limit = 0"));
+        assert_eq!(e.path, "bottleneck.limit");
+        let e = err(&OK.replace("rate = \"1Mb/s\"", "rate = -5"));
+        assert_eq!(e.path, "bottleneck.rate");
+        assert!(e.msg.contains("positive"), "{}", e.msg);
+        let e = err(&OK.replace("count = 3", "count = 3\nbogus = 1"));
+        assert_eq!(e.path, "flows[0].bogus");
+        assert!(e.msg.contains("unknown field"), "{}", e.msg);
+        let e = err(&OK.replace("count = 3", "count = \"three\""));
+        assert_eq!(e.path, "flows[0].count");
+        let e = err(&OK.replace("min_th = 40,", "min_th = 40, colour = 1,"));
+        assert_eq!(e.path, "bottleneck.aqm.colour");
+        let e = err(&OK.replace("type = \"red\"", "type = \"purple\""));
+        assert_eq!(e.path, "bottleneck.aqm.type");
+        let e = err(&OK.replace("rate = \"2Mb/s\"", ""));
+        assert_eq!(e.path, "flows[1].rate");
+        let e = err(&OK.replace("delay = \"10ms\"", "delay = \"10 parsecs\""));
+        assert_eq!(e.path, "bottleneck.delay");
+        let e = err("[bottleneck\n");
+        assert!(e.msg.contains("line 1"), "{}", e.msg);
+    }
+
+    #[test]
+    fn overrides_apply_before_validation() {
+        let s = load(OK, &["bottleneck.aqm.max_p=0.25".into(), "flows[0].count=7".into()], "t").unwrap();
+        let AqmConfig::Red(p) = &s.bottleneck.aqm else { panic!() };
+        assert_eq!(p.max_p, 0.25);
+        assert_eq!(s.groups[0].count, 7);
+        let e = load(OK, &["bottleneck.aqm.max_p=2".into()], "t").unwrap_err();
+        assert_eq!(e.path, "bottleneck.aqm.max_p");
+    }
+}

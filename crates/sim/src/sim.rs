@@ -1,0 +1,758 @@
+//! The simulation: a value that owns all its state (links, flows, event set, counters), so many
+//! can run in one process. Build one from a validated [`Scenario`] and a seed, then [`Sim::run`].
+//!
+//! Topology (dumbbell, experiments.md §2): flow *i* has its own sender host S_i and receiver host
+//! D_i. Data goes S_i→R1 (sender access), R1→R2 (bottleneck, with the scenario's AQM), R2→D_i
+//! (receiver access); ACKs go back D_i→R2, R2→R1 (the reverse link), R1→S_i. Forwarding is by
+//! per-flow paths (lists of link indices), so routers hold no tables and a packet carries only its
+//! hop index.
+
+use crate::event::{EventQueue, Kind};
+use crate::link::Link;
+use crate::measure::{jain, FlowCounters, LinkMeasure};
+use crate::packet::{Packet, PktKind, F_IN_PROFILE, F_RETX};
+use crate::results::{Column, Results, Table};
+use crate::scenario::{GroupSpec, Scenario, StartSpec, Transport};
+use crate::tcp::{TcpReceiver, TcpSender};
+use aqm::rng::{name_hash, Rng};
+use aqm::{DropReason, LinkInfo, Qdisc, Queue, QueueStats, Time, NS_PER_SEC};
+use serde_json::{json, Map, Value};
+
+/// Why a run did not produce results.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SimError {
+    /// The progress callback asked to stop.
+    Interrupted,
+    /// An accounting identity failed: a bug, reported rather than hidden.
+    Conservation(String),
+    /// The scenario cannot be built (e.g. more entities than the engine can index).
+    Build(String),
+}
+
+impl std::fmt::Display for SimError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SimError::Interrupted => write!(f, "interrupted"),
+            SimError::Conservation(m) => write!(f, "packet conservation violated: {m}"),
+            SimError::Build(m) => write!(f, "{m}"),
+        }
+    }
+}
+
+enum App {
+    Tcp { tx: TcpSender, rx: TcpReceiver },
+    Cbr { rate_bps: u64, size: u16, next_k: u64, seq: u32 },
+}
+
+struct Flow {
+    group: u32,
+    fwd: u32,
+    fwd_len: u8,
+    rev: u32,
+    rev_len: u8,
+    start: Time,
+    stop: Time,
+    prio: u8,
+    flags: u8,
+    rtt_prop: Time,
+    app: App,
+}
+
+const NO_TIMER: Time = Time::MAX;
+const BNECK: usize = 0;
+const REVERSE: usize = 1;
+
+/// A runnable simulation.
+pub struct Sim {
+    sc: Scenario,
+    seed: u64,
+    now: Time,
+    ev: EventQueue,
+    links: Vec<Link>,
+    paths: Vec<u32>,
+    flows: Vec<Flow>,
+    ctr: Vec<FlowCounters>,
+    base: Option<(Vec<FlowCounters>, QueueStats)>,
+    timers: Vec<Time>,
+    meas: LinkMeasure,
+    scratch: Vec<Packet>,
+    created: u64,
+    delivered: u64,
+    dropped: u64,
+    events: u64,
+    // time series
+    ts: Series,
+}
+
+struct Series {
+    time: Vec<f64>,
+    qlen: Vec<f64>,
+    qbytes: Vec<f64>,
+    util: Vec<f64>,
+    drops: Vec<f64>,
+    state_names: &'static [&'static str],
+    state: Vec<Vec<f64>>,
+    last_tx_bytes: u64,
+    last_drops: u64,
+    last_t: Time,
+}
+
+impl Sim {
+    /// Build the dumbbell of `sc`. `seed` replaces the scenario's seed when given.
+    pub fn new(sc: Scenario, seed: Option<u64>) -> Result<Sim, SimError> {
+        let seed = seed.unwrap_or(sc.seed);
+        let n = sc.n_flows();
+        let n_links = 2 + 4 * n;
+        if n_links as u64 > crate::event::MAX_INDEX as u64 || (2 * n) as u64 > crate::event::MAX_INDEX as u64 {
+            return Err(SimError::Build(format!("{n} flows exceed what the event set can index")));
+        }
+        let mut links = Vec::with_capacity(n_links);
+        let mk = |spec: &crate::scenario::LinkSpec, name: &str| {
+            let disc = spec.aqm.build(LinkInfo { rate_bps: spec.rate_bps }, spec.limit);
+            let q = Queue::new(disc, Rng::stream(seed, "aqm", name_hash(name)));
+            let loss_rng = (spec.loss_rate > 0.0).then(|| Rng::stream(seed, "loss", name_hash(name)));
+            Link::new(spec.rate_bps, spec.delay, q, spec.loss_rate, loss_rng)
+        };
+        links.push(mk(&sc.bottleneck, "bottleneck"));
+        links.push(mk(&sc.reverse, "reverse"));
+        let access_limit = aqm::Limit::packets(sc.access_limit);
+        let access = |rate: f64, delay: Time| {
+            let disc = aqm::AqmConfig::DropTail.build(LinkInfo { rate_bps: rate }, access_limit);
+            Link::new(rate, delay, Queue::new(disc, Rng::stream(seed, "unused", 0)), 0.0, None)
+        };
+        let mut flows = Vec::with_capacity(n);
+        let mut paths = Vec::with_capacity(6 * n);
+        let mut ev = EventQueue::with_capacity(4 * n + 16);
+        for (gi, g) in sc.groups.iter().enumerate() {
+            for i in 0..g.count as usize {
+                let fid = flows.len() as u32;
+                let s_rate = g.sender_rate.get(i).0;
+                let s_delay = g.sender_delay.get(i).0;
+                let r_rate = g.receiver_rate.get(i).0;
+                let r_delay = g.receiver_delay.get(i).0;
+                let base = links.len() as u32;
+                links.push(access(s_rate, s_delay)); // S->R1
+                links.push(access(s_rate, s_delay)); // R1->S
+                links.push(access(r_rate, r_delay)); // R2->D
+                links.push(access(r_rate, r_delay)); // D->R2
+                let fwd = paths.len() as u32;
+                paths.extend_from_slice(&[base, BNECK as u32, base + 2]);
+                let rev = paths.len() as u32;
+                paths.extend_from_slice(&[base + 3, REVERSE as u32, base + 1]);
+                let mut rng = Rng::stream(seed, &format!("flow:{}", g.name), i as u64);
+                let start = match g.start {
+                    StartSpec::At(t) => t,
+                    StartSpec::Uniform(lo, hi) => lo + ((hi - lo) as f64 * rng.uniform()).round() as Time,
+                };
+                let stop = g.stop.unwrap_or(Time::MAX);
+                let flags = if g.in_profile { F_IN_PROFILE } else { 0 };
+                let rtt_prop = 2 * (s_delay + sc.bottleneck.delay + r_delay);
+                let app = match &g.transport {
+                    Transport::Tcp { cfg, size } => {
+                        let limit = size.map(|b| b.div_ceil(cfg.mss as u64).min(u32::MAX as u64 - 1) as u32).unwrap_or(u32::MAX);
+                        App::Tcp { tx: TcpSender::new(*cfg, fid, g.priority, flags, limit), rx: TcpReceiver::new(cfg, g.priority) }
+                    }
+                    Transport::UdpCbr { rate_bps, packet_size } => {
+                        App::Cbr { rate_bps: rate_bps.round().max(1.0) as u64, size: *packet_size, next_k: 0, seq: 0 }
+                    }
+                };
+                if start < sc.duration {
+                    ev.push(start, Kind::Start, fid);
+                    if stop < sc.duration {
+                        ev.push(stop, Kind::Stop, fid);
+                    }
+                }
+                flows.push(Flow { group: gi as u32, fwd, fwd_len: 3, rev, rev_len: 3, start, stop, prio: g.priority, flags, rtt_prop, app });
+            }
+        }
+        if sc.warmup > 0 {
+            ev.push(sc.warmup, Kind::Warmup, 0);
+        }
+        ev.push(0, Kind::Sample, 0);
+        let state_names = links[BNECK].queue.disc.state_names();
+        let ts = Series {
+            time: Vec::new(),
+            qlen: Vec::new(),
+            qbytes: Vec::new(),
+            util: Vec::new(),
+            drops: Vec::new(),
+            state_names,
+            state: vec![Vec::new(); state_names.len()],
+            last_tx_bytes: 0,
+            last_drops: 0,
+            last_t: 0,
+        };
+        Ok(Sim {
+            meas: LinkMeasure::new(sc.warmup),
+            seed,
+            now: 0,
+            ev,
+            links,
+            paths,
+            ctr: vec![FlowCounters::default(); n],
+            base: None,
+            timers: vec![NO_TIMER; 2 * n],
+            scratch: Vec::with_capacity(64),
+            created: 0,
+            delivered: 0,
+            dropped: 0,
+            events: 0,
+            flows,
+            ts,
+            sc,
+        })
+    }
+
+    /// Run to the end. `progress(sim_seconds)` is called every 65,536 events; returning `false`
+    /// stops the run with [`SimError::Interrupted`].
+    pub fn run(mut self, progress: &mut dyn FnMut(f64) -> bool) -> Result<Results, SimError> {
+        let end = self.sc.duration;
+        while let Some(t) = self.ev.peek_time() {
+            if t >= end {
+                break;
+            }
+            let (t, kind, idx) = self.ev.pop().expect("peeked");
+            self.now = t;
+            self.events += 1;
+            match kind {
+                Kind::Link => self.on_link_event(idx as usize),
+                Kind::Timer => self.on_timer(idx as usize),
+                Kind::Send => self.on_cbr_send(idx as usize),
+                Kind::Start => self.on_start(idx as usize),
+                Kind::Stop => self.on_stop(idx as usize),
+                Kind::Sample => self.on_sample(),
+                Kind::Warmup => self.on_warmup(),
+            }
+            if self.events & 0xFFFF == 0 && !progress(t as f64 / NS_PER_SEC as f64) {
+                return Err(SimError::Interrupted);
+            }
+        }
+        self.now = end;
+        self.advance(BNECK, end);
+        self.meas.finish(end);
+        self.check_conservation()?;
+        Ok(self.results())
+    }
+
+    // ------------------------------------------------------------------ links
+
+    fn on_link_event(&mut self, l: usize) {
+        let now = self.now;
+        self.links[l].pending = false;
+        loop {
+            let link = &mut self.links[l];
+            match link.pipe.front() {
+                Some(&(a, _)) if a <= now => {
+                    let (_, pkt) = link.pipe.pop_front().expect("front");
+                    self.forward(pkt);
+                }
+                _ => break,
+            }
+        }
+        self.advance(l, now);
+        self.schedule_link(l);
+    }
+
+    #[inline]
+    fn schedule_link(&mut self, l: usize) {
+        let link = &mut self.links[l];
+        if !link.pending {
+            if let Some(&(a, _)) = link.pipe.front() {
+                link.pending = true;
+                self.ev.push(a, Kind::Link, l as u32);
+            }
+        }
+    }
+
+    /// Start every transmission due by `t` (see the module docs of `link`).
+    fn advance(&mut self, l: usize, t: Time) {
+        loop {
+            let link = &mut self.links[l];
+            if link.free_at > t {
+                break;
+            }
+            let start = link.free_at;
+            let Some((pkt, enq)) = link.queue.dequeue(start) else { break };
+            if !link.queue.drops().is_empty() {
+                let drops: Vec<_> = link.queue.drops().to_vec();
+                for d in drops {
+                    self.record_drop(&d.pkt, d.reason);
+                }
+            }
+            let link = &mut self.links[l];
+            link.idle_reported = false;
+            link.free_at = start + link.tx_time(pkt.size);
+            let arrive = link.free_at + link.delay;
+            link.pipe.push_back((arrive, pkt));
+            if l == BNECK {
+                let (n, b) = (link.queue.len(), link.queue.bytes());
+                self.meas.departed(start, start - enq);
+                self.meas.queue_changed(start, n, b);
+                let c = &mut self.ctr[pkt.flow as usize];
+                c.bneck_tx_pkts += 1;
+                c.bneck_tx_bytes += pkt.size as u64;
+            }
+            self.schedule_link(l);
+        }
+        let link = &mut self.links[l];
+        if !link.idle_reported && link.free_at <= t && link.queue.is_empty() {
+            link.idle_reported = true;
+            let at = link.free_at;
+            link.queue.on_link_idle(at);
+        }
+    }
+
+    fn link_arrive(&mut self, l: usize, pkt: Packet) {
+        let now = self.now;
+        let link = &mut self.links[l];
+        if link.loss_rate > 0.0 {
+            let rng = link.loss_rng.as_mut().expect("loss stream");
+            if rng.bernoulli(link.loss_rate) {
+                self.record_drop(&pkt, DropReason::LinkLoss);
+                return;
+            }
+        }
+        self.advance(l, now);
+        let link = &mut self.links[l];
+        link.queue.enqueue(pkt, now);
+        if !link.queue.drops().is_empty() {
+            let n = link.queue.drops().len();
+            for i in 0..n {
+                let d = self.links[l].queue.drops()[i];
+                self.record_drop(&d.pkt, d.reason);
+            }
+        }
+        let link = &mut self.links[l];
+        if l == BNECK {
+            let (n, b) = (link.queue.len(), link.queue.bytes());
+            self.meas.queue_changed(now, n, b);
+            self.ctr[pkt.flow as usize].bneck_arrivals += 1;
+        }
+        let link = &mut self.links[l];
+        if link.free_at < now {
+            link.free_at = now;
+        }
+        self.advance(l, now);
+    }
+
+    #[inline]
+    fn record_drop(&mut self, pkt: &Packet, reason: DropReason) {
+        self.dropped += 1;
+        let c = &mut self.ctr[pkt.flow as usize];
+        if pkt.kind == PktKind::Ack {
+            c.ack_drops += 1;
+        } else {
+            c.drops[reason.index()] += 1;
+        }
+    }
+
+    /// A packet reached the far end of a link: on to the next link of its path, or to its host.
+    #[inline]
+    fn forward(&mut self, mut pkt: Packet) {
+        pkt.hop += 1;
+        let f = &self.flows[pkt.flow as usize];
+        let (start, len) = if pkt.kind == PktKind::Ack { (f.rev, f.rev_len) } else { (f.fwd, f.fwd_len) };
+        if pkt.hop < len {
+            let next = self.paths[(start + pkt.hop as u32) as usize] as usize;
+            self.link_arrive(next, pkt);
+        } else {
+            self.delivered += 1;
+            self.endpoint(pkt);
+        }
+    }
+
+    /// A host sends `pkt` (first hop of its path).
+    #[inline]
+    fn inject(&mut self, pkt: Packet) {
+        self.created += 1;
+        let f = &self.flows[pkt.flow as usize];
+        let first = if pkt.kind == PktKind::Ack { self.paths[f.rev as usize] } else { self.paths[f.fwd as usize] };
+        self.link_arrive(first as usize, pkt);
+    }
+
+    fn inject_scratch(&mut self, mut out: Vec<Packet>) {
+        for p in out.drain(..) {
+            self.inject(p);
+        }
+        self.scratch = out;
+    }
+
+    // ------------------------------------------------------------------ hosts
+
+    fn endpoint(&mut self, pkt: Packet) {
+        let fi = pkt.flow as usize;
+        let now = self.now;
+        match pkt.kind {
+            PktKind::Data => {
+                let c = &mut self.ctr[fi];
+                if pkt.flags & F_RETX != 0 {
+                    c.delivered_retx_bytes += pkt.size as u64;
+                }
+                let App::Tcp { rx, .. } = &mut self.flows[fi].app else { return };
+                if rx.on_data(&pkt, now, c) {
+                    let mut ack = rx.ack();
+                    ack.flow = pkt.flow;
+                    c.acks_sent += 1;
+                    self.inject(ack);
+                }
+                self.sync_timer(fi, 1);
+            }
+            PktKind::Ack => {
+                let mut out = std::mem::take(&mut self.scratch);
+                if let App::Tcp { tx, .. } = &mut self.flows[fi].app {
+                    tx.on_ack(pkt.seq, now, &mut out, &mut self.ctr[fi]);
+                }
+                self.inject_scratch(out);
+                self.sync_timer(fi, 0);
+            }
+            PktKind::Udp => {
+                let c = &mut self.ctr[fi];
+                c.delivered_pkts += 1;
+                c.delivered_bytes += pkt.size as u64;
+                c.unique_pkts += 1;
+                c.unique_bytes += pkt.size as u64;
+                c.max_seq_rcvd = c.max_seq_rcvd.max(pkt.seq as u64 + 1);
+            }
+        }
+    }
+
+    /// Make sure timer `slot` (0 = RTO, 1 = delayed ACK) of flow `fi` has an event no later than
+    /// its deadline. Re-arming to a later deadline touches nothing: the earlier event, when it
+    /// fires, finds the deadline moved and re-schedules itself.
+    #[inline]
+    fn sync_timer(&mut self, fi: usize, slot: usize) {
+        let App::Tcp { tx, rx } = &self.flows[fi].app else { return };
+        let deadline = if slot == 0 { tx.rto_deadline } else { rx.delack_deadline };
+        let k = 2 * fi + slot;
+        if deadline != 0 && deadline < self.timers[k] {
+            self.timers[k] = deadline;
+            self.ev.push(deadline, Kind::Timer, k as u32);
+        }
+    }
+
+    fn on_timer(&mut self, k: usize) {
+        let now = self.now;
+        if self.timers[k] != now {
+            return; // superseded by an earlier event for the same timer
+        }
+        self.timers[k] = NO_TIMER;
+        let (fi, slot) = (k / 2, k % 2);
+        let App::Tcp { tx, rx } = &mut self.flows[fi].app else { return };
+        let deadline = if slot == 0 { tx.rto_deadline } else { rx.delack_deadline };
+        if deadline == 0 {
+            return;
+        }
+        if deadline > now {
+            self.sync_timer(fi, slot);
+            return;
+        }
+        if slot == 0 {
+            let mut out = std::mem::take(&mut self.scratch);
+            tx.on_timeout(now, &mut out, &mut self.ctr[fi]);
+            self.inject_scratch(out);
+        } else {
+            let mut ack = rx.ack();
+            ack.flow = fi as u32;
+            self.ctr[fi].acks_sent += 1;
+            self.inject(ack);
+        }
+        self.sync_timer(fi, slot);
+    }
+
+    fn on_start(&mut self, fi: usize) {
+        let now = self.now;
+        match &mut self.flows[fi].app {
+            App::Tcp { tx, .. } => {
+                let mut out = std::mem::take(&mut self.scratch);
+                tx.start(now, &mut out, &mut self.ctr[fi]);
+                self.inject_scratch(out);
+                self.sync_timer(fi, 0);
+            }
+            App::Cbr { .. } => self.on_cbr_send(fi),
+        }
+    }
+
+    fn on_stop(&mut self, fi: usize) {
+        if let App::Tcp { tx, .. } = &mut self.flows[fi].app {
+            tx.stop_app();
+        }
+    }
+
+    /// Emit the next CBR packet; packet k leaves at start + floor(k · 8 · size / rate).
+    fn on_cbr_send(&mut self, fi: usize) {
+        let now = self.now;
+        let f = &mut self.flows[fi];
+        let (start, stop, prio, flags) = (f.start, f.stop, f.prio, f.flags);
+        let App::Cbr { rate_bps, size, next_k, seq } = &mut f.app else { return };
+        let pkt = Packet { sent: now, flow: fi as u32, seq: *seq, size: *size, kind: PktKind::Udp, hop: 0, prio, flags };
+        *seq += 1;
+        *next_k += 1;
+        let next = start + ((*next_k as u128 * *size as u128 * 8 * NS_PER_SEC as u128) / *rate_bps as u128) as Time;
+        let c = &mut self.ctr[fi];
+        c.sent_pkts += 1;
+        c.sent_bytes += *size as u64;
+        self.inject(pkt);
+        if next < stop && next < self.sc.duration {
+            self.ev.push(next, Kind::Send, fi as u32);
+        }
+    }
+
+    // ------------------------------------------------------------------ measurement
+
+    fn on_warmup(&mut self) {
+        self.advance(BNECK, self.now);
+        self.base = Some((self.ctr.clone(), self.links[BNECK].queue.stats));
+    }
+
+    fn on_sample(&mut self) {
+        let now = self.now;
+        self.advance(BNECK, now);
+        let link = &self.links[BNECK];
+        let st = &link.queue.stats;
+        let ts = &mut self.ts;
+        let drops: u64 = st.drops.iter().sum();
+        let dt = now.saturating_sub(ts.last_t);
+        ts.time.push(now as f64 / NS_PER_SEC as f64);
+        ts.qlen.push(link.queue.len() as f64);
+        ts.qbytes.push(link.queue.bytes() as f64);
+        ts.util.push(if dt > 0 {
+            (st.transmitted_bytes - ts.last_tx_bytes) as f64 * 8.0 / (link.rate_bps as f64 * dt as f64 / NS_PER_SEC as f64)
+        } else {
+            f64::NAN
+        });
+        ts.drops.push((drops - ts.last_drops) as f64);
+        let mut vals = [0.0f64; 8];
+        let k = ts.state_names.len().min(8);
+        link.queue.disc.state(&mut vals[..k]);
+        for (i, v) in vals[..k].iter().enumerate() {
+            ts.state[i].push(*v);
+        }
+        ts.last_tx_bytes = st.transmitted_bytes;
+        ts.last_drops = drops;
+        ts.last_t = now;
+        let next = now + self.sc.sample_interval;
+        if next < self.sc.duration {
+            self.ev.push(next, Kind::Sample, 0);
+        }
+    }
+
+    fn check_conservation(&self) -> Result<(), SimError> {
+        let in_flight: u64 = self.links.iter().map(|l| l.in_flight() as u64).sum();
+        if self.created != self.delivered + self.dropped + in_flight {
+            return Err(SimError::Conservation(format!(
+                "created {} != delivered {} + dropped {} + in flight {}",
+                self.created, self.delivered, self.dropped, in_flight
+            )));
+        }
+        for (i, l) in self.links.iter().enumerate() {
+            l.queue.stats.check(l.queue.len() as u64).map_err(|m| SimError::Conservation(format!("link {i}: {m}")))?;
+        }
+        Ok(())
+    }
+
+    fn results(&self) -> Results {
+        let sc = &self.sc;
+        let end = sc.duration;
+        let w = (end - sc.warmup) as f64 / NS_PER_SEC as f64;
+        let zero = FlowCounters::default();
+        let window: Vec<FlowCounters> = match &self.base {
+            Some((b, _)) => self.ctr.iter().zip(b).map(|(c, b)| c.since(b)).collect(),
+            None => self.ctr.iter().map(|c| c.since(&zero)).collect(),
+        };
+        let bl = &self.links[BNECK];
+        let cap = bl.rate_bps as f64;
+        let mut qs = bl.queue.stats;
+        if let Some((_, b)) = &self.base {
+            qs.arrivals -= b.arrivals;
+            qs.arrival_bytes -= b.arrival_bytes;
+            qs.enqueued -= b.enqueued;
+            qs.transmitted -= b.transmitted;
+            qs.transmitted_bytes -= b.transmitted_bytes;
+            for i in 0..DropReason::COUNT {
+                qs.drops[i] -= b.drops[i];
+                qs.drop_bytes[i] -= b.drop_bytes[i];
+            }
+        }
+
+        // ---- flows table
+        let n = self.flows.len();
+        let mut t = Table::default();
+        let f = |x: u64| x as f64;
+        let rate = |bytes: u64| bytes as f64 * 8.0 / w;
+        t.push("flow_id", Column::I64((0..n as i64).collect()));
+        t.push("group", Column::Str(self.flows.iter().map(|fl| sc.groups[fl.group as usize].name.clone()).collect()));
+        t.push("transport", Column::Str(self.flows.iter().map(|fl| sc.groups[fl.group as usize].transport_name().into()).collect()));
+        t.push("app", Column::Str(self.flows.iter().map(|fl| sc.groups[fl.group as usize].app_name().into()).collect()));
+        t.push("priority", Column::I64(self.flows.iter().map(|fl| fl.prio as i64).collect()));
+        t.push("start_s", Column::F64(self.flows.iter().map(|fl| fl.start as f64 / 1e9).collect()));
+        t.push("rtt_prop_s", Column::F64(self.flows.iter().map(|fl| fl.rtt_prop as f64 / 1e9).collect()));
+        t.push("throughput_bps", Column::F64(window.iter().map(|c| rate(c.bneck_tx_bytes)).collect()));
+        t.push("goodput_bps", Column::F64(window.iter().map(|c| rate(c.unique_bytes)).collect()));
+        t.push("delivered_bps", Column::F64(window.iter().map(|c| rate(c.delivered_bytes)).collect()));
+        t.push(
+            "goodput_m2b_bps",
+            Column::F64(window.iter().map(|c| rate(c.delivered_bytes - c.delivered_retx_bytes.min(c.delivered_bytes))).collect()),
+        );
+        t.push("share", Column::F64(window.iter().map(|c| rate(c.bneck_tx_bytes) / cap).collect()));
+        t.push("sent_pkts", Column::F64(window.iter().map(|c| f(c.sent_pkts)).collect()));
+        t.push("sent_bytes", Column::F64(window.iter().map(|c| f(c.sent_bytes)).collect()));
+        t.push("retx_pkts", Column::F64(window.iter().map(|c| f(c.retx_pkts)).collect()));
+        t.push("delivered_pkts", Column::F64(window.iter().map(|c| f(c.delivered_pkts)).collect()));
+        t.push("delivered_bytes", Column::F64(window.iter().map(|c| f(c.delivered_bytes)).collect()));
+        t.push("goodput_bytes", Column::F64(window.iter().map(|c| f(c.unique_bytes)).collect()));
+        t.push("bneck_arrivals", Column::F64(window.iter().map(|c| f(c.bneck_arrivals)).collect()));
+        t.push("bneck_tx_pkts", Column::F64(window.iter().map(|c| f(c.bneck_tx_pkts)).collect()));
+        for r in DropReason::ALL {
+            t.push(&format!("drops_{}", r.name()), Column::F64(window.iter().map(|c| f(c.drops[r.index()])).collect()));
+        }
+        t.push("drops_total", Column::F64(window.iter().map(|c| f(c.total_drops())).collect()));
+        t.push("ack_drops", Column::F64(window.iter().map(|c| f(c.ack_drops)).collect()));
+        t.push("timeouts", Column::F64(window.iter().map(|c| f(c.timeouts)).collect()));
+        t.push("fast_retransmits", Column::F64(window.iter().map(|c| f(c.fast_retx)).collect()));
+        t.push(
+            "rtt_mean_s",
+            Column::F64(window.iter().map(|c| if c.rtt_samples > 0 { c.rtt_sum_ns / c.rtt_samples as f64 / 1e9 } else { f64::NAN }).collect()),
+        );
+        t.push(
+            "rtt_min_s",
+            Column::F64(window.iter().map(|c| if c.rtt_samples > 0 { c.rtt_min_ns / 1e9 } else { f64::NAN }).collect()),
+        );
+        t.push(
+            "completion_time_s",
+            Column::F64(
+                self.flows
+                    .iter()
+                    .map(|fl| match &fl.app {
+                        App::Tcp { tx, .. } => tx.completed_at.map(|c| (c - fl.start) as f64 / 1e9).unwrap_or(f64::NAN),
+                        _ => f64::NAN,
+                    })
+                    .collect(),
+            ),
+        );
+
+        // ---- groups
+        let mut groups = Vec::new();
+        for (gi, g) in sc.groups.iter().enumerate() {
+            let members: Vec<&FlowCounters> = self.flows.iter().zip(&window).filter(|(fl, _)| fl.group as usize == gi).map(|(_, c)| c).collect();
+            groups.push(group_summary(g, &members, w, cap));
+        }
+        let thr: Vec<f64> = window.iter().map(|c| rate(c.bneck_tx_bytes)).collect();
+        let is_tcp: Vec<bool> = self.flows.iter().map(|fl| matches!(fl.app, App::Tcp { .. })).collect();
+        let tcp_thr: Vec<f64> = thr.iter().zip(&is_tcp).filter(|(_, t)| **t).map(|(x, _)| *x).collect();
+        let tcp_good: Vec<f64> = window.iter().zip(&is_tcp).filter(|(_, t)| **t).map(|(c, _)| rate(c.unique_bytes)).collect();
+
+        // ---- bottleneck
+        let mut drops = Map::new();
+        for r in DropReason::ALL {
+            if r != DropReason::LinkLoss || sc.bottleneck.loss_rate > 0.0 {
+                drops.insert(r.name().into(), json!(qs.drops[r.index()]));
+            }
+        }
+        let link_loss: u64 = window.iter().map(|c| c.drops[DropReason::LinkLoss.index()]).sum();
+        let wn = (end - sc.warmup) as f64;
+        let m = &self.meas;
+        let pct = |q: f64| if m.delay_n > 0 { m.delay.value_at_quantile(q) as f64 / 1e9 } else { f64::NAN };
+        let total_drops: u64 = qs.drops.iter().sum();
+        let bottleneck = json!({
+            "aqm": sc.bottleneck.aqm.name(),
+            "capacity_bps": cap,
+            "delay_s": sc.bottleneck.delay as f64 / 1e9,
+            "limit": sc.bottleneck.limit.value,
+            "queue_unit": if sc.bottleneck.limit.unit == aqm::QueueUnit::Packets { "packets" } else { "bytes" },
+            "utilisation": qs.transmitted_bytes as f64 * 8.0 / (cap * w),
+            "throughput_bps": qs.transmitted_bytes as f64 * 8.0 / w,
+            "arrivals": qs.arrivals,
+            "transmitted": qs.transmitted,
+            "drops": drops,
+            "drops_total": total_drops,
+            "drop_ratio": if qs.arrivals > 0 { total_drops as f64 / qs.arrivals as f64 } else { 0.0 },
+            "queue_mean_pkts": m.area_pkts / wn,
+            "queue_mean_bytes": m.area_bytes / wn,
+            "queue_max_pkts": m.max_qlen,
+            "delay_mean_s": if m.delay_n > 0 { m.delay_sum_ns / m.delay_n as f64 / 1e9 } else { f64::NAN },
+            "delay_p50_s": pct(0.5),
+            "delay_p95_s": pct(0.95),
+            "delay_p99_s": pct(0.99),
+            "delay_samples": m.delay_n,
+        });
+        let summary = json!({
+            "scenario": {
+                "name": sc.name,
+                "description": sc.description,
+                "seed": self.seed,
+                "duration_s": end as f64 / 1e9,
+                "warmup_s": sc.warmup as f64 / 1e9,
+                "window_s": w,
+                "flows": n,
+                "aqmlab_version": env!("CARGO_PKG_VERSION"),
+            },
+            "bottleneck": bottleneck,
+            "groups": groups,
+            "fairness": {
+                "jain_throughput_all": jain(&thr),
+                "jain_throughput_tcp": jain(&tcp_thr),
+                "jain_goodput_tcp": jain(&tcp_good),
+            },
+            "link_loss_drops": link_loss,
+            "engine": {
+                "events": self.events,
+                "packets_created": self.created,
+                "packets_delivered": self.delivered,
+                "packets_dropped": self.dropped,
+                "packets_in_flight": self.links.iter().map(|l| l.in_flight() as u64).sum::<u64>(),
+                "data_packets_delivered": self.ctr.iter().map(|c| c.delivered_pkts).sum::<u64>(),
+                "conservation": "ok",
+            },
+        });
+
+        // ---- time series
+        let mut ts = Table::default();
+        ts.push("time_s", Column::F64(self.ts.time.clone()));
+        ts.push("queue_pkts", Column::F64(self.ts.qlen.clone()));
+        ts.push("queue_bytes", Column::F64(self.ts.qbytes.clone()));
+        ts.push("utilisation", Column::F64(self.ts.util.clone()));
+        ts.push("drops", Column::F64(self.ts.drops.clone()));
+        for (i, name) in self.ts.state_names.iter().enumerate() {
+            ts.push(&format!("aqm_{name}"), Column::F64(self.ts.state[i].clone()));
+        }
+        Results { summary: clean_nan(summary), flows: t, timeseries: ts }
+    }
+}
+
+fn group_summary(g: &GroupSpec, members: &[&FlowCounters], w: f64, cap: f64) -> Value {
+    let rate = |b: u64| b as f64 * 8.0 / w;
+    let thr: Vec<f64> = members.iter().map(|c| rate(c.bneck_tx_bytes)).collect();
+    let good: Vec<f64> = members.iter().map(|c| rate(c.unique_bytes)).collect();
+    let sum_thr: f64 = thr.iter().sum();
+    let sum_good: f64 = good.iter().sum();
+    let mut drops = Map::new();
+    for r in DropReason::ALL {
+        drops.insert(r.name().into(), json!(members.iter().map(|c| c.drops[r.index()]).sum::<u64>()));
+    }
+    json!({
+        "name": g.name,
+        "transport": g.transport_name(),
+        "app": g.app_name(),
+        "flows": members.len(),
+        "throughput_bps": sum_thr,
+        "goodput_bps": sum_good,
+        "share": sum_thr / cap,
+        "throughput_per_flow_bps": sum_thr / members.len() as f64,
+        "goodput_per_flow_bps": sum_good / members.len() as f64,
+        "jain_throughput": jain(&thr),
+        "jain_goodput": jain(&good),
+        "drops": drops,
+        "timeouts": members.iter().map(|c| c.timeouts).sum::<u64>(),
+        "fast_retransmits": members.iter().map(|c| c.fast_retx).sum::<u64>(),
+    })
+}
+
+/// JSON has no NaN: undefined statistics become null.
+fn clean_nan(v: Value) -> Value {
+    match v {
+        Value::Number(n) if n.as_f64().is_some_and(|x| !x.is_finite()) => Value::Null,
+        Value::Array(a) => Value::Array(a.into_iter().map(clean_nan).collect()),
+        Value::Object(o) => Value::Object(o.into_iter().map(|(k, v)| (k, clean_nan(v))).collect()),
+        other => other,
+    }
+}

@@ -1,0 +1,517 @@
+//! TCP NewReno: sender and receiver, windows in packets (ns-2 style sequence numbers).
+//!
+//! Read first: RFC 5681 (congestion control: slow start, congestion avoidance, fast retransmit and
+//! fast recovery), RFC 6582 (NewReno's partial-ACK handling, the `recover` variable and its guard
+//! against a second fast retransmit after a timeout), RFC 6298 (RTO computation, Karn's rule,
+//! exponential back-off).
+//!
+//! Modelling choices (documented in docs/tcp.md):
+//! * Sequence numbers count segments; every data segment has the flow's `mss` bytes on the wire
+//!   and carries `mss` bytes of payload (the spec ignores TCP/IP header bytes, experiments.md §1.2).
+//! * One segment at a time is timed for RTT (no timestamps option), and no segment that was
+//!   retransmitted is timed (Karn). The back-off is cleared by the next valid sample.
+//! * Full ACK ends recovery with `cwnd = ssthresh`; the timer is re-armed only on the first partial
+//!   ACK ("impatient" variant, RFC 6582 §4.1).
+//! * The receiver ACKs every segment (ns-2 default sink) unless delayed ACKs are on: then every
+//!   `delack_count`-th in-order segment, or when `delack_timeout` expires, and at once on
+//!   out-of-order or duplicate segments and on segments that fill a hole (RFC 5681 §4.2).
+
+use crate::measure::FlowCounters;
+use crate::packet::{Packet, PktKind, F_RETX};
+use aqm::{Time, NS_PER_SEC};
+
+/// Per-flow TCP options (validated by the scenario loader).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TcpConfig {
+    /// Data segment size on the wire (bytes); also the payload counted as goodput.
+    pub mss: u16,
+    /// ACK size on the wire (bytes).
+    pub ack_size: u16,
+    /// Initial congestion window (segments).
+    pub initial_window: f64,
+    /// Receiver (maximum) window (segments).
+    pub max_window: u32,
+    pub min_rto: Time,
+    pub initial_rto: Time,
+    pub max_rto: Time,
+    /// Clock granularity G of RFC 6298 (RTO = SRTT + max(G, 4 RTTVAR)).
+    pub granularity: Time,
+    pub dupack_threshold: u32,
+    pub delayed_ack: bool,
+    pub delack_count: u32,
+    pub delack_timeout: Time,
+}
+
+impl Default for TcpConfig {
+    /// The simulator-wide defaults of experiments.md §1.2 (ns-2.35 agents).
+    fn default() -> Self {
+        TcpConfig {
+            mss: 1000,
+            ack_size: 40,
+            initial_window: 2.0,
+            max_window: 1000,
+            min_rto: NS_PER_SEC / 5,
+            initial_rto: 3 * NS_PER_SEC,
+            max_rto: 60 * NS_PER_SEC,
+            granularity: NS_PER_SEC / 100,
+            dupack_threshold: 3,
+            delayed_ack: false,
+            delack_count: 2,
+            delack_timeout: NS_PER_SEC / 10,
+        }
+    }
+}
+
+/// Sending side of a NewReno connection.
+#[derive(Debug, Clone)]
+pub struct TcpSender {
+    pub cfg: TcpConfig,
+    flow: u32,
+    prio: u8,
+    flags: u8,
+    /// Segments the application offers (u32::MAX = unlimited).
+    limit: u32,
+    snd_una: u32,
+    snd_nxt: u32,
+    snd_max: u32,
+    cwnd: f64,
+    ssthresh: f64,
+    dupacks: u32,
+    in_recovery: bool,
+    /// Highest sequence number sent when recovery (or the last timeout) began; -1 initially.
+    recover: i64,
+    partial_seen: bool,
+    srtt: f64,
+    rttvar: f64,
+    has_rtt: bool,
+    backoff: u32,
+    timing: bool,
+    timed_seq: u32,
+    timed_at: Time,
+    /// RTO deadline, 0 when the timer is off.
+    pub rto_deadline: Time,
+    /// When all offered data was acknowledged.
+    pub completed_at: Option<Time>,
+}
+
+impl TcpSender {
+    pub fn new(cfg: TcpConfig, flow: u32, prio: u8, flags: u8, limit: u32) -> Self {
+        TcpSender {
+            cfg,
+            flow,
+            prio,
+            flags,
+            limit,
+            snd_una: 0,
+            snd_nxt: 0,
+            snd_max: 0,
+            cwnd: cfg.initial_window,
+            ssthresh: f64::MAX,
+            dupacks: 0,
+            in_recovery: false,
+            recover: -1,
+            partial_seen: false,
+            srtt: 0.0,
+            rttvar: 0.0,
+            has_rtt: false,
+            backoff: 0,
+            timing: false,
+            timed_seq: 0,
+            timed_at: 0,
+            rto_deadline: 0,
+            completed_at: None,
+        }
+    }
+
+    pub fn cwnd(&self) -> f64 {
+        self.cwnd
+    }
+    pub fn ssthresh(&self) -> f64 {
+        self.ssthresh
+    }
+    pub fn srtt(&self) -> Option<f64> {
+        self.has_rtt.then_some(self.srtt)
+    }
+    /// Stop offering new data (application stop): nothing beyond what was already sent.
+    pub fn stop_app(&mut self) {
+        self.limit = self.limit.min(self.snd_max);
+    }
+
+    /// Current retransmission timeout including back-off.
+    pub fn rto(&self) -> Time {
+        let base = if self.has_rtt {
+            self.srtt + (self.cfg.granularity as f64).max(4.0 * self.rttvar)
+        } else {
+            self.cfg.initial_rto as f64
+        };
+        let base = base.max(self.cfg.min_rto as f64);
+        let backed = base * (1u64 << self.backoff.min(20)) as f64;
+        backed.min(self.cfg.max_rto as f64) as Time
+    }
+
+    fn flight(&self) -> f64 {
+        (self.snd_max - self.snd_una) as f64
+    }
+
+    fn window(&self) -> u32 {
+        (self.cwnd.floor() as u32).clamp(1, self.cfg.max_window)
+    }
+
+    fn send_seg(&mut self, seq: u32, now: Time, out: &mut Vec<Packet>, c: &mut FlowCounters) {
+        let retx = seq < self.snd_max;
+        out.push(Packet {
+            sent: now,
+            flow: self.flow,
+            seq,
+            size: self.cfg.mss,
+            kind: PktKind::Data,
+            hop: 0,
+            prio: self.prio,
+            flags: self.flags | if retx { F_RETX } else { 0 },
+        });
+        c.sent_pkts += 1;
+        c.sent_bytes += self.cfg.mss as u64;
+        if retx {
+            c.retx_pkts += 1;
+            c.retx_bytes += self.cfg.mss as u64;
+        } else {
+            self.snd_max = seq + 1;
+            if !self.timing {
+                self.timing = true;
+                self.timed_seq = seq;
+                self.timed_at = now;
+            }
+        }
+        if self.rto_deadline == 0 {
+            self.rto_deadline = now + self.rto();
+        }
+    }
+
+    fn send_available(&mut self, now: Time, out: &mut Vec<Packet>, c: &mut FlowCounters) {
+        let wnd = self.window();
+        while self.snd_nxt < self.limit && self.snd_nxt < self.snd_una.saturating_add(wnd) {
+            let s = self.snd_nxt;
+            self.send_seg(s, now, out, c);
+            self.snd_nxt += 1;
+        }
+    }
+
+    /// The connection opens (the application has data from `now`).
+    pub fn start(&mut self, now: Time, out: &mut Vec<Packet>, c: &mut FlowCounters) {
+        self.send_available(now, out, c);
+    }
+
+    fn rtt_sample(&mut self, r: f64, c: &mut FlowCounters) {
+        if !self.has_rtt {
+            self.srtt = r;
+            self.rttvar = r / 2.0;
+            self.has_rtt = true;
+        } else {
+            self.rttvar = 0.75 * self.rttvar + 0.25 * (self.srtt - r).abs();
+            self.srtt = 0.875 * self.srtt + 0.125 * r;
+        }
+        self.backoff = 0;
+        c.rtt_samples += 1;
+        c.rtt_sum_ns += r;
+        c.rtt_min_ns = c.rtt_min_ns.min(r);
+    }
+
+    /// An ACK with cumulative acknowledgement `ack` arrived at `now`.
+    pub fn on_ack(&mut self, ack: u32, now: Time, out: &mut Vec<Packet>, c: &mut FlowCounters) {
+        if ack > self.snd_max {
+            return; // cannot acknowledge what was never sent
+        }
+        if ack > self.snd_una {
+            if self.timing && ack > self.timed_seq {
+                self.timing = false;
+                self.rtt_sample(now.saturating_sub(self.timed_at) as f64, c);
+            }
+            let newly = (ack - self.snd_una) as f64;
+            self.snd_una = ack;
+            if self.snd_nxt < ack {
+                self.snd_nxt = ack;
+            }
+            let mut restart = true;
+            if self.in_recovery {
+                if ack as i64 > self.recover {
+                    // full acknowledgement: leave fast recovery (RFC 6582 §3.2 step 3)
+                    self.in_recovery = false;
+                    self.dupacks = 0;
+                    self.cwnd = self.ssthresh;
+                } else {
+                    // partial acknowledgement (step 4): retransmit the first unacknowledged segment,
+                    // deflate by the amount acknowledged, add back one segment.
+                    let s = self.snd_una;
+                    self.timing = false;
+                    self.send_seg(s, now, out, c);
+                    self.cwnd = (self.cwnd - newly + 1.0).max(1.0);
+                    restart = !self.partial_seen;
+                    self.partial_seen = true;
+                }
+            } else {
+                self.dupacks = 0;
+                if self.cwnd < self.ssthresh {
+                    self.cwnd += 1.0; // slow start
+                } else {
+                    self.cwnd += 1.0 / self.cwnd; // congestion avoidance
+                }
+            }
+            if self.snd_una >= self.snd_max {
+                self.rto_deadline = 0;
+            } else if restart {
+                self.rto_deadline = now + self.rto();
+            }
+            if self.snd_una >= self.limit && self.completed_at.is_none() {
+                self.completed_at = Some(now);
+            }
+            self.send_available(now, out, c);
+        } else if ack == self.snd_una && self.snd_max > self.snd_una {
+            self.dupacks += 1;
+            if self.in_recovery {
+                self.cwnd += 1.0; // inflate
+                self.send_available(now, out, c);
+            } else if self.dupacks == self.cfg.dupack_threshold && ack as i64 > self.recover {
+                // fast retransmit (RFC 6582 §3.2 step 2, RFC 5681 §3.2 steps 2-3)
+                c.fast_retx += 1;
+                self.ssthresh = (self.flight() / 2.0).max(2.0);
+                self.recover = self.snd_max as i64 - 1;
+                self.in_recovery = true;
+                self.partial_seen = false;
+                self.timing = false;
+                let s = self.snd_una;
+                self.send_seg(s, now, out, c);
+                self.cwnd = self.ssthresh + self.cfg.dupack_threshold as f64;
+                self.send_available(now, out, c);
+            }
+        }
+    }
+
+    /// The retransmission timer expired at `now` (RFC 6298 §5.4-5.6, RFC 5681 eq. 4).
+    pub fn on_timeout(&mut self, now: Time, out: &mut Vec<Packet>, c: &mut FlowCounters) {
+        self.rto_deadline = 0;
+        if self.snd_una >= self.snd_max {
+            return;
+        }
+        c.timeouts += 1;
+        self.ssthresh = (self.flight() / 2.0).max(2.0);
+        self.cwnd = 1.0;
+        self.backoff = (self.backoff + 1).min(20);
+        self.recover = self.snd_max as i64 - 1;
+        self.in_recovery = false;
+        self.dupacks = 0;
+        self.timing = false;
+        self.snd_nxt = self.snd_una; // go back N
+        self.rto_deadline = now + self.rto();
+        self.send_available(now, out, c);
+    }
+}
+
+/// Receiving side: cumulative ACKs with an out-of-order bitmap.
+#[derive(Debug, Clone)]
+pub struct TcpReceiver {
+    rcv_nxt: u32,
+    /// Ring bitmap of segments received above `rcv_nxt` (index = seq mod capacity).
+    ooo: Box<[u64]>,
+    ooo_count: u32,
+    ack_size: u16,
+    delayed: bool,
+    delack_count: u32,
+    delack_timeout: Time,
+    unacked: u32,
+    /// Delayed-ACK deadline, 0 when off.
+    pub delack_deadline: Time,
+    last_echo: Time,
+    prio: u8,
+}
+
+impl TcpReceiver {
+    pub fn new(cfg: &TcpConfig, prio: u8) -> Self {
+        let words = (cfg.max_window as usize).div_ceil(64).max(1);
+        TcpReceiver {
+            rcv_nxt: 0,
+            ooo: vec![0u64; words].into_boxed_slice(),
+            ooo_count: 0,
+            ack_size: cfg.ack_size,
+            delayed: cfg.delayed_ack,
+            delack_count: cfg.delack_count,
+            delack_timeout: cfg.delack_timeout,
+            unacked: 0,
+            delack_deadline: 0,
+            last_echo: 0,
+            prio,
+        }
+    }
+
+    #[inline]
+    fn cap(&self) -> u32 {
+        (self.ooo.len() * 64) as u32
+    }
+    #[inline]
+    fn bit(&self, s: u32) -> bool {
+        let i = (s % self.cap()) as usize;
+        self.ooo[i / 64] >> (i % 64) & 1 == 1
+    }
+    #[inline]
+    fn set(&mut self, s: u32, v: bool) {
+        let i = (s % self.cap()) as usize;
+        if v {
+            self.ooo[i / 64] |= 1 << (i % 64);
+        } else {
+            self.ooo[i / 64] &= !(1 << (i % 64));
+        }
+    }
+
+    pub fn rcv_nxt(&self) -> u32 {
+        self.rcv_nxt
+    }
+
+    /// The ACK packet for the current state.
+    pub fn ack(&mut self) -> Packet {
+        self.unacked = 0;
+        self.delack_deadline = 0;
+        Packet {
+            sent: self.last_echo,
+            flow: 0, // set by the caller
+            seq: self.rcv_nxt,
+            size: self.ack_size,
+            kind: PktKind::Ack,
+            hop: 0,
+            prio: self.prio,
+            flags: 0,
+        }
+    }
+
+    /// A data segment arrived. Returns true if an ACK must be sent now (otherwise the delayed-ACK
+    /// deadline may have been set).
+    pub fn on_data(&mut self, p: &Packet, now: Time, c: &mut FlowCounters) -> bool {
+        c.delivered_pkts += 1;
+        c.delivered_bytes += p.size as u64;
+        self.last_echo = p.sent;
+        let s = p.seq;
+        let mut first = false;
+        let mut filled_hole = false;
+        if s == self.rcv_nxt {
+            first = true;
+            self.rcv_nxt += 1;
+            while self.ooo_count > 0 && self.bit(self.rcv_nxt) {
+                let r = self.rcv_nxt;
+                self.set(r, false);
+                self.ooo_count -= 1;
+                self.rcv_nxt += 1;
+                filled_hole = true;
+            }
+        } else if s > self.rcv_nxt && s - self.rcv_nxt < self.cap() && !self.bit(s) {
+            first = true;
+            self.set(s, true);
+            self.ooo_count += 1;
+        }
+        if first {
+            c.unique_pkts += 1;
+            c.unique_bytes += p.size as u64;
+            c.max_seq_rcvd = c.max_seq_rcvd.max(s as u64 + 1);
+        }
+        if !self.delayed {
+            return true;
+        }
+        let in_order = s + 1 == self.rcv_nxt && !filled_hole && self.ooo_count == 0 && first;
+        if !in_order {
+            return true;
+        }
+        self.unacked += 1;
+        if self.unacked >= self.delack_count {
+            return true;
+        }
+        if self.delack_deadline == 0 {
+            self.delack_deadline = now + self.delack_timeout;
+        }
+        false
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn data(seq: u32) -> Packet {
+        Packet { sent: 0, flow: 0, seq, size: 1000, kind: PktKind::Data, hop: 0, prio: 1, flags: 0 }
+    }
+
+    #[test]
+    fn receiver_counts_unique_and_acks_cumulatively() {
+        let cfg = TcpConfig::default();
+        let mut r = TcpReceiver::new(&cfg, 1);
+        let mut c = FlowCounters::default();
+        for s in [0, 1, 3, 4, 2, 2, 5, 1] {
+            assert!(r.on_data(&data(s), 0, &mut c));
+        }
+        assert_eq!(r.rcv_nxt(), 6);
+        assert_eq!(c.delivered_pkts, 8);
+        assert_eq!(c.unique_pkts, 6);
+        assert_eq!(c.unique_bytes, 6000);
+    }
+
+    #[test]
+    fn slow_start_then_fast_retransmit_then_partial_and_full_ack() {
+        let cfg = TcpConfig::default();
+        let mut s = TcpSender::new(cfg, 0, 1, 0, u32::MAX);
+        let mut out = Vec::new();
+        let mut c = FlowCounters::default();
+        s.start(0, &mut out, &mut c);
+        assert_eq!(out.len(), 2); // IW = 2
+        out.clear();
+        // ACK 1 and 2: slow start, cwnd 2 -> 4, each ACK releases 2 segments
+        s.on_ack(1, 10, &mut out, &mut c);
+        s.on_ack(2, 11, &mut out, &mut c);
+        assert_eq!(s.cwnd(), 4.0);
+        assert_eq!(out.len(), 4);
+        assert_eq!(out.last().unwrap().seq, 5);
+        out.clear();
+        // segment 2 and 4 lost: dup ACKs for 2 (from 3, 5)... use 3 dupacks
+        for _ in 0..3 {
+            s.on_ack(2, 20, &mut out, &mut c);
+        }
+        assert_eq!(c.fast_retx, 1);
+        assert_eq!(out[0].seq, 2);
+        assert!(out[0].flags & F_RETX != 0);
+        // flight was 4 (2..=5) -> ssthresh 2, cwnd 2 + 3
+        assert_eq!(s.ssthresh(), 2.0);
+        assert_eq!(s.cwnd(), 5.0);
+        out.clear();
+        // partial ACK up to 4 (segment 4 also lost): retransmit 4, deflate by 2, add 1
+        s.on_ack(4, 30, &mut out, &mut c);
+        assert_eq!(out[0].seq, 4);
+        assert_eq!(s.cwnd(), 4.0);
+        out.clear();
+        // full ACK beyond recover (5): cwnd = ssthresh
+        s.on_ack(6, 40, &mut out, &mut c);
+        assert_eq!(s.cwnd(), 2.0);
+        assert_eq!(c.timeouts, 0);
+    }
+
+    #[test]
+    fn timeout_backs_off_and_goes_back_n() {
+        let cfg = TcpConfig::default();
+        let mut s = TcpSender::new(cfg, 0, 1, 0, u32::MAX);
+        let mut out = Vec::new();
+        let mut c = FlowCounters::default();
+        s.start(0, &mut out, &mut c);
+        assert_eq!(s.rto(), 3 * NS_PER_SEC);
+        out.clear();
+        s.on_timeout(3 * NS_PER_SEC, &mut out, &mut c);
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].seq, 0);
+        assert_eq!(s.rto(), 6 * NS_PER_SEC);
+        assert_eq!(s.rto_deadline, 9 * NS_PER_SEC);
+        // Karn: the retransmitted segment is not timed; a later new segment gives the sample that
+        // clears the back-off.
+        out.clear();
+        s.on_ack(1, 3 * NS_PER_SEC + 50_000_000, &mut out, &mut c);
+        assert_eq!(c.rtt_samples, 0);
+        assert_eq!(s.rto(), 6 * NS_PER_SEC);
+        let seq = out.iter().map(|p| p.seq).max().unwrap();
+        s.on_ack(seq + 1, 3 * NS_PER_SEC + 100_000_000, &mut out, &mut c);
+        assert_eq!(c.rtt_samples, 1);
+        // one sample R = 50 ms: RTO = R + max(G, 2R) = 150 ms, floored at min_rto 200 ms
+        assert_eq!(s.rto(), NS_PER_SEC / 5);
+    }
+}

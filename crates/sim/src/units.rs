@@ -1,0 +1,237 @@
+//! Quantities with units as they are written in scenario files.
+//!
+//! A rate is a number in bits per second or a string such as `"10Mb/s"`, `"10Mbps"`, `"2.5 Gb/s"`;
+//! a duration is a number in seconds or a string such as `"10ms"`, `"1.5s"`, `"200us"`; a size is an
+//! integer number of bytes or a string such as `"1500B"`, `"10KB"`, `"2MB"`, `"64KiB"`.
+//! Prefixes are decimal (1 Mb/s = 10^6 b/s, 1 KB = 1000 B) except the binary KiB/MiB/GiB.
+
+use aqm::{Time, NS_PER_SEC};
+use serde::de::{self, Deserializer, Visitor};
+use serde::Deserialize;
+use std::fmt;
+
+/// A link or sending rate in bits per second.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Rate(pub f64);
+
+/// A duration in integer nanoseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Dur(pub Time);
+
+/// A size in bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Bytes(pub u64);
+
+fn split_number(s: &str) -> Option<(f64, String)> {
+    let s = s.trim();
+    let end = s
+        .char_indices()
+        .find(|(_, c)| !(c.is_ascii_digit() || *c == '.' || *c == 'e' || *c == 'E' || *c == '+' || *c == '-'))
+        .map(|(i, _)| i)
+        .unwrap_or(s.len());
+    // "1e" followed by a unit letter: back off the exponent marker
+    let (num, unit) = s.split_at(end);
+    let v: f64 = num.parse().ok()?;
+    Some((v, unit.trim().to_string()))
+}
+
+/// Parse a rate string into bits per second.
+pub fn parse_rate(s: &str) -> Result<f64, String> {
+    let err = || format!("expected a rate such as \"10Mb/s\" or a number in b/s, got \"{s}\"");
+    let (v, unit) = split_number(s).ok_or_else(err)?;
+    let mult = match unit.as_str() {
+        "" | "b/s" | "bps" => 1.0,
+        "kb/s" | "kbps" | "Kb/s" | "Kbps" => 1e3,
+        "Mb/s" | "Mbps" | "mbps" => 1e6,
+        "Gb/s" | "Gbps" | "gbps" => 1e9,
+        "Tb/s" | "Tbps" => 1e12,
+        _ => return Err(err()),
+    };
+    Ok(v * mult)
+}
+
+/// Parse a duration string into nanoseconds.
+pub fn parse_duration(s: &str) -> Result<Time, String> {
+    let err = || format!("expected a duration such as \"10ms\" or a number in seconds, got \"{s}\"");
+    let (v, unit) = split_number(s).ok_or_else(err)?;
+    let mult = match unit.as_str() {
+        "" | "s" => 1e9,
+        "ms" => 1e6,
+        "us" | "µs" => 1e3,
+        "ns" => 1.0,
+        "min" => 60e9,
+        _ => return Err(err()),
+    };
+    secs_like_to_ns(v * mult / 1e9).ok_or_else(|| format!("must be a finite duration >= 0, got \"{s}\""))
+}
+
+/// Parse a size string into bytes.
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let err = || format!("expected a size such as \"1500B\" or \"10KB\" or an integer number of bytes, got \"{s}\"");
+    let (v, unit) = split_number(s).ok_or_else(err)?;
+    let mult = match unit.as_str() {
+        "" | "B" => 1.0,
+        "KB" | "kB" => 1e3,
+        "MB" => 1e6,
+        "GB" => 1e9,
+        "KiB" => 1024.0,
+        "MiB" => 1024.0 * 1024.0,
+        "GiB" => 1024.0 * 1024.0 * 1024.0,
+        _ => return Err(err()),
+    };
+    let b = v * mult;
+    if !(b.is_finite() && b >= 0.0) {
+        return Err(format!("must be a size >= 0, got \"{s}\""));
+    }
+    Ok(b.round() as u64)
+}
+
+/// Seconds to integer nanoseconds (rounded to nearest), rejecting negative or non-finite values.
+pub fn secs_like_to_ns(secs: f64) -> Option<Time> {
+    if !(secs.is_finite() && secs >= 0.0 && secs < 1.8e10) {
+        return None;
+    }
+    Some((secs * NS_PER_SEC as f64).round() as Time)
+}
+
+struct RateV;
+impl<'de> Visitor<'de> for RateV {
+    type Value = Rate;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a rate such as \"10Mb/s\" or a number in b/s")
+    }
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Rate, E> {
+        self.visit_f64(v as f64)
+    }
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Rate, E> {
+        self.visit_f64(v as f64)
+    }
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Rate, E> {
+        if !(v.is_finite() && v > 0.0) {
+            return Err(E::custom(format!("a rate must be positive, got {v}")));
+        }
+        Ok(Rate(v))
+    }
+    fn visit_str<E: de::Error>(self, s: &str) -> Result<Rate, E> {
+        let v = parse_rate(s).map_err(E::custom)?;
+        if !(v.is_finite() && v > 0.0) {
+            return Err(E::custom(format!("a rate must be positive, got \"{s}\"")));
+        }
+        Ok(Rate(v))
+    }
+}
+impl<'de> Deserialize<'de> for Rate {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(RateV)
+    }
+}
+
+struct DurV;
+impl<'de> Visitor<'de> for DurV {
+    type Value = Dur;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a duration such as \"10ms\" or a number in seconds")
+    }
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Dur, E> {
+        self.visit_f64(v as f64)
+    }
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Dur, E> {
+        self.visit_f64(v as f64)
+    }
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Dur, E> {
+        secs_like_to_ns(v).map(Dur).ok_or_else(|| E::custom(format!("a duration must be >= 0 seconds, got {v}")))
+    }
+    fn visit_str<E: de::Error>(self, s: &str) -> Result<Dur, E> {
+        parse_duration(s).map(Dur).map_err(E::custom)
+    }
+}
+impl<'de> Deserialize<'de> for Dur {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(DurV)
+    }
+}
+
+struct BytesV;
+impl<'de> Visitor<'de> for BytesV {
+    type Value = Bytes;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a size such as \"1500B\" or an integer number of bytes")
+    }
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Bytes, E> {
+        if v < 0 {
+            return Err(E::custom(format!("a size must be >= 0 bytes, got {v}")));
+        }
+        Ok(Bytes(v as u64))
+    }
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Bytes, E> {
+        Ok(Bytes(v))
+    }
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Bytes, E> {
+        if !(v.is_finite() && v >= 0.0 && v.fract() == 0.0) {
+            return Err(E::custom(format!("a size must be a whole number of bytes >= 0, got {v}")));
+        }
+        Ok(Bytes(v as u64))
+    }
+    fn visit_str<E: de::Error>(self, s: &str) -> Result<Bytes, E> {
+        parse_size(s).map(Bytes).map_err(E::custom)
+    }
+}
+impl<'de> Deserialize<'de> for Bytes {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(BytesV)
+    }
+}
+
+/// One value, or a list of values assigned round-robin over a group's flows.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(untagged)]
+pub enum OneOrMany<T> {
+    One(T),
+    Many(Vec<T>),
+}
+
+impl<T: Clone> OneOrMany<T> {
+    /// The value for the `i`-th flow of a group.
+    pub fn get(&self, i: usize) -> T {
+        match self {
+            OneOrMany::One(v) => v.clone(),
+            OneOrMany::Many(v) => v[i % v.len()].clone(),
+        }
+    }
+    pub fn is_empty_list(&self) -> bool {
+        matches!(self, OneOrMany::Many(v) if v.is_empty())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rates() {
+        assert_eq!(parse_rate("10Mb/s").unwrap(), 10e6);
+        assert_eq!(parse_rate("2.5 Gbps").unwrap(), 2.5e9);
+        assert_eq!(parse_rate("64kb/s").unwrap(), 64e3);
+        assert_eq!(parse_rate("1e6").unwrap(), 1e6);
+        assert!(parse_rate("10MB/s").is_err());
+        assert!(parse_rate("fast").is_err());
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("10ms").unwrap(), 10_000_000);
+        assert_eq!(parse_duration("1.5s").unwrap(), 1_500_000_000);
+        assert_eq!(parse_duration("200us").unwrap(), 200_000);
+        assert_eq!(parse_duration("3").unwrap(), 3_000_000_000);
+        assert!(parse_duration("-1s").is_err());
+        assert!(parse_duration("10 parsecs").is_err());
+    }
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("1500B").unwrap(), 1500);
+        assert_eq!(parse_size("10KB").unwrap(), 10_000);
+        assert_eq!(parse_size("2MiB").unwrap(), 2 * 1024 * 1024);
+        assert!(parse_size("2Mb").is_err());
+    }
+}
