@@ -1,14 +1,19 @@
 //! The pending-event set.
 //!
 //! An event is a time and a small payload (a kind and an entity index) packed into one `u128`
-//! key: `time << 32 | kind << 28 | index`. A binary min-heap of these keys keeps entries at
-//! 16 bytes and makes comparisons single integer compares. Events at equal times are ordered by
-//! kind, then index — a fixed, documented order, so runs are deterministic. The set stays small by
-//! construction: a link holds one event (its earliest in-flight packet), a flow at most one per timer.
+//! key: `time << 32 | kind << 28 | index`. Events at equal times are ordered by kind, then index —
+//! a fixed, documented order, so runs are deterministic. The set stays small by construction: a
+//! link holds one event (its earliest in-flight packet), a flow at most one per timer.
+//!
+//! The set is a *radix heap* (Ahuja, Mehlhorn, Orlin, Tarjan 1990): it relies on the fact that a
+//! discrete-event simulation never schedules into the past, so every pushed key is at least the
+//! last popped one. A key goes into bucket `b` = the position of the highest bit in which it
+//! differs from the last popped key; popping refills bucket 0 from the lowest non-empty bucket.
+//! Each key moves down at most 128 times in its life and usually only a few, pushes are appends
+//! to a vector, and there is no sifting through a large array: faster than a binary heap at the
+//! 10^4-10^6 pending events of large runs.
 
 use aqm::Time;
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 
 /// Event kinds, in the order they are processed when several fall on the same nanosecond.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,46 +40,112 @@ const KINDS: [Kind; 7] = [Kind::Warmup, Kind::Sample, Kind::Link, Kind::Timer, K
 /// Largest entity index an event can carry.
 pub const MAX_INDEX: u32 = (1 << 28) - 1;
 
-/// Min-heap of pending events.
-#[derive(Default)]
+const BUCKETS: usize = 129;
+
+/// Monotone min-priority queue of pending events (a radix heap).
 pub struct EventQueue {
-    heap: BinaryHeap<Reverse<u128>>,
+    buckets: Vec<Vec<u128>>,
+    /// Bit i set when bucket i is non-empty (buckets 0..=128 in three words).
+    nonempty: [u64; 3],
+    last: u128,
+    len: usize,
     pushed: u64,
 }
 
+impl Default for EventQueue {
+    fn default() -> Self {
+        EventQueue::with_capacity(0)
+    }
+}
+
+#[inline]
+fn bucket_of(key: u128, last: u128) -> usize {
+    if key == last {
+        0
+    } else {
+        128 - (key ^ last).leading_zeros() as usize
+    }
+}
+
 impl EventQueue {
-    pub fn with_capacity(n: usize) -> Self {
-        EventQueue { heap: BinaryHeap::with_capacity(n), pushed: 0 }
+    pub fn with_capacity(_n: usize) -> Self {
+        EventQueue { buckets: vec![Vec::new(); BUCKETS], nonempty: [0; 3], last: 0, len: 0, pushed: 0 }
     }
 
     #[inline]
+    fn insert(&mut self, key: u128) {
+        let b = bucket_of(key, self.last);
+        self.buckets[b].push(key);
+        self.nonempty[b >> 6] |= 1 << (b & 63);
+    }
+
+    /// Schedule an event. `t` must not be earlier than the last popped event's time.
+    #[inline]
     pub fn push(&mut self, t: Time, kind: Kind, index: u32) {
         debug_assert!(index <= MAX_INDEX);
-        self.pushed += 1;
         let key = ((t as u128) << 32) | ((kind as u128) << 28) | index as u128;
-        self.heap.push(Reverse(key));
+        assert!(key >= self.last, "event scheduled in the past (t = {t} ns)");
+        self.pushed += 1;
+        self.len += 1;
+        self.insert(key);
+    }
+
+    /// Make bucket 0 hold the minimum; returns false if the set is empty.
+    #[inline]
+    fn refill(&mut self) -> bool {
+        if self.nonempty[0] & 1 != 0 {
+            return true;
+        }
+        if self.len == 0 {
+            return false;
+        }
+        let b = if self.nonempty[0] != 0 {
+            self.nonempty[0].trailing_zeros() as usize
+        } else if self.nonempty[1] != 0 {
+            64 + self.nonempty[1].trailing_zeros() as usize
+        } else {
+            128
+        };
+        let mut keys = std::mem::take(&mut self.buckets[b]);
+        self.nonempty[b >> 6] &= !(1 << (b & 63));
+        self.last = *keys.iter().min().expect("non-empty bucket");
+        for k in keys.drain(..) {
+            self.insert(k);
+        }
+        self.buckets[b] = keys; // keep the allocation
+        true
     }
 
     /// Time of the earliest event.
     #[inline]
-    pub fn peek_time(&self) -> Option<Time> {
-        self.heap.peek().map(|Reverse(k)| (k >> 32) as Time)
+    pub fn peek_time(&mut self) -> Option<Time> {
+        if !self.refill() {
+            return None;
+        }
+        Some((self.last >> 32) as Time)
     }
 
     #[inline]
     pub fn pop(&mut self) -> Option<(Time, Kind, u32)> {
-        let Reverse(k) = self.heap.pop()?;
+        if !self.refill() {
+            return None;
+        }
+        let k = self.buckets[0].pop().expect("refilled");
+        if self.buckets[0].is_empty() {
+            self.nonempty[0] &= !1;
+        }
+        self.len -= 1;
         let t = (k >> 32) as Time;
         let low = k as u32;
         Some((t, KINDS[(low >> 28) as usize], low & MAX_INDEX))
     }
 
     pub fn len(&self) -> usize {
-        self.heap.len()
+        self.len
     }
 
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.len == 0
     }
 
     /// Total number of events ever pushed.
@@ -101,5 +172,38 @@ mod tests {
         assert_eq!(q.pop(), Some((5, Kind::Link, 3)));
         assert_eq!(q.pop(), Some((u64::MAX >> 1, Kind::Stop, MAX_INDEX)));
         assert_eq!(q.pop(), None);
+    }
+
+    #[test]
+    fn matches_a_sorted_reference_under_monotone_use() {
+        // interleave pushes (never into the past) and pops; compare with a sorted list
+        let mut q = EventQueue::default();
+        let mut reference: Vec<(Time, u32)> = Vec::new();
+        let mut rng = aqm::rng::Rng::stream(9, "heap", 0);
+        let mut now = 0;
+        for step in 0..20_000u32 {
+            if rng.uniform() < 0.55 || reference.is_empty() {
+                let span = if rng.uniform() < 0.1 { 1 << 40 } else { 1000 };
+                let t = now + rng.below(span);
+                q.push(t, Kind::Link, step);
+                reference.push((t, step));
+                reference.sort();
+            } else {
+                let (t, _, i) = q.pop().unwrap();
+                let want = reference.remove(0);
+                assert_eq!((t, i), want);
+                now = t;
+            }
+            assert_eq!(q.len(), reference.len());
+        }
+    }
+
+    #[test]
+    #[should_panic(expected = "in the past")]
+    fn refuses_the_past() {
+        let mut q = EventQueue::default();
+        q.push(10, Kind::Link, 0);
+        q.pop();
+        q.push(5, Kind::Link, 0);
     }
 }

@@ -1,56 +1,77 @@
-//! A point-to-point link: an output queue (any AQM), a transmitter and a propagation pipe.
+//! A point-to-point link: an output queue, a transmitter and a propagation pipe.
 //!
 //! Speed comes from keeping at most **one pending event per link**: packets whose transmission
 //! has started sit in `pipe`, a FIFO of `(arrival time at the far end, packet)`, and only its head
-//! is scheduled. The transmitter is advanced *lazily*: whenever anything touches the link (an
-//! arrival, its pipe event, a measurement sample), [`Link::advance`] first starts, in time order,
-//! every transmission that began since the last visit, calling the AQM's `dequeue` with the exact
-//! start time. Because only arrivals, departures and samples read or change a link's state, and
-//! each of them advances the link first, this is exact, not an approximation: it gives the same
-//! result as one event per transmission end, with a fraction of the events. Invariant: while the
-//! queue holds a packet, the packet in service is in the pipe, so the link has an event pending.
+//! is scheduled. Two kinds of link share that design:
+//!
+//! * **AQM links** ([`AqmPart`] present: the bottleneck, and any link with a non-DropTail queue or
+//!   random loss). The transmitter is advanced *lazily*: whenever anything touches the link (an
+//!   arrival, its pipe event, a measurement sample), `Sim::advance` first starts, in time order,
+//!   every transmission that began since the last visit, calling the AQM's `dequeue` with the exact
+//!   start time. Only arrivals, departures and samples read or change a link's state, and each of
+//!   them advances the link first, so this is exact, not an approximation: it gives the same result
+//!   as one event per transmission end, with a fraction of the events. Invariant: while the queue
+//!   holds a packet, the packet in service is in the pipe, so the link has an event pending.
+//! * **Simple links** (DropTail in packets, no loss: the per-flow access links and, by default, the
+//!   reverse path). For a FIFO that only drops on arrival, a packet's transmission start is known
+//!   when it arrives (`max(now, free_at)`), so waiting and in-flight packets share the one `pipe`
+//!   buffer and no queue object is needed. The number of packets still waiting at time `now` (for
+//!   the buffer test) is the number of pipe entries whose transmission starts after `now`.
 
 use crate::packet::Packet;
 use aqm::rng::Rng;
 use aqm::{Queue, Time, NS_PER_SEC};
 use std::collections::VecDeque;
 
-pub struct Link {
-    pub rate_bps: u64,
-    pub delay: Time,
+/// The queue of an AQM link.
+pub struct AqmPart {
     pub queue: Queue<Packet>,
-    /// When the transmitter becomes free (end of the current or last transmission).
-    pub free_at: Time,
     /// The AQM was told that the link went idle at `free_at`.
     pub idle_reported: bool,
-    /// Packets in transmission or propagation: (arrival at the far end, packet).
-    pub pipe: VecDeque<(Time, Packet)>,
-    /// An event for the pipe head is in the event set.
-    pub pending: bool,
     /// Random loss applied to arriving packets before the queue (0 = none).
     pub loss_rate: f64,
     pub loss_rng: Option<Rng>,
 }
 
-/// What happened to a packet offered to a link's queue or taken from it (for measurement).
-pub struct Departure {
-    pub start: Time,
-    pub enqueued: Time,
-    pub pkt: Packet,
+pub struct Link {
+    pub rate_bps: u64,
+    pub delay: Time,
+    /// When the transmitter becomes free (end of the current or last transmission).
+    pub free_at: Time,
+    /// An event for the pipe head is in the event set.
+    pub pending: bool,
+    /// Simple links: buffer limit in waiting packets.
+    pub limit: u32,
+    /// Simple links: packets offered and packets dropped (buffer full).
+    pub arrivals: u64,
+    pub overflows: u64,
+    /// Packets in transmission or propagation (and, on simple links, waiting):
+    /// (arrival at the far end, packet).
+    pub pipe: VecDeque<(Time, Packet)>,
+    /// `None` for a simple link.
+    pub aqm: Option<Box<AqmPart>>,
 }
 
 impl Link {
-    pub fn new(rate_bps: f64, delay: Time, queue: Queue<Packet>, loss_rate: f64, loss_rng: Option<Rng>) -> Self {
+    /// An AQM link.
+    pub fn with_aqm(rate_bps: f64, delay: Time, queue: Queue<Packet>, loss_rate: f64, loss_rng: Option<Rng>) -> Self {
+        let mut l = Link::simple(rate_bps, delay, 0);
+        l.aqm = Some(Box::new(AqmPart { queue, idle_reported: true, loss_rate, loss_rng }));
+        l
+    }
+
+    /// A DropTail link holding at most `limit` waiting packets.
+    pub fn simple(rate_bps: f64, delay: Time, limit: u32) -> Self {
         Link {
             rate_bps: rate_bps.round().max(1.0) as u64,
             delay,
-            queue,
             free_at: 0,
-            idle_reported: true,
-            pipe: VecDeque::new(),
             pending: false,
-            loss_rate,
-            loss_rng,
+            limit,
+            arrivals: 0,
+            overflows: 0,
+            pipe: VecDeque::new(),
+            aqm: None,
         }
     }
 
@@ -60,8 +81,63 @@ impl Link {
         (size as u64 * 8 * NS_PER_SEC).div_ceil(self.rate_bps)
     }
 
+    /// Simple link: offer `pkt` at `now`. Returns false (and keeps nothing) if the buffer is full.
+    #[inline]
+    pub fn simple_arrive(&mut self, pkt: Packet, now: Time) -> bool {
+        self.arrivals += 1;
+        // Entries whose transmission starts after `now` are waiting; they are at the back.
+        let waiting = match self.pipe.back() {
+            Some(&(a, p)) if a - self.delay - self.tx_time(p.size) > now => {
+                let (delay, rate) = (self.delay, self.rate_bps);
+                let first_waiting = self
+                    .pipe
+                    .partition_point(|&(a, p)| a - delay - (p.size as u64 * 8 * NS_PER_SEC).div_ceil(rate) <= now);
+                self.pipe.len() - first_waiting
+            }
+            _ => 0,
+        };
+        if waiting as u64 + 1 > self.limit as u64 {
+            self.overflows += 1;
+            return false;
+        }
+        let start = self.free_at.max(now);
+        self.free_at = start + self.tx_time(pkt.size);
+        self.pipe.push_back((self.free_at + self.delay, pkt));
+        true
+    }
+
     /// Packets held by the link (waiting or in flight).
     pub fn in_flight(&self) -> usize {
-        self.queue.len() + self.pipe.len()
+        self.pipe.len() + self.aqm.as_ref().map_or(0, |a| a.queue.len())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::packet::PktKind;
+
+    fn pkt(seq: u32) -> Packet {
+        Packet { sent: 0, flow: 0, seq, size: 1000, kind: PktKind::Data, hop: 0, prio: 1, flags: 0 }
+    }
+
+    #[test]
+    fn simple_link_serialises_and_drops_when_full() {
+        // 8 Mb/s: 1 ms per 1000-byte packet; 5 ms propagation; 2 waiting packets at most
+        let mut l = Link::simple(8e6, 5_000_000, 2);
+        assert!(l.simple_arrive(pkt(0), 0)); // in service at once
+        assert!(l.simple_arrive(pkt(1), 0)); // waiting 1
+        assert!(l.simple_arrive(pkt(2), 0)); // waiting 2
+        assert!(!l.simple_arrive(pkt(3), 0)); // full
+        let arrivals: Vec<Time> = l.pipe.iter().map(|e| e.0).collect();
+        assert_eq!(arrivals, vec![6_000_000, 7_000_000, 8_000_000]);
+        // at 1 ms packet 1 has started: one waiting, so one more fits
+        assert!(l.simple_arrive(pkt(4), 1_000_000));
+        assert!(!l.simple_arrive(pkt(5), 1_000_000));
+        assert_eq!((l.arrivals, l.overflows), (6, 2));
+        // an idle link starts at the arrival time
+        let mut l = Link::simple(8e6, 0, 2);
+        assert!(l.simple_arrive(pkt(0), 10_000_000));
+        assert_eq!(l.pipe[0].0, 11_000_000);
     }
 }

@@ -269,8 +269,10 @@ fn typed<T: DeserializeOwned>(value: toml::Value, prefix: &str) -> R<T> {
 }
 
 fn clean_serde_msg(m: &str) -> String {
-    // toml's messages may carry a trailing newline or a "TOML parse error" preamble
-    m.trim().trim_start_matches("TOML parse error: ").to_string()
+    // toml's messages may carry a "TOML parse error" preamble and a trailing "in `key`" line,
+    // which repeats the path we print anyway: keep the first line only.
+    let first = m.trim().lines().next().unwrap_or("").trim();
+    first.trim_start_matches("TOML parse error: ").to_string()
 }
 
 /// Parse an `aqm = { type = "...", ... }` value at `path`.

@@ -44,12 +44,18 @@ enum App {
     Cbr { rate_bps: u64, size: u16, next_k: u64, seq: u32 },
 }
 
+/// Where a flow's paths start in `Sim::paths`: kept apart from `Flow` so that forwarding a packet
+/// touches 12 bytes, not the flow's transport state.
+#[derive(Clone, Copy)]
+struct Route {
+    fwd: u32,
+    rev: u32,
+    fwd_len: u8,
+    rev_len: u8,
+}
+
 struct Flow {
     group: u32,
-    fwd: u32,
-    fwd_len: u8,
-    rev: u32,
-    rev_len: u8,
     start: Time,
     stop: Time,
     prio: u8,
@@ -70,6 +76,7 @@ pub struct Sim {
     ev: EventQueue,
     links: Vec<Link>,
     paths: Vec<u32>,
+    routes: Vec<Route>,
     flows: Vec<Flow>,
     ctr: Vec<FlowCounters>,
     base: Option<(Vec<FlowCounters>, QueueStats)>,
@@ -111,16 +118,16 @@ impl Sim {
             let disc = spec.aqm.build(LinkInfo { rate_bps: spec.rate_bps }, spec.limit);
             let q = Queue::new(disc, Rng::stream(seed, "aqm", name_hash(name)));
             let loss_rng = (spec.loss_rate > 0.0).then(|| Rng::stream(seed, "loss", name_hash(name)));
-            Link::new(spec.rate_bps, spec.delay, q, spec.loss_rate, loss_rng)
+            Link::with_aqm(spec.rate_bps, spec.delay, q, spec.loss_rate, loss_rng)
         };
         links.push(mk(&sc.bottleneck, "bottleneck"));
-        links.push(mk(&sc.reverse, "reverse"));
-        let access_limit = aqm::Limit::packets(sc.access_limit);
-        let access = |rate: f64, delay: Time| {
-            let disc = aqm::AqmConfig::DropTail.build(LinkInfo { rate_bps: rate }, access_limit);
-            Link::new(rate, delay, Queue::new(disc, Rng::stream(seed, "unused", 0)), 0.0, None)
-        };
+        let rev = &sc.reverse;
+        let rev_simple = rev.aqm == aqm::AqmConfig::DropTail && rev.loss_rate == 0.0 && rev.limit.unit == aqm::QueueUnit::Packets;
+        links.push(if rev_simple { Link::simple(rev.rate_bps, rev.delay, rev.limit.value.min(u32::MAX as u64) as u32) } else { mk(rev, "reverse") });
+        let access_limit = sc.access_limit.min(u32::MAX as u64) as u32;
+        let access = |rate: f64, delay: Time| Link::simple(rate, delay, access_limit);
         let mut flows = Vec::with_capacity(n);
+        let mut routes = Vec::with_capacity(n);
         let mut paths = Vec::with_capacity(6 * n);
         let mut ev = EventQueue::with_capacity(4 * n + 16);
         for (gi, g) in sc.groups.iter().enumerate() {
@@ -162,14 +169,15 @@ impl Sim {
                         ev.push(stop, Kind::Stop, fid);
                     }
                 }
-                flows.push(Flow { group: gi as u32, fwd, fwd_len: 3, rev, rev_len: 3, start, stop, prio: g.priority, flags, rtt_prop, app });
+                routes.push(Route { fwd, rev, fwd_len: 3, rev_len: 3 });
+                flows.push(Flow { group: gi as u32, start, stop, prio: g.priority, flags, rtt_prop, app });
             }
         }
         if sc.warmup > 0 {
             ev.push(sc.warmup, Kind::Warmup, 0);
         }
         ev.push(0, Kind::Sample, 0);
-        let state_names = links[BNECK].queue.disc.state_names();
+        let state_names = links[BNECK].aqm.as_ref().expect("bottleneck has a queue").queue.disc.state_names();
         let ts = Series {
             time: Vec::new(),
             qlen: Vec::new(),
@@ -189,6 +197,7 @@ impl Sim {
             ev,
             links,
             paths,
+            routes,
             ctr: vec![FlowCounters::default(); n],
             base: None,
             timers: vec![NO_TIMER; 2 * n],
@@ -272,20 +281,20 @@ impl Sim {
                 break;
             }
             let start = link.free_at;
-            let Some((pkt, enq)) = link.queue.dequeue(start) else { break };
-            if !link.queue.drops().is_empty() {
-                let drops: Vec<_> = link.queue.drops().to_vec();
-                for d in drops {
-                    self.record_drop(&d.pkt, d.reason);
-                }
+            let Some(a) = link.aqm.as_mut() else { return };
+            let Some((pkt, enq)) = a.queue.dequeue(start) else { break };
+            for i in 0..a.queue.drops().len() {
+                let d = self.links[l].aqm.as_ref().expect("aqm").queue.drops()[i];
+                self.record_drop(&d.pkt, d.reason);
             }
             let link = &mut self.links[l];
-            link.idle_reported = false;
+            let a = link.aqm.as_mut().expect("aqm");
+            a.idle_reported = false;
+            let (n, b) = (a.queue.len(), a.queue.bytes());
             link.free_at = start + link.tx_time(pkt.size);
             let arrive = link.free_at + link.delay;
             link.pipe.push_back((arrive, pkt));
             if l == BNECK {
-                let (n, b) = (link.queue.len(), link.queue.bytes());
                 self.meas.departed(start, start - enq);
                 self.meas.queue_changed(start, n, b);
                 let c = &mut self.ctr[pkt.flow as usize];
@@ -295,40 +304,46 @@ impl Sim {
             self.schedule_link(l);
         }
         let link = &mut self.links[l];
-        if !link.idle_reported && link.free_at <= t && link.queue.is_empty() {
-            link.idle_reported = true;
-            let at = link.free_at;
-            link.queue.on_link_idle(at);
+        let at = link.free_at;
+        if let Some(a) = link.aqm.as_mut() {
+            if !a.idle_reported && at <= t && a.queue.is_empty() {
+                a.idle_reported = true;
+                a.queue.on_link_idle(at);
+            }
         }
     }
 
     fn link_arrive(&mut self, l: usize, pkt: Packet) {
         let now = self.now;
         let link = &mut self.links[l];
-        if link.loss_rate > 0.0 {
-            let rng = link.loss_rng.as_mut().expect("loss stream");
-            if rng.bernoulli(link.loss_rate) {
+        let Some(a) = link.aqm.as_mut() else {
+            if link.simple_arrive(pkt, now) {
+                self.schedule_link(l);
+            } else {
+                self.record_drop(&pkt, DropReason::Overflow);
+            }
+            return;
+        };
+        if a.loss_rate > 0.0 {
+            let rng = a.loss_rng.as_mut().expect("loss stream");
+            if rng.bernoulli(a.loss_rate) {
                 self.record_drop(&pkt, DropReason::LinkLoss);
                 return;
             }
         }
         self.advance(l, now);
-        let link = &mut self.links[l];
-        link.queue.enqueue(pkt, now);
-        if !link.queue.drops().is_empty() {
-            let n = link.queue.drops().len();
-            for i in 0..n {
-                let d = self.links[l].queue.drops()[i];
-                self.record_drop(&d.pkt, d.reason);
-            }
+        let a = self.links[l].aqm.as_mut().expect("aqm");
+        a.queue.enqueue(pkt, now);
+        for i in 0..a.queue.drops().len() {
+            let d = self.links[l].aqm.as_ref().expect("aqm").queue.drops()[i];
+            self.record_drop(&d.pkt, d.reason);
         }
         let link = &mut self.links[l];
         if l == BNECK {
-            let (n, b) = (link.queue.len(), link.queue.bytes());
-            self.meas.queue_changed(now, n, b);
+            let q = &link.aqm.as_ref().expect("aqm").queue;
+            self.meas.queue_changed(now, q.len(), q.bytes());
             self.ctr[pkt.flow as usize].bneck_arrivals += 1;
         }
-        let link = &mut self.links[l];
         if link.free_at < now {
             link.free_at = now;
         }
@@ -350,7 +365,7 @@ impl Sim {
     #[inline]
     fn forward(&mut self, mut pkt: Packet) {
         pkt.hop += 1;
-        let f = &self.flows[pkt.flow as usize];
+        let f = &self.routes[pkt.flow as usize];
         let (start, len) = if pkt.kind == PktKind::Ack { (f.rev, f.rev_len) } else { (f.fwd, f.fwd_len) };
         if pkt.hop < len {
             let next = self.paths[(start + pkt.hop as u32) as usize] as usize;
@@ -365,7 +380,7 @@ impl Sim {
     #[inline]
     fn inject(&mut self, pkt: Packet) {
         self.created += 1;
-        let f = &self.flows[pkt.flow as usize];
+        let f = &self.routes[pkt.flow as usize];
         let first = if pkt.kind == PktKind::Ack { self.paths[f.rev as usize] } else { self.paths[f.fwd as usize] };
         self.link_arrive(first as usize, pkt);
     }
@@ -501,20 +516,21 @@ impl Sim {
 
     fn on_warmup(&mut self) {
         self.advance(BNECK, self.now);
-        self.base = Some((self.ctr.clone(), self.links[BNECK].queue.stats));
+        self.base = Some((self.ctr.clone(), self.bq().stats));
     }
 
     fn on_sample(&mut self) {
         let now = self.now;
         self.advance(BNECK, now);
         let link = &self.links[BNECK];
-        let st = &link.queue.stats;
+        let q = &link.aqm.as_ref().expect("bottleneck queue").queue;
+        let st = &q.stats;
         let ts = &mut self.ts;
         let drops: u64 = st.drops.iter().sum();
         let dt = now.saturating_sub(ts.last_t);
         ts.time.push(now as f64 / NS_PER_SEC as f64);
-        ts.qlen.push(link.queue.len() as f64);
-        ts.qbytes.push(link.queue.bytes() as f64);
+        ts.qlen.push(q.len() as f64);
+        ts.qbytes.push(q.bytes() as f64);
         ts.util.push(if dt > 0 {
             (st.transmitted_bytes - ts.last_tx_bytes) as f64 * 8.0 / (link.rate_bps as f64 * dt as f64 / NS_PER_SEC as f64)
         } else {
@@ -523,7 +539,7 @@ impl Sim {
         ts.drops.push((drops - ts.last_drops) as f64);
         let mut vals = [0.0f64; 8];
         let k = ts.state_names.len().min(8);
-        link.queue.disc.state(&mut vals[..k]);
+        q.disc.state(&mut vals[..k]);
         for (i, v) in vals[..k].iter().enumerate() {
             ts.state[i].push(*v);
         }
@@ -536,6 +552,11 @@ impl Sim {
         }
     }
 
+    /// The bottleneck's queue.
+    fn bq(&self) -> &Queue<Packet> {
+        &self.links[BNECK].aqm.as_ref().expect("bottleneck queue").queue
+    }
+
     fn check_conservation(&self) -> Result<(), SimError> {
         let in_flight: u64 = self.links.iter().map(|l| l.in_flight() as u64).sum();
         if self.created != self.delivered + self.dropped + in_flight {
@@ -545,7 +566,9 @@ impl Sim {
             )));
         }
         for (i, l) in self.links.iter().enumerate() {
-            l.queue.stats.check(l.queue.len() as u64).map_err(|m| SimError::Conservation(format!("link {i}: {m}")))?;
+            if let Some(a) = &l.aqm {
+                a.queue.stats.check(a.queue.len() as u64).map_err(|m| SimError::Conservation(format!("link {i}: {m}")))?;
+            }
         }
         Ok(())
     }
@@ -559,9 +582,8 @@ impl Sim {
             Some((b, _)) => self.ctr.iter().zip(b).map(|(c, b)| c.since(b)).collect(),
             None => self.ctr.iter().map(|c| c.since(&zero)).collect(),
         };
-        let bl = &self.links[BNECK];
-        let cap = bl.rate_bps as f64;
-        let mut qs = bl.queue.stats;
+        let cap = self.links[BNECK].rate_bps as f64;
+        let mut qs = self.bq().stats;
         if let Some((_, b)) = &self.base {
             qs.arrivals -= b.arrivals;
             qs.arrival_bytes -= b.arrival_bytes;

@@ -1,0 +1,37 @@
+//! Run a scenario file from Rust and print its summary and wall time:
+//! `cargo run --release -p sim --example run_scenario -- examples/dumbbell-red.toml`
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let Some(path) = args.get(1) else {
+        eprintln!("usage: run_scenario SCENARIO.toml [key.path=value ...]");
+        std::process::exit(2);
+    };
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| {
+        eprintln!("error: {path}: {e}");
+        std::process::exit(2)
+    });
+    let overrides: Vec<String> = args[2..].to_vec();
+    let sc = sim::load(&text, &overrides, "scenario").unwrap_or_else(|e| {
+        eprintln!("error: {path}: {e}");
+        std::process::exit(2)
+    });
+    let t = std::time::Instant::now();
+    let sim = sim::Sim::new(sc, None).expect("build");
+    let built = t.elapsed();
+    let r = sim.run(&mut |_| true).unwrap_or_else(|e| {
+        eprintln!("error: {path}: {e}");
+        std::process::exit(1)
+    });
+    let wall = t.elapsed();
+    let e = &r.summary["engine"];
+    let ev = e["events"].as_f64().unwrap();
+    let data = e["data_packets_delivered"].as_f64().unwrap();
+    println!(
+        "build {:.3} s, total {:.3} s; {:.2} M events/s; {:.2} M data pkts/s; utilisation {:.3}",
+        built.as_secs_f64(),
+        wall.as_secs_f64(),
+        ev / wall.as_secs_f64() / 1e6,
+        data / wall.as_secs_f64() / 1e6,
+        r.summary["bottleneck"]["utilisation"].as_f64().unwrap()
+    );
+}

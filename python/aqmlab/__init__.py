@@ -1,0 +1,19 @@
+"""aqmlab: a fast, deterministic packet-level simulator and AQM library.
+
+Python API::
+
+    import aqmlab
+    res = aqmlab.run("examples/dumbbell-red.toml", seed=3)
+    res.summary["bottleneck"]["utilisation"]
+    res.flows            # pandas DataFrame, one row per flow
+    res.timeseries       # pandas DataFrame, one row per bottleneck sample
+    res.jain(group="tcp")
+
+The simulation engine is Rust (``aqmlab._core``); this package loads scenarios, runs them and
+writes tidy results (CSV, Parquet, JSON).
+"""
+
+from ._core import ScenarioError, SimulationError, __version__
+from .api import Result, names, run, validate
+
+__all__ = ["run", "validate", "names", "Result", "ScenarioError", "SimulationError", "__version__"]

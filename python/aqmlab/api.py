@@ -1,0 +1,138 @@
+"""The Python face of the engine: load a scenario, run it, get DataFrames back."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable, Mapping, Sequence
+
+import pandas as pd
+
+from . import _core
+
+ScenarioLike = "str | os.PathLike | Mapping"
+
+
+@dataclass
+class Source:
+    """A scenario's text with where it came from (for error messages and default names)."""
+
+    text: str
+    label: str  # file path as given, or "<string>" / "<dict>"
+    name: str  # default scenario name (file stem)
+
+
+def read_source(scenario) -> Source:
+    """Accept a path, a TOML string or a dict, and return its TOML text.
+
+    Raises ``FileNotFoundError``/``OSError`` for unreadable files.
+    """
+    if isinstance(scenario, Mapping):
+        import tomli_w
+
+        return Source(tomli_w.dumps(dict(scenario)), "<dict>", "scenario")
+    if isinstance(scenario, os.PathLike) or (isinstance(scenario, str) and "\n" not in scenario and "=" not in scenario):
+        p = Path(scenario)
+        return Source(p.read_text(encoding="utf-8"), str(scenario), p.stem)
+    if isinstance(scenario, str):
+        return Source(scenario, "<string>", "scenario")
+    raise TypeError(f"scenario must be a path, a TOML string or a dict, not {type(scenario).__name__}")
+
+
+def _frame(columns: Sequence[tuple[str, list]]) -> pd.DataFrame:
+    return pd.DataFrame({name: values for name, values in columns})
+
+
+@dataclass
+class Result:
+    """The outcome of one run.
+
+    Attributes:
+        summary: the run summary (the content of ``summary.json``).
+        flows: one row per flow (``flows.csv``); see docs/metrics.md.
+        timeseries: one row per bottleneck sample (``timeseries.csv``).
+    """
+
+    summary: dict
+    flows: pd.DataFrame
+    timeseries: pd.DataFrame
+    wall_seconds: float = field(default=float("nan"), compare=False)
+
+    def jain(self, column: str = "throughput_bps", group: str | Iterable[str] | None = None, flows=None) -> float:
+        """Jain's fairness index (Σx)²/(n·Σx²) of ``column`` over a chosen set of flows.
+
+        ``group``: a group name or several; ``flows``: flow ids, or a boolean mask over ``self.flows``.
+        With neither, all flows.
+        """
+        df = self.flows
+        if group is not None:
+            groups = [group] if isinstance(group, str) else list(group)
+            unknown = set(groups) - set(df["group"])
+            if unknown:
+                raise ValueError(f"unknown group(s) {sorted(unknown)}; groups are {sorted(set(df['group']))}")
+            df = df[df["group"].isin(groups)]
+        if flows is not None:
+            if isinstance(flows, pd.Series) and flows.dtype == bool:
+                df = df[flows.reindex(df.index, fill_value=False)]
+            else:
+                df = df[df["flow_id"].isin(list(flows))]
+        x = df[column].to_numpy(dtype=float)
+        if len(x) == 0:
+            raise ValueError("Jain's index of an empty set of flows is undefined")
+        s2 = float((x * x).sum())
+        return 1.0 if s2 == 0 else float(x.sum() ** 2 / (len(x) * s2))
+
+    def save(self, out: str | os.PathLike) -> list[Path]:
+        """Write summary.json, flows.csv/.parquet and timeseries.csv/.parquet into ``out``."""
+        d = Path(out)
+        d.mkdir(parents=True, exist_ok=True)
+        written = []
+        p = d / "summary.json"
+        p.write_text(json.dumps(self.summary, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        written.append(p)
+        for name, df in (("flows", self.flows), ("timeseries", self.timeseries)):
+            csv = d / f"{name}.csv"
+            df.to_csv(csv, index=False)
+            pq = d / f"{name}.parquet"
+            df.to_parquet(pq, index=False)
+            written += [csv, pq]
+        return written
+
+
+def validate(scenario, overrides: Sequence[str] = ()) -> dict:
+    """Check a scenario without running it; returns a short description.
+
+    Raises ``aqmlab.ScenarioError`` with ``'<key path>: <what is wrong>'``.
+    """
+    src = read_source(scenario)
+    return json.loads(_core.validate(src.text, src.name, list(overrides)))
+
+
+def run(
+    scenario,
+    seed: int | None = None,
+    overrides: Sequence[str] = (),
+    progress: Callable[[float], None] | None = None,
+) -> Result:
+    """Run a scenario (a path, a TOML string or a dict) and return a :class:`Result`.
+
+    ``seed`` replaces the scenario's ``simulation.seed``; ``overrides`` are ``"key.path=value"``
+    strings applied before validation; ``progress(sim_seconds)`` is called periodically.
+    """
+    import time
+
+    src = read_source(scenario)
+    t0 = time.perf_counter()
+    raw = _core.run(src.text, src.name, seed, list(overrides), progress)
+    wall = time.perf_counter() - t0
+    summary = json.loads(raw["summary"])
+    if overrides:
+        summary["scenario"]["overrides"] = list(overrides)
+    return Result(summary, _frame(raw["flows"]), _frame(raw["timeseries"]), wall)
+
+
+def names(kind: str) -> list[tuple[str, str]]:
+    """Available names with descriptions; ``kind`` is ``"aqm"``, ``"tcp"`` or ``"traffic"``."""
+    return list(_core.names(kind))

@@ -1,0 +1,261 @@
+"""The `aqmlab` command.
+
+    aqmlab run SCENARIO [--seed N] [--out DIR] [--set key.path=value ...]
+    aqmlab validate SCENARIO [--set ...]
+    aqmlab list aqm|tcp|traffic [--describe]
+    aqmlab bench [--point NAME ...] [--repeat K] [--json]
+
+A user's mistake (a bad scenario, a missing file, a bad option) prints one line
+``error: <file>: <key path>: <what is wrong and what is allowed>`` on stderr and exits with 2;
+never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from pathlib import Path
+
+from . import __version__, _core
+from .api import Result, read_source
+
+EXIT_USAGE = 2
+EXIT_FAILED = 1
+EXIT_INTERRUPTED = 130
+
+
+class UserError(Exception):
+    """An error the user can act on: printed as one line, exit code 2."""
+
+
+def _err(msg: str, code: int = EXIT_USAGE) -> int:
+    print(f"error: {msg}", file=sys.stderr)
+    return code
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # argparse's usage errors: one line, exit 2
+        self.print_usage(sys.stderr)
+        print(f"error: {message}", file=sys.stderr)
+        sys.exit(EXIT_USAGE)
+
+
+def _source(path: str):
+    try:
+        return read_source(Path(path))
+    except FileNotFoundError:
+        raise UserError(f"{path}: no such file")
+    except IsADirectoryError:
+        raise UserError(f"{path}: is a directory, not a scenario file")
+    except UnicodeDecodeError:
+        raise UserError(f"{path}: not a text (UTF-8) file")
+    except OSError as e:
+        raise UserError(f"{path}: cannot read: {e.strerror or e}")
+
+
+# ----------------------------------------------------------------------------- formatting
+
+
+def fmt_rate(bps) -> str:
+    if bps is None or (isinstance(bps, float) and math.isnan(bps)):
+        return "-"
+    for unit, f in (("Gb/s", 1e9), ("Mb/s", 1e6), ("kb/s", 1e3)):
+        if abs(bps) >= f:
+            return f"{bps / f:.2f} {unit}"
+    return f"{bps:.0f} b/s"
+
+
+def fmt_time(s) -> str:
+    if s is None or (isinstance(s, float) and math.isnan(s)):
+        return "-"
+    if s >= 1:
+        return f"{s:.2f} s"
+    if s >= 1e-3:
+        return f"{s * 1e3:.1f} ms"
+    return f"{s * 1e6:.0f} us"
+
+
+def fmt_num(x, digits=3) -> str:
+    return "-" if x is None else f"{x:.{digits}f}"
+
+
+def summary_table(res: Result) -> str:
+    s = res.summary
+    sc, b = s["scenario"], s["bottleneck"]
+    lines = []
+    lines.append(
+        f"{sc['name']}  seed {sc['seed']}  {sc['flows']} flows  window {sc['warmup_s']:g}-{sc['duration_s']:g} s"
+        + (f"  ({res.wall_seconds:.2f} s wall)" if not math.isnan(res.wall_seconds) else "")
+    )
+    lines.append(
+        f"bottleneck: {b['aqm']}, {fmt_rate(b['capacity_bps'])}, buffer {b['limit']} {b['queue_unit']}  "
+        f"utilisation {b['utilisation'] * 100:.1f}%  mean queue {b['queue_mean_pkts']:.1f} pkts  "
+        f"queueing delay mean {fmt_time(b['delay_mean_s'])} p99 {fmt_time(b['delay_p99_s'])}"
+    )
+    drops = "  ".join(f"{k} {v}" for k, v in b["drops"].items() if v)
+    lines.append(
+        f"bottleneck drops: {b['drops_total']} of {b['arrivals']} arrivals ({b['drop_ratio'] * 100:.1f}%)"
+        + (f": {drops}" if drops else "")
+    )
+    head = f"{'group':<12} {'type':<9} {'flows':>5} {'throughput':>12} {'share':>7} {'goodput/flow':>13} {'drops':>7} {'timeouts':>8} {'Jain(thr)':>9}"
+    lines += ["", head, "-" * len(head)]
+    for g in s["groups"]:
+        kind = f"{g['transport']}/{g['app']}"
+        lines.append(
+            f"{g['name'][:12]:<12} {kind:<9} {g['flows']:>5} {fmt_rate(g['throughput_bps']):>12} "
+            f"{g['share'] * 100:>6.1f}% {fmt_rate(g['goodput_per_flow_bps']):>13} "
+            f"{sum(g['drops'].values()):>7} {g['timeouts']:>8} {fmt_num(g['jain_throughput']):>9}"
+        )
+    f = s["fairness"]
+    lines.append("")
+    lines.append(
+        f"Jain's index: throughput, all flows {fmt_num(f['jain_throughput_all'])}; "
+        f"TCP flows {fmt_num(f['jain_throughput_tcp'])}; TCP goodput {fmt_num(f['jain_goodput_tcp'])}"
+    )
+    return "\n".join(lines)
+
+
+# ----------------------------------------------------------------------------- commands
+
+
+def cmd_run(a) -> int:
+    src = _source(a.scenario)
+    out = Path(a.out) if a.out else Path("results") / src.name
+    if out.exists() and not out.is_dir():
+        raise UserError(f"--out {out}: exists and is not a directory")
+    # validate first so a mistake is reported before any work
+    try:
+        info = json.loads(_core.validate(src.text, src.name, a.set or []))
+    except _core.ScenarioError as e:
+        raise UserError(f"{a.scenario}: {e}")
+    bar = None
+    progress = None
+    if not a.quiet:
+        try:
+            from tqdm import tqdm
+
+            total = info["duration_s"]
+            # shown only if the run lasts more than 2 s of wall time
+            bar = tqdm(total=total, unit="sim s", delay=2.0, file=sys.stderr, leave=False,
+                       bar_format="{l_bar}{bar}| {n:.1f}/{total:.0f} sim s [{elapsed}<{remaining}]")
+
+            def progress(t, bar=bar):
+                bar.update(t - bar.n)
+        except ImportError:  # pragma: no cover
+            bar = None
+    try:
+        from .api import run
+
+        res = run(Path(a.scenario), seed=a.seed, overrides=a.set or [], progress=progress)
+    except _core.ScenarioError as e:
+        raise UserError(f"{a.scenario}: {e}")
+    finally:
+        if bar is not None:
+            bar.close()
+    try:
+        files = res.save(out)
+    except OSError as e:
+        raise UserError(f"--out {out}: cannot write results: {e.strerror or e}")
+    if not a.quiet:
+        print(summary_table(res))
+        print(f"\nresults: {out}/ ({', '.join(p.name for p in files)})")
+    return 0
+
+
+def cmd_validate(a) -> int:
+    src = _source(a.scenario)
+    try:
+        info = json.loads(_core.validate(src.text, src.name, a.set or []))
+    except _core.ScenarioError as e:
+        raise UserError(f"{a.scenario}: {e}")
+    groups = ", ".join(f"{g['count']} x {g['transport']}/{g['app']} ({g['name']})" for g in info["groups"])
+    print(
+        f"ok: {a.scenario}: {info['name']}: {info['flows']} flows [{groups}], {info['aqm']} bottleneck at "
+        f"{fmt_rate(info['bottleneck_rate_bps'])}, {info['duration_s']:g} s"
+    )
+    return 0
+
+
+def cmd_list(a) -> int:
+    for name, desc in _core.names(a.kind):
+        print(f"{name:<12} {desc}" if a.describe else name)
+    return 0
+
+
+def cmd_bench(a) -> int:
+    from . import bench
+
+    points = a.point or list(bench.POINTS)
+    for p in points:
+        if p not in bench.POINTS:
+            raise UserError(f"--point {p}: unknown; one of: {', '.join(bench.POINTS)}")
+    rows = []
+    try:
+        from tqdm import tqdm
+
+        it = tqdm(points, desc="bench", unit="point", file=sys.stderr, leave=False)
+    except ImportError:  # pragma: no cover
+        it = points
+    for p in it:
+        rows += bench.run_points([p], repeat=a.repeat)
+    if a.json:
+        print(json.dumps(rows, indent=2))
+    else:
+        print(bench.format_table(rows))
+        print("\nevents/s and packets/s are per wall-clock second on one thread; 'data pkt/s' counts data")
+        print("packets reaching receivers, 'all pkt/s' every packet (data and ACK) reaching a host.")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="aqmlab", description="Packet-level simulation of active queue management.")
+    p.add_argument("--version", action="version", version=f"aqmlab {__version__}")
+    sub = p.add_subparsers(dest="cmd", required=True, parser_class=_Parser)
+
+    r = sub.add_parser("run", help="run a scenario and write its results")
+    r.add_argument("scenario", help="scenario file (TOML)")
+    r.add_argument("--seed", type=int, help="random seed (replaces simulation.seed)")
+    r.add_argument("--out", help="output directory (default: results/<scenario file stem>)")
+    r.add_argument("--set", action="append", metavar="KEY.PATH=VALUE", help="override a scenario value (repeatable)")
+    r.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
+    r.set_defaults(fn=cmd_run)
+
+    v = sub.add_parser("validate", help="check a scenario without running it")
+    v.add_argument("scenario")
+    v.add_argument("--set", action="append", metavar="KEY.PATH=VALUE")
+    v.set_defaults(fn=cmd_validate)
+
+    ls = sub.add_parser("list", help="list available AQMs, TCP variants or traffic models")
+    ls.add_argument("kind", choices=["aqm", "tcp", "traffic"])
+    ls.add_argument("-d", "--describe", action="store_true", help="add a one-line description")
+    ls.set_defaults(fn=cmd_list)
+
+    b = sub.add_parser("bench", help="run the benchmark points")
+    b.add_argument("--point", action="append", help="paper, medium or large (repeatable; default all)")
+    b.add_argument("--repeat", type=int, default=1, help="runs per point; the fastest is reported")
+    b.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    b.set_defaults(fn=cmd_bench)
+    return p
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    if getattr(args, "seed", None) is not None and args.seed < 0:
+        return _err("--seed: must be a non-negative integer")
+    try:
+        return args.fn(args)
+    except UserError as e:
+        return _err(str(e))
+    except _core.SimulationError as e:
+        return _err(f"{getattr(args, 'scenario', '')}: simulation failed: {e}", EXIT_FAILED)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:  # e.g. `aqmlab list aqm | head -1`
+        return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
