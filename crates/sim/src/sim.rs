@@ -665,8 +665,10 @@ impl Sim {
 
         // ---- bottleneck
         let mut drops = Map::new();
+        // drops at the bottleneck queue; random link loss happens before the queue and is
+        // reported apart (`link_loss_drops`)
         for r in DropReason::ALL {
-            if r != DropReason::LinkLoss || sc.bottleneck.loss_rate > 0.0 {
+            if r != DropReason::LinkLoss {
                 drops.insert(r.name().into(), json!(qs.drops[r.index()]));
             }
         }
@@ -687,6 +689,7 @@ impl Sim {
             "transmitted": qs.transmitted,
             "drops": drops,
             "drops_total": total_drops,
+            "link_loss_drops": link_loss,
             "drop_ratio": if qs.arrivals > 0 { total_drops as f64 / qs.arrivals as f64 } else { 0.0 },
             "queue_mean_pkts": m.area_pkts / wn,
             "queue_mean_bytes": m.area_bytes / wn,
@@ -715,7 +718,6 @@ impl Sim {
                 "jain_throughput_tcp": jain(&tcp_thr),
                 "jain_goodput_tcp": jain(&tcp_good),
             },
-            "link_loss_drops": link_loss,
             "engine": {
                 "events": self.events,
                 "packets_created": self.created,
