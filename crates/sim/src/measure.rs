@@ -151,6 +151,11 @@ impl LinkMeasure {
         }
     }
 
+    /// The window starts with `pkts` waiting packets.
+    pub fn window_started(&mut self, pkts: usize) {
+        self.max_qlen = self.max_qlen.max(pkts);
+    }
+
     /// A packet that waited `wait` ns starts transmission at `t`.
     #[inline]
     pub fn departed(&mut self, t: Time, wait: Time) {

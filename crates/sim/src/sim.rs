@@ -153,7 +153,7 @@ impl Sim {
                 };
                 let stop = g.stop.unwrap_or(Time::MAX);
                 let flags = if g.in_profile { F_IN_PROFILE } else { 0 };
-                let rtt_prop = 2 * (s_delay + sc.bottleneck.delay + r_delay);
+                let rtt_prop = 2 * (s_delay + r_delay) + sc.bottleneck.delay + sc.reverse.delay;
                 let app = match &g.transport {
                     Transport::Tcp { cfg, size } => {
                         let limit = size.map(|b| b.div_ceil(cfg.mss as u64).min(u32::MAX as u64 - 1) as u32).unwrap_or(u32::MAX);
@@ -237,7 +237,8 @@ impl Sim {
             }
         }
         self.now = end;
-        self.advance(BNECK, end);
+        // transmissions starting before `end` belong to the window [warmup, end)
+        self.advance(BNECK, end - 1);
         self.meas.finish(end);
         self.check_conservation()?;
         Ok(self.results())
@@ -515,8 +516,11 @@ impl Sim {
     // ------------------------------------------------------------------ measurement
 
     fn on_warmup(&mut self) {
-        self.advance(BNECK, self.now);
+        // transmissions starting at `warmup` or later belong to the window
+        self.advance(BNECK, self.now - 1);
         self.base = Some((self.ctr.clone(), self.bq().stats));
+        let n = self.bq().len();
+        self.meas.window_started(n);
     }
 
     fn on_sample(&mut self) {
@@ -611,9 +615,37 @@ impl Sim {
         t.push("throughput_bps", Column::F64(window.iter().map(|c| rate(c.bneck_tx_bytes)).collect()));
         t.push("goodput_bps", Column::F64(window.iter().map(|c| rate(c.unique_bytes)).collect()));
         t.push("delivered_bps", Column::F64(window.iter().map(|c| rate(c.delivered_bytes)).collect()));
+        // M2b ([CHOKeD] Eq. 4.1): (received - received retransmissions) / the flow's own active
+        // time within the window; M2c ([TWL]): largest sequence received x packet size / run length
         t.push(
             "goodput_m2b_bps",
-            Column::F64(window.iter().map(|c| rate(c.delivered_bytes - c.delivered_retx_bytes.min(c.delivered_bytes))).collect()),
+            Column::F64(
+                self.flows
+                    .iter()
+                    .zip(&window)
+                    .map(|(fl, c)| {
+                        let active = fl.stop.min(end).saturating_sub(fl.start.max(sc.warmup)) as f64 / 1e9;
+                        let bits = (c.delivered_bytes - c.delivered_retx_bytes.min(c.delivered_bytes)) as f64 * 8.0;
+                        if active > 0.0 { bits / active } else { f64::NAN }
+                    })
+                    .collect(),
+            ),
+        );
+        t.push(
+            "goodput_m2c_bps",
+            Column::F64(
+                self.flows
+                    .iter()
+                    .zip(&self.ctr)
+                    .map(|(fl, c)| {
+                        let size = match &fl.app {
+                            App::Tcp { tx, .. } => tx.cfg.mss as f64,
+                            App::Cbr { size, .. } => *size as f64,
+                        };
+                        c.max_seq_rcvd as f64 * size * 8.0 / (end as f64 / 1e9)
+                    })
+                    .collect(),
+            ),
         );
         t.push("share", Column::F64(window.iter().map(|c| rate(c.bneck_tx_bytes) / cap).collect()));
         t.push("sent_pkts", Column::F64(window.iter().map(|c| f(c.sent_pkts)).collect()));

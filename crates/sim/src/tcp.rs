@@ -11,7 +11,7 @@
 //! * One segment at a time is timed for RTT (no timestamps option), and no segment that was
 //!   retransmitted is timed (Karn). The back-off is cleared by the next valid sample.
 //! * Full ACK ends recovery with `cwnd = ssthresh`; the timer is re-armed only on the first partial
-//!   ACK ("impatient" variant, RFC 6582 §4.1).
+//!   ACK (the "Impatient" variant of RFC 3782 §4).
 //! * The receiver ACKs every segment (ns-2 default sink) unless delayed ACKs are on: then every
 //!   `delack_count`-th in-order segment, or when `delack_timeout` expires, and at once on
 //!   out-of-order or duplicate segments and on segments that fill a hole (RFC 5681 §4.2).

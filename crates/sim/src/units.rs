@@ -29,7 +29,6 @@ fn split_number(s: &str) -> Option<(f64, String)> {
         .find(|(_, c)| !(c.is_ascii_digit() || *c == '.' || *c == 'e' || *c == 'E' || *c == '+' || *c == '-'))
         .map(|(i, _)| i)
         .unwrap_or(s.len());
-    // "1e" followed by a unit letter: back off the exponent marker
     let (num, unit) = s.split_at(end);
     let v: f64 = num.parse().ok()?;
     Some((v, unit.trim().to_string()))
@@ -107,15 +106,15 @@ impl<'de> Visitor<'de> for RateV {
         self.visit_f64(v as f64)
     }
     fn visit_f64<E: de::Error>(self, v: f64) -> Result<Rate, E> {
-        if !(v.is_finite() && v > 0.0) {
-            return Err(E::custom(format!("a rate must be positive, got {v}")));
+        if !(v.is_finite() && v >= 1.0) {
+            return Err(E::custom(format!("a rate must be positive (at least 1 b/s), got {v}")));
         }
         Ok(Rate(v))
     }
     fn visit_str<E: de::Error>(self, s: &str) -> Result<Rate, E> {
         let v = parse_rate(s).map_err(E::custom)?;
-        if !(v.is_finite() && v > 0.0) {
-            return Err(E::custom(format!("a rate must be positive, got \"{s}\"")));
+        if !(v.is_finite() && v >= 1.0) {
+            return Err(E::custom(format!("a rate must be positive (at least 1 b/s), got \"{s}\"")));
         }
         Ok(Rate(v))
     }
