@@ -1,7 +1,15 @@
 //! DropTail (aqm.md §2): drop an arrival only when the buffer is full.
 
 use crate::fifo::Fifo;
-use crate::{Cx, DropReason, Limit, Pkt, Qdisc, Time};
+use crate::{Cx, DropReason, Limit, LinkInfo, Params, Pkt, Qdisc, Scheme, Time};
+use serde::{Deserialize, Serialize};
+
+/// DropTail has no parameters beyond the link's buffer limit.
+#[derive(Debug, Clone, PartialEq, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct DropTailParams {}
+
+impl Params for DropTailParams {}
 
 pub struct DropTail<P> {
     fifo: Fifo<P>,
@@ -11,6 +19,13 @@ pub struct DropTail<P> {
 impl<P: Pkt> DropTail<P> {
     pub fn new(limit: Limit) -> Self {
         DropTail { fifo: Fifo::default(), limit }
+    }
+}
+
+impl<P: Pkt> Scheme<P> for DropTail<P> {
+    type Params = DropTailParams;
+    fn new(_: &DropTailParams, _link: LinkInfo, limit: Limit) -> Self {
+        DropTail::new(limit)
     }
 }
 
@@ -34,6 +49,9 @@ impl<P: Pkt> Qdisc<P> for DropTail<P> {
     }
     fn bytes(&self) -> u64 {
         self.fifo.bytes()
+    }
+    fn for_each_waiting(&self, f: &mut dyn FnMut(&P, Time)) {
+        self.fifo.for_each(f)
     }
 }
 

@@ -43,4 +43,10 @@ impl<P: Pkt> Fifo<P> {
     pub fn iter(&self) -> impl Iterator<Item = &(P, Time)> {
         self.q.iter()
     }
+    /// Visit packets from head to tail.
+    pub fn for_each(&self, f: &mut dyn FnMut(&P, Time)) {
+        for (p, t) in &self.q {
+            f(p, *t);
+        }
+    }
 }

@@ -63,79 +63,112 @@ impl std::fmt::Display for ParamError {
     }
 }
 
-/// Validated configuration of a discipline: what a scenario file's `aqm = { type = ... }` becomes.
-#[derive(Debug, Clone, PartialEq)]
-pub enum AqmConfig {
-    DropTail,
-    Red(red::RedParams),
-}
-
-/// Names accepted by `type = "..."`, with a one-line description, in the order `aqmlab list aqm` prints.
-pub const AQM_NAMES: &[(&str, &str)] = &[
-    ("droptail", "tail drop when the buffer is full (aqm.md §2)"),
-    ("red", "Random Early Detection, Floyd & Jacobson 1993, with gentle, byte mode, ns-2 variant (aqm.md §3)"),
-];
-
-impl AqmConfig {
-    /// The `type` name of this configuration.
-    pub fn name(&self) -> &'static str {
-        match self {
-            AqmConfig::DropTail => "droptail",
-            AqmConfig::Red(_) => "red",
-        }
-    }
-
-    /// Build the discipline for a link of the given rate with buffer limit `limit`.
-    pub fn build<P: Pkt>(&self, link: LinkInfo, limit: Limit) -> AnyQdisc<P> {
-        match self {
-            AqmConfig::DropTail => AnyQdisc::DropTail(droptail::DropTail::new(limit)),
-            AqmConfig::Red(p) => AnyQdisc::Red(red::Red::new(p.clone(), link, limit)),
-        }
+/// Parameters of a discipline: validated after deserialisation.
+pub trait Params {
+    /// Check every parameter; the error names the parameter and what is allowed.
+    fn validate(&self) -> Result<(), ParamError> {
+        Ok(())
     }
 }
 
-/// Every discipline behind one enum: static dispatch, no boxing on the per-packet path.
-pub enum AnyQdisc<P: Pkt> {
-    DropTail(droptail::DropTail<P>),
-    Red(red::Red<P>),
+/// Where a discipline's parameters come from: the scenario loader implements this with serde and
+/// its own error type (which carries the key path), so this crate stays format-agnostic.
+pub trait ParamSource {
+    type Error;
+    fn get<T: serde::de::DeserializeOwned>(self) -> Result<T, Self::Error>;
 }
 
-macro_rules! dispatch {
-    ($self:expr, $q:ident => $e:expr) => {
-        match $self {
-            AnyQdisc::DropTail($q) => $e,
-            AnyQdisc::Red($q) => $e,
+/// A discipline that can be built from its parameters.
+pub trait Scheme<P: Pkt>: Qdisc<P> + Sized {
+    type Params: Params + Clone;
+    fn new(params: &Self::Params, link: LinkInfo, limit: Limit) -> Self;
+}
+
+/// The registry of disciplines: one line per scheme, giving its enum variant, its type, its
+/// parameter type, the `type = "..."` name and a one-line description. From it come
+/// [`AqmConfig`] (validated configuration), [`AnyQdisc`] (the enum that dispatches statically on
+/// the per-packet path) and [`AQM_NAMES`] (what `aqmlab list aqm` prints).
+macro_rules! registry {
+    ($( $variant:ident => $ty:ident ( $params:ty ), $name:literal, $desc:literal; )*) => {
+        /// Validated configuration of a discipline: what a scenario's `aqm = { type = ... }` becomes.
+        #[derive(Debug, Clone, PartialEq)]
+        pub enum AqmConfig { $( $variant($params), )* }
+
+        /// Names accepted by `type = "..."`, with a one-line description.
+        pub const AQM_NAMES: &[(&str, &str)] = &[ $( ($name, $desc), )* ];
+
+        /// Every discipline behind one enum: static dispatch, no boxing on the per-packet path.
+        pub enum AnyQdisc<P: Pkt> { $( $variant($ty<P>), )* }
+
+        impl AqmConfig {
+            /// The `type` name of this configuration.
+            pub fn name(&self) -> &'static str {
+                match self { $( AqmConfig::$variant(_) => $name, )* }
+            }
+            /// Check the parameters.
+            pub fn validate(&self) -> Result<(), ParamError> {
+                match self { $( AqmConfig::$variant(p) => p.validate(), )* }
+            }
+            /// Read the parameters of scheme `kind` from `src`; `Ok(None)` for an unknown name.
+            pub fn parse<S: ParamSource>(kind: &str, src: S) -> Result<Option<AqmConfig>, S::Error> {
+                match kind {
+                    $( $name => Ok(Some(AqmConfig::$variant(src.get::<$params>()?))), )*
+                    _ => Ok(None),
+                }
+            }
+            /// Build the discipline for a link of the given rate with buffer limit `limit`.
+            pub fn build<P: Pkt>(&self, link: LinkInfo, limit: Limit) -> AnyQdisc<P> {
+                match self { $( AqmConfig::$variant(p) => AnyQdisc::$variant(<$ty<P> as Scheme<P>>::new(p, link, limit)), )* }
+            }
+        }
+
+        impl<P: Pkt> Qdisc<P> for AnyQdisc<P> {
+            #[inline]
+            fn enqueue(&mut self, pkt: P, cx: &mut Cx<'_, P>) -> bool {
+                match self { $( AnyQdisc::$variant(q) => q.enqueue(pkt, cx), )* }
+            }
+            #[inline]
+            fn dequeue(&mut self, cx: &mut Cx<'_, P>) -> Option<(P, Time)> {
+                match self { $( AnyQdisc::$variant(q) => q.dequeue(cx), )* }
+            }
+            #[inline]
+            fn len(&self) -> usize {
+                match self { $( AnyQdisc::$variant(q) => q.len(), )* }
+            }
+            #[inline]
+            fn bytes(&self) -> u64 {
+                match self { $( AnyQdisc::$variant(q) => q.bytes(), )* }
+            }
+            #[inline]
+            fn on_link_idle(&mut self, now: Time) {
+                match self { $( AnyQdisc::$variant(q) => q.on_link_idle(now), )* }
+            }
+            fn timer_period(&self) -> Option<Time> {
+                match self { $( AnyQdisc::$variant(q) => q.timer_period(), )* }
+            }
+            fn on_timer(&mut self, cx: &mut Cx<'_, P>) {
+                match self { $( AnyQdisc::$variant(q) => q.on_timer(cx), )* }
+            }
+            fn for_each_waiting(&self, f: &mut dyn FnMut(&P, Time)) {
+                match self { $( AnyQdisc::$variant(q) => q.for_each_waiting(f), )* }
+            }
+            fn state_names(&self) -> &'static [&'static str] {
+                match self { $( AnyQdisc::$variant(q) => q.state_names(), )* }
+            }
+            fn state(&self, out: &mut [f64]) {
+                match self { $( AnyQdisc::$variant(q) => q.state(out), )* }
+            }
         }
     };
 }
 
-impl<P: Pkt> Qdisc<P> for AnyQdisc<P> {
-    #[inline]
-    fn enqueue(&mut self, pkt: P, cx: &mut Cx<'_, P>) -> bool {
-        dispatch!(self, q => q.enqueue(pkt, cx))
-    }
-    #[inline]
-    fn dequeue(&mut self, cx: &mut Cx<'_, P>) -> Option<(P, Time)> {
-        dispatch!(self, q => q.dequeue(cx))
-    }
-    #[inline]
-    fn len(&self) -> usize {
-        dispatch!(self, q => q.len())
-    }
-    #[inline]
-    fn bytes(&self) -> u64 {
-        dispatch!(self, q => q.bytes())
-    }
-    #[inline]
-    fn on_link_idle(&mut self, now: Time) {
-        dispatch!(self, q => q.on_link_idle(now))
-    }
-    fn state_names(&self) -> &'static [&'static str] {
-        dispatch!(self, q => q.state_names())
-    }
-    fn state(&self, out: &mut [f64]) {
-        dispatch!(self, q => q.state(out))
-    }
+use droptail::{DropTail, DropTailParams};
+use red::{Red, RedParams};
+
+// One line per scheme. Keep the order: it is the order of `aqmlab list aqm`.
+registry! {
+    DropTail => DropTail(DropTailParams), "droptail", "tail drop when the buffer is full (aqm.md §2)";
+    Red => Red(RedParams), "red", "Random Early Detection (Floyd & Jacobson 1993): gentle, byte mode, ns-2 variant (aqm.md §3)";
 }
 
 #[cfg(test)]

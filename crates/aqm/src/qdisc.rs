@@ -94,6 +94,16 @@ pub trait Qdisc<P: Pkt> {
     }
     /// The transmitter finished a packet and the queue is empty (starts an idle period, §1.4).
     fn on_link_idle(&mut self, _now: Time) {}
+    /// Period of the discipline's own timer (PI, REM, RAQM, PIE), or `None`. The timer first fires
+    /// one period after t = 0 (aqm.md §1.5); the caller advances the link to the firing time first.
+    fn timer_period(&self) -> Option<Time> {
+        None
+    }
+    /// The periodic timer fired at `cx.now`.
+    fn on_timer(&mut self, _cx: &mut Cx<'_, P>) {}
+    /// Visit the live waiting packets from head to tail, with their enqueue times (for queue
+    /// snapshots: the spatial distribution, M10). Doomed packets are not visited.
+    fn for_each_waiting(&self, f: &mut dyn FnMut(&P, Time));
     /// Names of the controller-state variables this discipline exposes (e.g. RED's `avg`).
     fn state_names(&self) -> &'static [&'static str] {
         &[]

@@ -120,6 +120,18 @@ impl<P: Pkt> Queue<P> {
     pub fn on_link_idle(&mut self, now: Time) {
         self.disc.on_link_idle(now)
     }
+
+    /// Run the discipline's periodic timer at `now` (drops it reports are counted and available
+    /// from [`Queue::drops`]).
+    pub fn on_timer(&mut self, now: Time) {
+        self.drops.clear();
+        let mut cx = Cx { now, rng: &mut self.rng, drops: &mut self.drops };
+        self.disc.on_timer(&mut cx);
+        for d in &self.drops {
+            self.stats.drops[d.reason.index()] += 1;
+            self.stats.drop_bytes[d.reason.index()] += d.pkt.size() as u64;
+        }
+    }
 }
 
 #[cfg(test)]
@@ -137,7 +149,7 @@ mod tests {
         gentle.w_q = 0.2;
         let mut ns2 = gentle.clone();
         ns2.variant = crate::red::RedVariant::Ns2;
-        vec![AqmConfig::DropTail, AqmConfig::Red(RedParams::with_thresholds(2.0, 6.0, 0.5)), AqmConfig::Red(gentle), AqmConfig::Red(ns2)]
+        vec![AqmConfig::DropTail(Default::default()), AqmConfig::Red(RedParams::with_thresholds(2.0, 6.0, 0.5)), AqmConfig::Red(gentle), AqmConfig::Red(ns2)]
     }
 
     proptest! {

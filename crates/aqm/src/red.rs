@@ -6,7 +6,7 @@
 
 use crate::fifo::Fifo;
 use crate::red_math::{p_base, DropTest, Estimator, Thresholds, Variant};
-use crate::{Cx, DropReason, Limit, LinkInfo, ParamError, Pkt, Qdisc, Time, NS_PER_SEC};
+use crate::{Cx, DropReason, Limit, LinkInfo, ParamError, Params, Pkt, Qdisc, Scheme, Time, NS_PER_SEC};
 use serde::{Deserialize, Serialize};
 
 /// RED parameters as written in a scenario (`aqm = { type = "red", ... }`).
@@ -102,7 +102,7 @@ impl RedParams {
     }
 
     /// Check every parameter; the error names the parameter and what is allowed.
-    pub fn validate(&self) -> Result<(), ParamError> {
+    pub fn check(&self) -> Result<(), ParamError> {
         if !(self.min_th.is_finite() && self.min_th >= 0.0) {
             return Err(ParamError::new("min_th", format!("must be a number >= 0, got {}", self.min_th)));
         }
@@ -127,7 +127,7 @@ impl RedParams {
         Ok(())
     }
 
-    pub(crate) fn thresholds(&self) -> Thresholds {
+    pub fn thresholds(&self) -> Thresholds {
         Thresholds { min_th: self.min_th, max_th: self.max_th, max_p: self.max_p, gentle: self.gentle }
     }
 
@@ -144,6 +144,12 @@ impl RedParams {
             test: DropTest::new(variant, self.uniformise, self.mode == RedMode::Byte, self.max_pkt_size as f64),
             idle_rule: self.idle_rule,
         }
+    }
+}
+
+impl Params for RedParams {
+    fn validate(&self) -> Result<(), ParamError> {
+        self.check()
     }
 }
 
@@ -202,6 +208,13 @@ impl<P: Pkt> Red<P> {
     }
 }
 
+impl<P: Pkt> Scheme<P> for Red<P> {
+    type Params = RedParams;
+    fn new(params: &RedParams, link: LinkInfo, limit: Limit) -> Self {
+        Red::new(params.clone(), link, limit)
+    }
+}
+
 impl<P: Pkt> Qdisc<P> for Red<P> {
     #[inline]
     fn enqueue(&mut self, pkt: P, cx: &mut Cx<'_, P>) -> bool {
@@ -239,6 +252,9 @@ impl<P: Pkt> Qdisc<P> for Red<P> {
     fn on_link_idle(&mut self, now: Time) {
         self.stage.on_link_idle(now);
     }
+    fn for_each_waiting(&self, f: &mut dyn FnMut(&P, Time)) {
+        self.fifo.for_each(f)
+    }
     fn state_names(&self) -> &'static [&'static str] {
         &["avg", "p"]
     }
@@ -261,13 +277,13 @@ mod tests {
     #[test]
     fn validation_names_the_parameter() {
         let mut p = RedParams::with_thresholds(80.0, 40.0, 0.1);
-        assert_eq!(p.validate().unwrap_err().field, "max_th");
+        assert_eq!(p.check().unwrap_err().field, "max_th");
         p = RedParams::with_thresholds(40.0, 80.0, 0.0);
-        assert_eq!(p.validate().unwrap_err().field, "max_p");
+        assert_eq!(p.check().unwrap_err().field, "max_p");
         p = RedParams::with_thresholds(40.0, 80.0, 0.1);
         p.w_q = 1.5;
-        assert_eq!(p.validate().unwrap_err().field, "w_q");
-        assert!(RedParams::with_thresholds(40.0, 80.0, 0.1).validate().is_ok());
+        assert_eq!(p.check().unwrap_err().field, "w_q");
+        assert!(RedParams::with_thresholds(40.0, 80.0, 0.1).check().is_ok());
     }
 
     #[test]

@@ -23,19 +23,21 @@ pub enum Kind {
     Warmup = 0,
     /// Periodic time-series sample.
     Sample = 1,
+    /// An AQM's periodic timer (PI, REM, RAQM, PIE; index = link).
+    AqmTimer = 2,
     /// A link's earliest in-flight packet reaches the far end.
-    Link = 2,
+    Link = 3,
     /// A flow timer (RTO or delayed ACK; index = flow * 2 + slot).
-    Timer = 3,
+    Timer = 4,
     /// A flow starts.
-    Start = 4,
+    Start = 5,
     /// A UDP source emits its next packet.
-    Send = 5,
+    Send = 6,
     /// A flow's application stops.
-    Stop = 6,
+    Stop = 7,
 }
 
-const KINDS: [Kind; 7] = [Kind::Warmup, Kind::Sample, Kind::Link, Kind::Timer, Kind::Start, Kind::Send, Kind::Stop];
+const KINDS: [Kind; 8] = [Kind::Warmup, Kind::Sample, Kind::AqmTimer, Kind::Link, Kind::Timer, Kind::Start, Kind::Send, Kind::Stop];
 
 /// Largest entity index an event can carry.
 pub const MAX_INDEX: u32 = (1 << 28) - 1;

@@ -275,6 +275,19 @@ fn clean_serde_msg(m: &str) -> String {
     first.trim_start_matches("TOML parse error: ").to_string()
 }
 
+/// Reads a discipline's parameters from the rest of its TOML table, with key paths in errors.
+struct TomlParams<'a> {
+    value: toml::Value,
+    path: &'a str,
+}
+
+impl aqm::ParamSource for TomlParams<'_> {
+    type Error = ScenarioError;
+    fn get<T: DeserializeOwned>(self) -> R<T> {
+        typed(self.value, self.path)
+    }
+}
+
 /// Parse an `aqm = { type = "...", ... }` value at `path`.
 pub fn parse_aqm(value: toml::Value, path: &str) -> R<AqmConfig> {
     let toml::Value::Table(mut t) = value else {
@@ -286,30 +299,16 @@ pub fn parse_aqm(value: toml::Value, path: &str) -> R<AqmConfig> {
         Some(_) => return Err(ScenarioError::new(format!("{path}.type"), format!("expected a string, one of: {}", names.join(", ")))),
         None => return Err(ScenarioError::new(format!("{path}.type"), format!("missing; one of: {}", names.join(", ")))),
     };
-    let rest = toml::Value::Table(t);
-    let cfg = match kind.as_str() {
-        "droptail" => {
-            let _: Empty = typed(rest, path)?;
-            AqmConfig::DropTail
-        }
-        "red" => {
-            let p: aqm::red::RedParams = typed(rest, path)?;
-            p.validate().map_err(|e| ScenarioError::new(format!("{path}.{}", e.field), e.msg))?;
-            AqmConfig::Red(p)
-        }
-        other => {
-            return Err(ScenarioError::new(
-                format!("{path}.type"),
-                format!("unknown AQM \"{other}\"; available: {} (see `aqmlab list aqm`)", names.join(", ")),
-            ))
-        }
+    let src = TomlParams { value: toml::Value::Table(t), path };
+    let Some(cfg) = AqmConfig::parse(&kind, src)? else {
+        return Err(ScenarioError::new(
+            format!("{path}.type"),
+            format!("unknown AQM \"{kind}\"; available: {} (see `aqmlab list aqm`)", names.join(", ")),
+        ));
     };
+    cfg.validate().map_err(|e| ScenarioError::new(format!("{path}.{}", e.field), e.msg))?;
     Ok(cfg)
 }
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Empty {}
 
 fn parse_start(v: toml::Value, path: &str) -> R<StartSpec> {
     if let toml::Value::Table(t) = &v {
@@ -428,7 +427,7 @@ fn link_spec(raw: RawLink, path: &str, default_rate: Option<f64>, default_delay:
     }
     let aqm = match raw.aqm {
         Some(v) => parse_aqm(v, &format!("{path}.aqm"))?,
-        None => AqmConfig::DropTail,
+        None => AqmConfig::DropTail(Default::default()),
     };
     let limit = match unit {
         UnitName::Packets => Limit::packets(limit),

@@ -122,7 +122,7 @@ impl Sim {
         };
         links.push(mk(&sc.bottleneck, "bottleneck"));
         let rev = &sc.reverse;
-        let rev_simple = rev.aqm == aqm::AqmConfig::DropTail && rev.loss_rate == 0.0 && rev.limit.unit == aqm::QueueUnit::Packets;
+        let rev_simple = matches!(rev.aqm, aqm::AqmConfig::DropTail(_)) && rev.loss_rate == 0.0 && rev.limit.unit == aqm::QueueUnit::Packets;
         links.push(if rev_simple { Link::simple(rev.rate_bps, rev.delay, rev.limit.value.min(u32::MAX as u64) as u32) } else { mk(rev, "reverse") });
         let access_limit = sc.access_limit.min(u32::MAX as u64) as u32;
         let access = |rate: f64, delay: Time| Link::simple(rate, delay, access_limit);
@@ -176,6 +176,14 @@ impl Sim {
         if sc.warmup > 0 {
             ev.push(sc.warmup, Kind::Warmup, 0);
         }
+        for (l, link) in links.iter().enumerate() {
+            if let Some(period) = link.aqm.as_ref().and_then(|a| a.queue.disc.timer_period()) {
+                if period == 0 {
+                    return Err(SimError::Build(format!("link {l}: the AQM's timer period is zero")));
+                }
+                ev.push(period, Kind::AqmTimer, l as u32);
+            }
+        }
         ev.push(0, Kind::Sample, 0);
         let state_names = links[BNECK].aqm.as_ref().expect("bottleneck has a queue").queue.disc.state_names();
         let ts = Series {
@@ -225,6 +233,7 @@ impl Sim {
             self.events += 1;
             match kind {
                 Kind::Link => self.on_link_event(idx as usize),
+                Kind::AqmTimer => self.on_aqm_timer(idx as usize),
                 Kind::Timer => self.on_timer(idx as usize),
                 Kind::Send => self.on_cbr_send(idx as usize),
                 Kind::Start => self.on_start(idx as usize),
@@ -261,6 +270,27 @@ impl Sim {
         }
         self.advance(l, now);
         self.schedule_link(l);
+    }
+
+    /// An AQM's periodic timer: bring the link up to date, run the timer, re-arm it.
+    fn on_aqm_timer(&mut self, l: usize) {
+        let now = self.now;
+        self.advance(l, now);
+        let a = self.links[l].aqm.as_mut().expect("timer on an AQM link");
+        a.queue.on_timer(now);
+        let period = a.queue.disc.timer_period();
+        for i in 0..a.queue.drops().len() {
+            let d = self.links[l].aqm.as_ref().expect("aqm").queue.drops()[i];
+            self.record_drop(&d.pkt, d.reason);
+        }
+        if l == BNECK {
+            let q = self.bq();
+            let (n, b) = (q.len(), q.bytes());
+            self.meas.queue_changed(now, n, b);
+        }
+        if let Some(p) = period {
+            self.ev.push(now + p, Kind::AqmTimer, l as u32);
+        }
     }
 
     #[inline]
