@@ -21,15 +21,23 @@
 //!
 //! The specification these files implement is `shared/spec/aqm.md`; each file cites its sections.
 
+pub mod buffer;
+pub mod choke;
+pub mod choked;
+pub mod chokew;
 pub mod droptail;
+pub mod family;
 pub mod fifo;
+pub mod gchoke;
 pub mod packet;
+pub mod perfect_choke;
 pub mod qdisc;
 pub mod queue;
 pub mod reason;
 pub mod red;
 pub mod red_math;
 pub mod rng;
+pub mod ward;
 
 pub use packet::Pkt;
 pub use qdisc::{Cx, Dropped, Limit, LinkInfo, Qdisc, QueueUnit};
@@ -164,11 +172,23 @@ macro_rules! registry {
 
 use droptail::{DropTail, DropTailParams};
 use red::{Red, RedParams};
+use choke::{Choke, ChokeParams};
+use gchoke::{GChoke, GChokeParams};
+use chokew::{Chokew, ChokewParams};
+use choked::{Choked, ChokedParams};
+use ward::{Ward, WardParams};
+use perfect_choke::{PerfectChoke, PerfectChokeParams};
 
 // One line per scheme. Keep the order: it is the order of `aqmlab list aqm`.
 registry! {
     DropTail => DropTail(DropTailParams), "droptail", "tail drop when the buffer is full (aqm.md §2)";
     Red => Red(RedParams), "red", "Random Early Detection (Floyd & Jacobson 1993): gentle, byte mode, ns-2 variant (aqm.md §3)";
+    Choke => Choke(ChokeParams), "choke", "CHOKe (Pan, Prabhakar, Psounis 2000): matched drops before RED; n_cand candidates; rear-region variant (aqm.md §6)";
+    PerfectChoke => PerfectChoke(PerfectChokeParams), "perfect_choke", "Perfect CHOKe ([TWL] §IV): oracle drop with probability 2 b_i / Q, no victims (aqm.md §6.2)";
+    GChoke => GChoke(GChokeParams), "gchoke", "geometric CHOKe (Eshete & Jiang 2013): draw again while the draws match (aqm.md §7)";
+    Chokew => Chokew(ChokewParams), "chokew", "CHOKeW (Wen, Fang, Sun 2008): priority-weighted matched drops; -RED, -avg, ID buffer, parallel draw (aqm.md §8)";
+    Choked => Choked(ChokedParams), "choked", "CHOKeD (Manzoor 2015): queue-dependent draws from the rear then the front half (aqm.md §9)";
+    Ward => Ward(WardParams), "ward", "WARD (Ho, Chan, Chen 2007): position-weighted two-packet comparison in DropTail (aqm.md §10)";
 }
 
 #[cfg(test)]
@@ -178,11 +198,29 @@ pub(crate) mod test_util {
     pub struct P {
         pub flow: u32,
         pub size: u32,
+        pub prio: u8,
+        pub in_profile: bool,
+        /// Arrival order, for order checks (not visible to disciplines).
+        pub seq: u32,
     }
     impl P {
         pub fn new(flow: u32, size: u32) -> Self {
-            P { flow, size }
+            P { flow, size, prio: 1, in_profile: false, seq: 0 }
         }
+    }
+
+    /// Parameters from JSON, for tests: `config("choke", r#"{"min_th": 1, "max_th": 5}"#)`.
+    pub fn config(kind: &str, json: &str) -> crate::AqmConfig {
+        struct J(serde_json::Value);
+        impl crate::ParamSource for J {
+            type Error = String;
+            fn get<T: serde::de::DeserializeOwned>(self) -> Result<T, String> {
+                serde_json::from_value(self.0).map_err(|e| e.to_string())
+            }
+        }
+        let cfg = crate::AqmConfig::parse(kind, J(serde_json::from_str(json).unwrap())).unwrap().expect("known scheme");
+        cfg.validate().unwrap();
+        cfg
     }
     impl crate::Pkt for P {
         fn flow(&self) -> u32 {
@@ -190,6 +228,12 @@ pub(crate) mod test_util {
         }
         fn size(&self) -> u32 {
             self.size
+        }
+        fn prio(&self) -> u8 {
+            self.prio
+        }
+        fn in_profile(&self) -> bool {
+            self.in_profile
         }
     }
 }

@@ -3,7 +3,13 @@
 //! The wrapper calls the discipline and counts what happened, so no algorithm counts its own
 //! statistics. Identities (aqm.md §1.3), checked by [`QueueStats::check`]:
 //! `arrivals = enqueued + dropped_on_arrival` and
-//! `enqueued = transmitted + victims + queued`.
+//! `enqueued = transmitted + dropped_queued + queued`, where `dropped_queued` counts the packets
+//! dropped after they had been enqueued: CHOKe-family victims, CoDel's drops at dequeue
+//! (`early`, aqm.md §17.1) and FQ-CoDel's drops from the fattest queue (`overflow`, §17.3).
+//! For schemes that drop only arrivals and victims, `dropped_queued` is the number of victims,
+//! which is the form the specification states. The wrapper tells the two kinds apart by the
+//! [`Qdisc`] contract: an `enqueue` that returns `false` has reported the arrival among its drops,
+//! every other reported packet (and every packet reported by `dequeue` or `on_timer`) was queued.
 
 use crate::qdisc::Dropped;
 use crate::rng::Rng;
@@ -20,12 +26,15 @@ pub struct QueueStats {
     /// Drops by reason (index [`DropReason::index`]).
     pub drops: [u64; DropReason::COUNT],
     pub drop_bytes: [u64; DropReason::COUNT],
+    /// Packets dropped after they had been enqueued (victims, drops at dequeue, drops from the
+    /// queue on overflow): a subset of `drops`.
+    pub dropped_queued: u64,
 }
 
 impl QueueStats {
-    /// Drops of arriving packets (every reason but victims).
+    /// Drops of arriving packets: all drops but those of packets that were already queued.
     pub fn dropped_on_arrival(&self) -> u64 {
-        DropReason::ALL.iter().filter(|r| r.is_arrival_drop()).map(|r| self.drops[r.index()]).sum()
+        self.drops.iter().sum::<u64>() - self.dropped_queued
     }
     /// Check the accounting identities given the number of packets still queued.
     pub fn check(&self, queued: u64) -> Result<(), String> {
@@ -37,11 +46,10 @@ impl QueueStats {
                 self.dropped_on_arrival()
             ));
         }
-        let victims = self.drops[DropReason::MatchedVictim.index()];
-        if self.enqueued != self.transmitted + victims + queued {
+        if self.enqueued != self.transmitted + self.dropped_queued + queued {
             return Err(format!(
-                "enqueued {} != transmitted {} + victims {} + queued {}",
-                self.enqueued, self.transmitted, victims, queued
+                "enqueued {} != transmitted {} + dropped after enqueue {} + queued {}",
+                self.enqueued, self.transmitted, self.dropped_queued, queued
             ));
         }
         Ok(())
@@ -73,6 +81,8 @@ impl<P: Pkt> Queue<P> {
         if ok {
             self.stats.enqueued += 1;
         }
+        // every reported packet but the arrival itself (when refused) was already queued
+        self.stats.dropped_queued += self.drops.len() as u64 - u64::from(!ok && !self.drops.is_empty());
         for d in &self.drops {
             self.stats.drops[d.reason.index()] += 1;
             self.stats.drop_bytes[d.reason.index()] += d.pkt.size() as u64;
@@ -87,6 +97,7 @@ impl<P: Pkt> Queue<P> {
         self.drops.clear();
         let mut cx = Cx { now, rng: &mut self.rng, drops: &mut self.drops };
         let out = self.disc.dequeue(&mut cx);
+        self.stats.dropped_queued += self.drops.len() as u64;
         for d in &self.drops {
             self.stats.drops[d.reason.index()] += 1;
             self.stats.drop_bytes[d.reason.index()] += d.pkt.size() as u64;
@@ -127,6 +138,7 @@ impl<P: Pkt> Queue<P> {
         self.drops.clear();
         let mut cx = Cx { now, rng: &mut self.rng, drops: &mut self.drops };
         self.disc.on_timer(&mut cx);
+        self.stats.dropped_queued += self.drops.len() as u64;
         for d in &self.drops {
             self.stats.drops[d.reason.index()] += 1;
             self.stats.drop_bytes[d.reason.index()] += d.pkt.size() as u64;
@@ -138,7 +150,7 @@ impl<P: Pkt> Queue<P> {
 mod tests {
     use super::*;
     use crate::red::RedParams;
-    use crate::test_util::P;
+    use crate::test_util::{config, P};
     use crate::{AqmConfig, Limit, LinkInfo};
     use proptest::prelude::{any, prop_assert, proptest};
     use crate::rng::Rng;
@@ -149,7 +161,31 @@ mod tests {
         gentle.w_q = 0.2;
         let mut ns2 = gentle.clone();
         ns2.variant = crate::red::RedVariant::Ns2;
-        vec![AqmConfig::DropTail(Default::default()), AqmConfig::Red(RedParams::with_thresholds(2.0, 6.0, 0.5)), AqmConfig::Red(gentle), AqmConfig::Red(ns2)]
+        let mut v = vec![AqmConfig::DropTail(Default::default()), AqmConfig::Red(RedParams::with_thresholds(2.0, 6.0, 0.5)), AqmConfig::Red(gentle), AqmConfig::Red(ns2)];
+        // the CHOKe family, with small thresholds so that matched drops happen, in both victim modes
+        let red = r#""min_th": 1, "max_th": 6, "w_q": 0.5, "max_p": 0.3"#;
+        for lazy in ["", r#", "victim_removal": "lazy""#, r#", "victim_removal": "lazy", "draw_population": "physical", "doomed_draw": "can_match""#] {
+            v.push(config("choke", &format!("{{{red}{lazy}}}")));
+            v.push(config("choke", &format!(r#"{{{red}, "n_cand": 3{lazy}}}"#)));
+            v.push(config("gchoke", &format!(r#"{{{red}, "maxcomp": 4{lazy}}}"#)));
+            v.push(config("chokew", &format!(r#"{{"l_th": 1, "l_minus": 2, "l_plus": 3, "p_plus": 0.4, "p_minus": 0.1, "weights": [1, 2]{lazy}}}"#)));
+            v.push(config("choked", &format!(r#"{{"t_min": 1, "t_max": 8, "w_q": 0.5{lazy}}}"#)));
+            v.push(config("ward", &format!("{{\"weight_rule\": \"exact\"{lazy}}}")));
+        }
+        v.push(config("choke", &format!(r#"{{{red}, "region": "rear"}}"#)));
+        v.push(config("chokew", r#"{"l_th": 1, "l_minus": 2, "l_plus": 3, "p_plus": 0.4, "id_buffer": true, "parallel": true, "w_avg": 0.3, "red": {"min_th": 2, "max_th": 6, "max_p": 0.2}}"#));
+        v.push(config("perfect_choke", &format!("{{{red}}}")));
+        v
+    }
+
+    /// Disciplines that transmit in arrival order overall (the others only per flow).
+    fn single_fifo(cfg: &AqmConfig) -> bool {
+        !matches!(cfg.name(), "fq_codel" | "wfq")
+    }
+
+    /// State variables that are probabilities: named `p` or ending in `_p`.
+    fn is_probability(name: &str) -> bool {
+        name == "p" || name.ends_with("_p")
     }
 
     proptest! {
@@ -161,27 +197,38 @@ mod tests {
                 for limit in [Limit::packets(12), Limit::bytes(9000)] {
                     let disc = cfg.build::<P>(LinkInfo { rate_bps: 1e7 }, limit);
                     let mut q = Queue::new(disc, Rng::stream(seed, "prop", 0));
-                    let mut next_id = 0u32; // flow field carries a unique id here, to check order
+                    let mut seq = 0u32;
                     let mut last_out: Option<u32> = None;
+                    let mut last_of_flow = [None::<u32>; 4];
                     let mut t = 0;
-                    let mut names = [0.0f64; 4];
-                    for (arrive, _f, size) in &ops {
+                    let names = q.disc.state_names();
+                    let mut values = vec![0.0f64; names.len()];
+                    for (arrive, f, size) in &ops {
                         t += 1000;
                         if *arrive {
-                            q.enqueue(P::new(next_id, *size), t);
-                            next_id += 1;
+                            let mut p = P::new(*f, *size);
+                            p.seq = seq;
+                            p.prio = 1 + (*f % 2) as u8;
+                            seq += 1;
+                            q.enqueue(p, t);
                         } else if let Some((p, enq)) = q.dequeue(t) {
                             prop_assert!(enq <= t);
-                            if let Some(l) = last_out { prop_assert!(p.flow > l, "FIFO order"); }
-                            last_out = Some(p.flow);
+                            if single_fifo(&cfg) {
+                                if let Some(l) = last_out { prop_assert!(p.seq > l, "FIFO order of survivors ({})", cfg.name()); }
+                                last_out = Some(p.seq);
+                            }
+                            let lf = &mut last_of_flow[p.flow as usize];
+                            if let Some(l) = *lf { prop_assert!(p.seq > l, "per-flow order ({})", cfg.name()); }
+                            *lf = Some(p.seq);
                             if q.is_empty() { q.on_link_idle(t); }
                         }
-                        prop_assert!(limit.qlen(q.len(), q.bytes()) <= limit.value);
-                        let n = q.disc.state_names().len();
-                        q.disc.state(&mut names[..n]);
-                        if n >= 2 { prop_assert!((0.0..=1.0).contains(&names[1])); }
+                        prop_assert!(limit.qlen(q.len(), q.bytes()) <= limit.value, "limit ({})", cfg.name());
+                        q.disc.state(&mut values);
+                        for (n, v) in names.iter().zip(&values) {
+                            if is_probability(n) { prop_assert!((0.0..=1.0).contains(v), "{} {} = {}", cfg.name(), n, v); }
+                        }
                     }
-                    prop_assert!(q.stats.check(q.len() as u64).is_ok(), "{:?}", q.stats.check(q.len() as u64));
+                    prop_assert!(q.stats.check(q.len() as u64).is_ok(), "{}: {:?}", cfg.name(), q.stats.check(q.len() as u64));
                 }
             }
         }

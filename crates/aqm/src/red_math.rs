@@ -30,6 +30,17 @@ impl Estimator {
     /// `ESTIMATE(now, q)`: `q` is the queue length seen by the arrival, before it is enqueued.
     #[inline]
     pub fn update(&mut self, now: Time, q: f64) -> f64 {
+        self.age(now);
+        self.avg = (1.0 - self.w_q) * self.avg + self.w_q * q;
+        self.avg
+    }
+
+    /// The idle-time half of `ESTIMATE` alone: if an idle period is open, close it and age the
+    /// average, `avg = (1 - w_q)^m * avg` with `m = (now - idle_since) / s`; otherwise leave it
+    /// unchanged. FRED's refresh at an arrival to an empty queue is exactly this (aqm.md §14,
+    /// `AVG_UPDATE` with `Q = 0`, not departing).
+    #[inline]
+    pub fn age(&mut self, now: Time) -> f64 {
         if self.idle {
             let mut m = now.saturating_sub(self.idle_since) as f64 / self.s_ns;
             if self.integer_m {
@@ -38,7 +49,6 @@ impl Estimator {
             self.avg *= libm::pow(1.0 - self.w_q, m);
             self.idle = false;
         }
-        self.avg = (1.0 - self.w_q) * self.avg + self.w_q * q;
         self.avg
     }
 
@@ -49,6 +59,21 @@ impl Estimator {
             self.idle = true;
             self.idle_since = now;
         }
+    }
+
+    /// Start an idle period at `now` even if one is already open: `idle_since` becomes `now`.
+    /// For an average that is not refreshed at every arrival (RIO's `avg_in`, aqm.md §4, A7) an
+    /// idle period can still be open when the link goes idle again; the idle clock is common to
+    /// both RIO averages and restarts at every link-idle event (§1.4: `idle_since = now`).
+    #[inline]
+    pub fn restart_idle(&mut self, now: Time) {
+        self.idle = true;
+        self.idle_since = now;
+    }
+
+    /// Whether an idle period is open (the next update will apply the idle decay).
+    pub fn is_idle(&self) -> bool {
+        self.idle
     }
 
     pub fn avg(&self) -> f64 {
@@ -124,6 +149,20 @@ impl DropTest {
     /// The uniformisation counter (`count`, init -1).
     pub fn count(&self) -> i64 {
         self.count
+    }
+
+    /// Reset the uniformisation counter to 0 (as after a drop).
+    pub fn reset_count(&mut self) {
+        self.count = 0;
+    }
+
+    /// An arrival in the probabilistic region that is *not* tested: `count` advances as if it
+    /// had been tested and survived (`fj93` semantics), and no random number is drawn. FRED
+    /// advances `count` for every arrival in the region but tests only robust flows (aqm.md §14
+    /// step 5).
+    pub fn count_untested(&mut self) {
+        self.count += 1;
+        self.last_p = 0.0;
     }
 
     /// The probability applied to the last tested arrival.

@@ -1,0 +1,539 @@
+//! The "leaky buffer" of the CHOKe family (aqm.md §1.2): a FIFO from which a uniformly random
+//! waiting packet can be drawn and removed before it reaches the head.
+//!
+//! Layout: a ring of slots addressed by *absolute* position (`head..tail`, wrapping indices). A
+//! slot is live, doomed (lazy deletion: flagged, still physically present) or empty (a removed
+//! packet's tombstone). Operations and costs:
+//!
+//! * push at the tail, pop at the head: O(1) (pop skips tombstones and discards doomed packets in
+//!   zero time, as the spec's lazy mode requires);
+//! * uniform draw over live packets: rejection sampling over the physical slots, O(1) expected
+//!   because tombstones are compacted away as soon as they outnumber live packets (immediate mode);
+//!   where physical positions must be kept (lazy mode with doomed packets occupying the buffer) or
+//!   where a scheme needs ranks (CHOKeD's regions, rear-region CHOKe), a Fenwick tree over slot
+//!   occupancy gives draws and "k-th live packet" in O(log n) — exact, with no fallback to the head
+//!   (Linux's `sch_choke` gives up after three misses and takes the head packet, which biases the
+//!   draw; this buffer never does);
+//! * removal of a drawn packet: O(1) (plus O(log n) with the Fenwick tree).
+
+use crate::rng::Rng;
+use crate::{Pkt, Time};
+use serde::{Deserialize, Serialize};
+
+/// How victims leave the buffer (aqm.md §1.2, A4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum VictimRemoval {
+    /// Removed at once (default).
+    #[default]
+    Immediate,
+    /// Flagged ("drop bit") and discarded without transmission when it reaches the head.
+    Lazy,
+}
+
+/// Which packets a random draw may pick (A3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DrawPopulation {
+    /// Live waiting packets only (default).
+    #[default]
+    Live,
+    /// Every physically present packet, doomed ones included (lazy mode only).
+    Physical,
+}
+
+/// What a drawn doomed packet means (A3; only with `draw_population = physical`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DoomedDraw {
+    /// A doomed packet never matches (default).
+    #[default]
+    NoMatch,
+    /// A doomed packet can match the arrival (it is not dropped a second time).
+    CanMatch,
+}
+
+/// Victim handling of a CHOKe-family scheme.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BufferMode {
+    pub removal: VictimRemoval,
+    /// Lazy mode: doomed packets keep occupying buffer space until they reach the head.
+    pub doomed_occupy: bool,
+    pub population: DrawPopulation,
+    pub doomed_draw: DoomedDraw,
+}
+
+impl Default for BufferMode {
+    fn default() -> Self {
+        BufferMode {
+            removal: VictimRemoval::Immediate,
+            doomed_occupy: true,
+            population: DrawPopulation::Live,
+            doomed_draw: DoomedDraw::NoMatch,
+        }
+    }
+}
+
+impl BufferMode {
+    /// Packets counted against the buffer limit (A4): physical occupancy in lazy mode with
+    /// `doomed_occupy_buffer`, live packets otherwise.
+    fn counts_doomed(&self) -> bool {
+        self.removal == VictimRemoval::Lazy && self.doomed_occupy
+    }
+}
+
+#[derive(Clone, Copy)]
+struct Entry<P> {
+    pkt: P,
+    enq: Time,
+    doomed: bool,
+}
+
+/// A drawn packet: its absolute position and whether it is live.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Drawn {
+    pub pos: u64,
+    pub live: bool,
+}
+
+/// Fenwick (binary indexed) tree of slot occupancy over ring positions.
+#[derive(Clone, Debug)]
+struct Fenwick {
+    t: Vec<i32>,
+}
+
+impl Fenwick {
+    fn new(n: usize) -> Self {
+        Fenwick { t: vec![0; n + 1] }
+    }
+    fn add(&mut self, i: usize, d: i32) {
+        let mut i = i + 1;
+        while i < self.t.len() {
+            self.t[i] += d;
+            i += i & i.wrapping_neg();
+        }
+    }
+    /// Sum over positions [0, i).
+    fn prefix(&self, mut i: usize) -> usize {
+        let mut s = 0i64;
+        while i > 0 {
+            s += self.t[i] as i64;
+            i &= i - 1;
+        }
+        s as usize
+    }
+    /// Smallest position p with prefix(p + 1) > k (the k-th occupied position, 0-based).
+    fn find(&self, mut k: usize) -> usize {
+        let n = self.t.len() - 1;
+        let mut pos = 0;
+        let mut step = n.next_power_of_two();
+        while step > 0 {
+            let nxt = pos + step;
+            if nxt <= n && (self.t[nxt] as usize) <= k {
+                pos = nxt;
+                k -= self.t[nxt] as usize;
+            }
+            step >>= 1;
+        }
+        pos
+    }
+}
+
+/// The leaky FIFO.
+pub struct LeakyBuffer<P> {
+    ring: Vec<Option<Entry<P>>>,
+    mask: u64,
+    head: u64,
+    tail: u64,
+    live: usize,
+    live_bytes: u64,
+    doomed: usize,
+    mode: BufferMode,
+    /// Occupancy of the draw population per ring slot, when ranks or non-compacted draws are needed.
+    fenwick: Option<Fenwick>,
+}
+
+impl<P: Pkt> LeakyBuffer<P> {
+    /// A buffer; `ranks` asks for O(log n) rank queries ([`LeakyBuffer::nth_live`]).
+    pub fn new(mode: BufferMode, ranks: bool) -> Self {
+        let cap = 64usize;
+        let needs_tree = ranks || mode.counts_doomed() || mode.removal == VictimRemoval::Lazy;
+        LeakyBuffer {
+            ring: vec![None; cap],
+            mask: cap as u64 - 1,
+            head: 0,
+            tail: 0,
+            live: 0,
+            live_bytes: 0,
+            doomed: 0,
+            mode,
+            fenwick: needs_tree.then(|| Fenwick::new(cap)),
+        }
+    }
+
+    pub fn mode(&self) -> BufferMode {
+        self.mode
+    }
+    /// Live waiting packets.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.live
+    }
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.live == 0
+    }
+    /// Bytes of live waiting packets.
+    #[inline]
+    pub fn bytes(&self) -> u64 {
+        self.live_bytes
+    }
+    /// Doomed packets still physically present (lazy mode).
+    pub fn doomed(&self) -> usize {
+        self.doomed
+    }
+    /// Packets counted against the buffer limit (live, plus doomed ones where they occupy space).
+    #[inline]
+    pub fn occupancy(&self) -> usize {
+        if self.mode.counts_doomed() {
+            self.live + self.doomed
+        } else {
+            self.live
+        }
+    }
+
+    #[inline]
+    fn slot(&self, pos: u64) -> usize {
+        (pos & self.mask) as usize
+    }
+
+    fn grow(&mut self) {
+        let old_cap = self.ring.len();
+        let cap = old_cap * 2;
+        let mut ring: Vec<Option<Entry<P>>> = vec![None; cap];
+        let mask = cap as u64 - 1;
+        for pos in self.head..self.tail {
+            ring[(pos & mask) as usize] = self.ring[(pos & self.mask) as usize].take();
+        }
+        self.ring = ring;
+        self.mask = mask;
+        self.rebuild_tree();
+    }
+
+    fn rebuild_tree(&mut self) {
+        if self.fenwick.is_none() {
+            return;
+        }
+        let mut f = Fenwick::new(self.ring.len());
+        for pos in self.head..self.tail {
+            if self.in_population(pos) {
+                f.add(self.slot(pos), 1);
+            }
+        }
+        self.fenwick = Some(f);
+    }
+
+    /// Is the slot at `pos` part of the draw population?
+    #[inline]
+    fn in_population(&self, pos: u64) -> bool {
+        match &self.ring[self.slot(pos)] {
+            None => false,
+            Some(e) => !e.doomed || self.mode.population == DrawPopulation::Physical,
+        }
+    }
+
+    #[inline]
+    fn population(&self) -> usize {
+        match self.mode.population {
+            DrawPopulation::Live => self.live,
+            DrawPopulation::Physical => self.live + self.doomed,
+        }
+    }
+
+    /// Append a packet at the tail.
+    #[inline]
+    pub fn push(&mut self, pkt: P, now: Time) {
+        if (self.tail - self.head) as usize == self.ring.len() {
+            self.grow();
+        }
+        let s = self.slot(self.tail);
+        self.ring[s] = Some(Entry { pkt, enq: now, doomed: false });
+        if let Some(f) = &mut self.fenwick {
+            f.add(s, 1);
+        }
+        self.tail += 1;
+        self.live += 1;
+        self.live_bytes += pkt.size() as u64;
+    }
+
+    /// Take the head packet for transmission, discarding doomed packets and tombstones before it.
+    #[inline]
+    pub fn pop(&mut self) -> Option<(P, Time)> {
+        while self.head < self.tail {
+            let s = self.slot(self.head);
+            let e = self.ring[s].take();
+            self.head += 1;
+            let Some(e) = e else { continue };
+            if let Some(f) = &mut self.fenwick {
+                if !e.doomed || self.mode.population == DrawPopulation::Physical {
+                    f.add(s, -1);
+                }
+            }
+            if e.doomed {
+                self.doomed -= 1;
+                continue;
+            }
+            self.live -= 1;
+            self.live_bytes -= e.pkt.size() as u64;
+            return Some((e.pkt, e.enq));
+        }
+        None
+    }
+
+    /// The packet at `pos` (live or doomed).
+    #[inline]
+    pub fn get(&self, pos: u64) -> &P {
+        &self.ring[self.slot(pos)].as_ref().expect("drawn slot is occupied").pkt
+    }
+
+    /// Draw uniformly from the draw population (live packets, or all physical ones with
+    /// `draw_population = physical`). `None` when it is empty.
+    #[inline]
+    pub fn draw(&self, rng: &mut Rng) -> Option<Drawn> {
+        let n = self.population();
+        if n == 0 {
+            return None;
+        }
+        let phys = self.tail - self.head;
+        if self.fenwick.is_none() || (phys as usize) <= 2 * n {
+            // rejection over physical slots: expected fewer than 2 tries
+            loop {
+                let pos = self.head + rng.below(phys);
+                if self.in_population(pos) {
+                    return Some(self.drawn(pos));
+                }
+            }
+        }
+        let pos = self.nth(rng.below(n as u64) as usize);
+        Some(self.drawn(pos))
+    }
+
+    fn drawn(&self, pos: u64) -> Drawn {
+        let live = self.ring[self.slot(pos)].as_ref().is_some_and(|e| !e.doomed);
+        Drawn { pos, live }
+    }
+
+    /// Absolute position of the k-th member of the draw population from the head (0-based).
+    fn nth(&self, k: usize) -> u64 {
+        let f = self.fenwick.as_ref().expect("rank queries need the Fenwick tree");
+        let cap = self.ring.len();
+        let h = self.slot(self.head);
+        let before = f.prefix(h); // members stored at ring slots [0, h): the wrapped part
+        let upper = self.population() - before; // members at ring slots [h, cap)
+        let s = if k < upper { f.find(before + k) } else { f.find(k - upper) };
+        if s >= h {
+            self.head + (s - h) as u64
+        } else {
+            self.head + (cap - h + s) as u64
+        }
+    }
+
+    /// Absolute position of the k-th live packet from the head (0-based; rank queries must have
+    /// been requested at construction, and the draw population must be `live`).
+    pub fn nth_live(&self, k: usize) -> u64 {
+        debug_assert!(k < self.live);
+        self.nth(k)
+    }
+
+    /// Remove (immediate mode) or doom (lazy mode) the live packet at `pos`; returns it so the
+    /// caller can report it as a victim. Doomed packets are never removed twice.
+    #[inline]
+    pub fn remove(&mut self, pos: u64) -> Option<P> {
+        let s = self.slot(pos);
+        let e = self.ring[s].as_mut()?;
+        if e.doomed {
+            return None;
+        }
+        let pkt = e.pkt;
+        self.live -= 1;
+        self.live_bytes -= pkt.size() as u64;
+        match self.mode.removal {
+            VictimRemoval::Immediate => {
+                self.ring[s] = None;
+                if let Some(f) = &mut self.fenwick {
+                    f.add(s, -1);
+                }
+                self.maybe_compact();
+            }
+            VictimRemoval::Lazy => {
+                e.doomed = true;
+                self.doomed += 1;
+                if self.mode.population == DrawPopulation::Live {
+                    if let Some(f) = &mut self.fenwick {
+                        f.add(s, -1);
+                    }
+                }
+            }
+        }
+        Some(pkt)
+    }
+
+    /// Squeeze out tombstones once they outnumber live packets (immediate mode), keeping order.
+    fn maybe_compact(&mut self) {
+        let phys = (self.tail - self.head) as usize;
+        if phys < 32 || phys <= 2 * self.live {
+            return;
+        }
+        let mut w = self.head;
+        for r in self.head..self.tail {
+            let rs = self.slot(r);
+            if let Some(e) = self.ring[rs].take() {
+                let ws = self.slot(w);
+                self.ring[ws] = Some(e);
+                w += 1;
+            }
+        }
+        self.tail = w;
+        self.rebuild_tree();
+    }
+
+    /// Visit live packets from head to tail.
+    pub fn for_each(&self, f: &mut dyn FnMut(&P, Time)) {
+        for pos in self.head..self.tail {
+            if let Some(e) = &self.ring[self.slot(pos)] {
+                if !e.doomed {
+                    f(&e.pkt, e.enq);
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_util::P;
+    use proptest::prelude::{any, prop_assert, prop_assert_eq, proptest};
+
+    fn modes() -> Vec<(BufferMode, bool)> {
+        let lazy = BufferMode { removal: VictimRemoval::Lazy, ..Default::default() };
+        let lazy_free = BufferMode { removal: VictimRemoval::Lazy, doomed_occupy: false, ..Default::default() };
+        let phys = BufferMode { removal: VictimRemoval::Lazy, population: DrawPopulation::Physical, ..Default::default() };
+        vec![(BufferMode::default(), false), (BufferMode::default(), true), (lazy, false), (lazy_free, true), (phys, false)]
+    }
+
+    proptest! {
+        /// Against a reference model (a Vec of live packets): same content and order after any
+        /// sequence of pushes, pops, draws and removals, in every mode; ranks agree.
+        #[test]
+        fn behaves_like_a_vec_with_holes(ops in proptest::collection::vec((0u8..4, any::<u16>()), 1..600), seed in 0u64..500) {
+            for (mode, ranks) in modes() {
+                let mut b = LeakyBuffer::<P>::new(mode, ranks);
+                let mut model: Vec<u32> = Vec::new();
+                let mut rng = Rng::stream(seed, "buf", 0);
+                let mut id = 0u32;
+                for (op, x) in &ops {
+                    match op {
+                        0 | 1 => { b.push(P::new(id, 100 + (*x as u32 % 1000)), 0); model.push(id); id += 1; }
+                        2 => {
+                            let got = b.pop().map(|(p, _)| p.flow);
+                            let want = if model.is_empty() { None } else { Some(model.remove(0)) };
+                            prop_assert_eq!(got, want);
+                        }
+                        _ => {
+                            if let Some(d) = b.draw(&mut rng) {
+                                let f = b.get(d.pos).flow;
+                                if d.live {
+                                    prop_assert!(model.contains(&f));
+                                    let removed = b.remove(d.pos).unwrap().flow;
+                                    prop_assert_eq!(removed, f);
+                                    model.retain(|m| *m != f);
+                                } else {
+                                    prop_assert!(mode.population == DrawPopulation::Physical);
+                                    prop_assert!(b.remove(d.pos).is_none(), "a doomed packet is never removed twice");
+                                }
+                            } else {
+                                prop_assert!(model.is_empty());
+                            }
+                        }
+                    }
+                    prop_assert_eq!(b.len(), model.len());
+                    let mut seen = Vec::new();
+                    b.for_each(&mut |p, _| seen.push(p.flow));
+                    prop_assert_eq!(&seen, &model);
+                    if ranks && mode.population == DrawPopulation::Live {
+                        for (k, m) in model.iter().enumerate() {
+                            prop_assert_eq!(b.get(b.nth_live(k)).flow, *m);
+                        }
+                    }
+                    if mode.removal == VictimRemoval::Immediate { prop_assert_eq!(b.occupancy(), model.len()); }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn draws_are_uniform_over_live_packets_with_holes() {
+        // 60 packets, every third removed: the 40 live ones must be drawn equally often.
+        for (mode, ranks) in modes() {
+            let mut b = LeakyBuffer::<P>::new(mode, ranks);
+            for i in 0..60 {
+                b.push(P::new(i, 1000), 0);
+            }
+            let mut rng = Rng::stream(1, "t", 0);
+            for i in (0..60u64).step_by(3) {
+                b.remove(i).unwrap();
+            }
+            if mode.population == DrawPopulation::Physical {
+                continue; // population includes the doomed ones by design
+            }
+            let n = 200_000;
+            let mut counts = [0u32; 60];
+            for _ in 0..n {
+                let d = b.draw(&mut rng).unwrap();
+                assert!(d.live);
+                counts[b.get(d.pos).flow as usize] += 1;
+            }
+            let expect = n as f64 / 40.0;
+            let chi2: f64 = (0..60).filter(|i| i % 3 != 0).map(|i| (counts[i] as f64 - expect).powi(2) / expect).sum();
+            // 39 degrees of freedom: the 99.9th percentile is about 72
+            assert!(chi2 < 72.0, "chi2 {chi2} in mode {mode:?}");
+            assert!((0..60).step_by(3).all(|i| counts[i] == 0));
+        }
+    }
+
+    #[test]
+    fn lazy_doomed_packets_occupy_until_they_reach_the_head() {
+        let mode = BufferMode { removal: VictimRemoval::Lazy, ..Default::default() };
+        let mut b = LeakyBuffer::<P>::new(mode, false);
+        for i in 0..4 {
+            b.push(P::new(i, 1000), 0);
+        }
+        b.remove(1).unwrap();
+        assert_eq!((b.len(), b.occupancy(), b.doomed()), (3, 4, 1));
+        assert_eq!(b.pop().unwrap().0.flow, 0);
+        // the doomed packet 1 is discarded in zero time on the way to packet 2
+        assert_eq!(b.pop().unwrap().0.flow, 2);
+        assert_eq!((b.len(), b.occupancy(), b.doomed()), (1, 1, 0));
+    }
+
+    #[test]
+    fn ring_grows_and_wraps_keeping_order_and_ranks() {
+        let mut b = LeakyBuffer::<P>::new(BufferMode::default(), true);
+        let mut next = 0;
+        let mut first = 0;
+        for round in 0..50 {
+            for _ in 0..(7 + round % 13) {
+                b.push(P::new(next, 1000), 0);
+                next += 1;
+            }
+            for _ in 0..5 {
+                assert_eq!(b.pop().unwrap().0.flow, first);
+                first += 1;
+            }
+        }
+        for k in 0..b.len() {
+            assert_eq!(b.get(b.nth_live(k)).flow, first + k as u32);
+        }
+    }
+}

@@ -1,0 +1,391 @@
+//! CHOKeD — CHOKe with a dynamic drawing factor (aqm.md §9).
+//!
+//! Reference: S. Manzoor, "CHOKeD: A Fair Active Queue Management System", MS thesis, GIK
+//! Institute, 2015 (Eq. 3.1–3.4, Fig. 3.5, Appendix A).
+//!
+//! RED's average `Q_a` detects congestion. Between the thresholds, an arrival is compared with
+//! `D_r` packets drawn from the rear half of the queue and, if none matched, with `D_f` from the
+//! front half, where `D_r = round(Q · sqrt(B) / ((T_max − T_min) · ln B))` grows with the queue and
+//! `D_f = round(D_r / 2)`. Matches drop the arrival and every matching drawn packet; an unmatched
+//! arrival still faces RED's test (A20). Regions are ranks, so the buffer keeps a Fenwick tree.
+
+use crate::buffer::LeakyBuffer;
+use crate::family::{admits, check_buffer_mode, drop_victims, family_params, matches};
+use crate::red_math::{DropTest, Estimator, Region, Variant};
+use crate::{Cx, DropReason, Limit, LinkInfo, ParamError, Params, Pkt, Qdisc, Scheme, Time, NS_PER_SEC};
+use serde::{Deserialize, Serialize};
+
+/// Queue length used in Eq. 3.2 (A19).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DSource {
+    #[default]
+    Current,
+    Average,
+}
+
+/// Where the two phases draw from (A18).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RegionDraws {
+    #[default]
+    Regions,
+    WholeBuffer,
+}
+
+/// Draws within a phase (A21 a).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Replacement {
+    /// Distinct packets (default).
+    #[default]
+    Without,
+    With,
+}
+
+fn d_t_min() -> f64 {
+    40.0
+}
+fn d_t_max() -> f64 {
+    80.0
+}
+fn d_w_q() -> f64 {
+    0.02
+}
+fn d_max_p() -> f64 {
+    0.1
+}
+fn d_pkt() -> u32 {
+    1000
+}
+
+family_params! {
+    /// CHOKeD parameters ([CHOKeD] values as defaults; `B` is the link's buffer limit).
+    pub struct ChokedParams {
+        /// Lower threshold on `Q_a` (packets).
+        #[serde(default = "d_t_min", alias = "min_th")]
+        pub t_min: f64,
+        /// Upper threshold on `Q_a`: above it every arrival is dropped (FORCED).
+        #[serde(default = "d_t_max", alias = "max_th")]
+        pub t_max: f64,
+        /// EWMA weight (Eq. 3.1).
+        #[serde(default = "d_w_q")]
+        pub w_q: f64,
+        /// Probability at `T_max` of the RED test after unmatched draws (not given; 0.1, A20).
+        #[serde(default = "d_max_p")]
+        pub max_p: f64,
+        /// `current` (default) or `average` (A19).
+        #[serde(default)]
+        pub d_source: DSource,
+        /// `regions` (default) or `whole_buffer` (A18).
+        #[serde(default)]
+        pub region_draws: RegionDraws,
+        /// Apply the RED test after unmatched draws (A20).
+        #[serde(default = "crate::family::default_true")]
+        pub red_after_unmatched: bool,
+        /// `without` (default) or `with` replacement (A21).
+        #[serde(default)]
+        pub draw_replacement: Replacement,
+        /// Packet size for the idle-time correction and for byte-mode conversion.
+        #[serde(default = "d_pkt")]
+        pub mean_pkt_size: u32,
+    }
+}
+
+impl Params for ChokedParams {
+    fn validate(&self) -> Result<(), ParamError> {
+        if !(self.t_min >= 0.0 && self.t_min.is_finite()) {
+            return Err(ParamError::new("t_min", "must be a number >= 0"));
+        }
+        if !(self.t_max > self.t_min && self.t_max.is_finite()) {
+            return Err(ParamError::new("t_max", format!("must be greater than t_min ({}), got {}", self.t_min, self.t_max)));
+        }
+        if !(self.w_q > 0.0 && self.w_q <= 1.0) {
+            return Err(ParamError::new("w_q", format!("must be in (0, 1], got {}", self.w_q)));
+        }
+        if !(self.max_p > 0.0 && self.max_p <= 1.0) {
+            return Err(ParamError::new("max_p", format!("must be in (0, 1], got {}", self.max_p)));
+        }
+        if self.mean_pkt_size == 0 {
+            return Err(ParamError::new("mean_pkt_size", "must be at least 1 byte"));
+        }
+        check_buffer_mode(&self.buffer_mode())
+    }
+}
+
+/// `round_half_up(x) = floor(x + 0.5)`.
+fn round_half_up(x: f64) -> u64 {
+    (x + 0.5).floor().max(0.0) as u64
+}
+
+/// The drawing factor `D_i` of Eq. 3.2 for queue length `x` and buffer `b` (packets).
+pub fn drawing_factor(x: f64, b: f64, t_min: f64, t_max: f64) -> u64 {
+    if b <= 1.0 {
+        return 0;
+    }
+    round_half_up(x * b.sqrt() / ((t_max - t_min) * b.ln()))
+}
+
+pub struct Choked<P> {
+    p: ChokedParams,
+    buf: LeakyBuffer<P>,
+    est: Estimator,
+    test: DropTest,
+    limit: Limit,
+    /// Buffer size `B` in packets (Eq. 3.2).
+    b_pkts: f64,
+    /// Queue unit per packet (1, or the mean packet size in byte mode); thresholds in that unit.
+    scale: f64,
+    t_min: f64,
+    t_max: f64,
+    hits: Vec<u64>,
+    chosen: Vec<usize>,
+}
+
+impl<P: Pkt> Scheme<P> for Choked<P> {
+    type Params = ChokedParams;
+    fn new(p: &ChokedParams, link: LinkInfo, limit: Limit) -> Self {
+        let (scale, b_pkts) = match limit.unit {
+            crate::QueueUnit::Packets => (1.0, limit.value as f64),
+            crate::QueueUnit::Bytes => (p.mean_pkt_size as f64, limit.value as f64 / p.mean_pkt_size as f64),
+        };
+        let s_ns = 8.0 * p.mean_pkt_size as f64 / link.rate_bps * NS_PER_SEC as f64;
+        Choked {
+            buf: LeakyBuffer::new(p.buffer_mode(), true),
+            est: Estimator::new(p.w_q, s_ns, false),
+            test: DropTest::new(Variant::Fj93, true, false, p.mean_pkt_size as f64),
+            limit,
+            b_pkts,
+            scale,
+            t_min: p.t_min * scale,
+            t_max: p.t_max * scale,
+            hits: Vec::new(),
+            chosen: Vec::new(),
+            p: p.clone(),
+        }
+    }
+}
+
+impl<P: Pkt> Choked<P> {
+    /// One phase: `d` draws over live ranks `[lo, hi)`; fills `hits` with distinct matches.
+    fn phase(&mut self, d: u64, lo: usize, hi: usize, flow: u32, cx: &mut Cx<'_, P>) {
+        self.hits.clear();
+        let n = hi - lo;
+        if n == 0 || d == 0 {
+            return;
+        }
+        self.chosen.clear();
+        match self.p.draw_replacement {
+            Replacement::With => {
+                for _ in 0..d {
+                    self.chosen.push(lo + cx.rng.below(n as u64) as usize);
+                }
+            }
+            Replacement::Without => {
+                let k = (d as usize).min(n);
+                if k == n {
+                    self.chosen.extend(lo..hi);
+                } else {
+                    while self.chosen.len() < k {
+                        let r = lo + cx.rng.below(n as u64) as usize;
+                        if !self.chosen.contains(&r) {
+                            self.chosen.push(r);
+                        }
+                    }
+                }
+            }
+        }
+        for i in 0..self.chosen.len() {
+            let pos = self.buf.nth_live(self.chosen[i]);
+            if matches(&self.buf, pos, true, flow) && !self.hits.contains(&pos) {
+                self.hits.push(pos);
+            }
+        }
+    }
+
+    fn matched(&mut self, pkt: P, cx: &mut Cx<'_, P>) -> bool {
+        if self.hits.is_empty() {
+            return false;
+        }
+        let hits = std::mem::take(&mut self.hits);
+        drop_victims(&mut self.buf, &hits, cx);
+        self.hits = hits;
+        cx.drop(pkt, DropReason::MatchedArrival);
+        true
+    }
+}
+
+impl<P: Pkt> Qdisc<P> for Choked<P> {
+    fn enqueue(&mut self, pkt: P, cx: &mut Cx<'_, P>) -> bool {
+        // 1: Q_c and Q_a (Eq. 3.1 with the idle decay of §1.4)
+        let qc = self.limit.qlen(self.buf.len(), self.buf.bytes()) as f64;
+        let qa = self.est.update(cx.now, qc);
+        // 2: below T_min: no draws, count = -1
+        if qa < self.t_min {
+            self.test.decide(Region::None, pkt.size(), self.buf.len(), cx.rng);
+        } else if qa > self.t_max {
+            // 3: above T_max: forced drop (count = 0)
+            let r = self.test.decide(Region::Hard, pkt.size(), self.buf.len(), cx.rng).unwrap_or(DropReason::Forced);
+            cx.drop(pkt, r);
+            return false;
+        } else {
+            // 4: drawing factors
+            // Eq. 3.2 counts packets
+            let x = match self.p.d_source {
+                DSource::Current => qc,
+                DSource::Average => qa,
+            } / self.scale;
+            let d_r = drawing_factor(x, self.b_pkts, self.p.t_min, self.p.t_max);
+            let d_f = round_half_up(d_r as f64 / 2.0);
+            let q = self.buf.len();
+            let front = q / 2; // floor(Q/2) nearest the head; the rear has ceil(Q/2)
+            let (rear, fr) = match self.p.region_draws {
+                RegionDraws::Regions => ((front, q), (0, front)),
+                RegionDraws::WholeBuffer => ((0, q), (0, q)),
+            };
+            // 5: rear phase; 6: front phase only if the rear found nothing
+            self.phase(d_r, rear.0, rear.1, pkt.flow(), cx);
+            if self.matched(pkt, cx) {
+                return false;
+            }
+            self.phase(d_f, fr.0, fr.1, pkt.flow(), cx);
+            if self.matched(pkt, cx) {
+                return false;
+            }
+            // 7: RED's test on the unmatched arrival
+            if self.p.red_after_unmatched {
+                let p_b = self.p.max_p * (qa - self.t_min) / (self.t_max - self.t_min);
+                if let Some(r) = self.test.decide(Region::Prob(p_b), pkt.size(), self.buf.len(), cx.rng) {
+                    cx.drop(pkt, r);
+                    return false;
+                }
+            }
+        }
+        // 8-9
+        if !admits(&self.buf, &self.limit, pkt.size()) {
+            cx.drop(pkt, DropReason::Overflow);
+            return false;
+        }
+        self.buf.push(pkt, cx.now);
+        true
+    }
+
+    fn dequeue(&mut self, _cx: &mut Cx<'_, P>) -> Option<(P, Time)> {
+        self.buf.pop()
+    }
+    fn len(&self) -> usize {
+        self.buf.len()
+    }
+    fn bytes(&self) -> u64 {
+        self.buf.bytes()
+    }
+    fn on_link_idle(&mut self, now: Time) {
+        self.est.set_idle(now);
+    }
+    fn for_each_waiting(&self, f: &mut dyn FnMut(&P, Time)) {
+        self.buf.for_each(f)
+    }
+    fn state_names(&self) -> &'static [&'static str] {
+        &["avg", "p"]
+    }
+    fn state(&self, out: &mut [f64]) {
+        out[0] = self.est.avg();
+        out[1] = self.test.last_p();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::Rng;
+    use crate::test_util::P;
+
+    fn params(extra: &str) -> ChokedParams {
+        serde_json::from_str(&format!("{{{extra}}}")).unwrap()
+    }
+
+    #[test]
+    fn drawing_factor_worked_values() {
+        // aqm.md §9.2: B = 100, T_max - T_min = 40
+        let d = |q: u32| drawing_factor(q as f64, 100.0, 40.0, 80.0);
+        for q in 0..=9 {
+            assert_eq!(d(q), 0, "Q = {q}");
+        }
+        for (lo, hi, want) in [(10, 27, 1), (28, 46, 2), (47, 64, 3), (65, 82, 4), (83, 100, 5)] {
+            for q in lo..=hi {
+                assert_eq!(d(q), want, "Q = {q}");
+            }
+        }
+        assert_eq!(round_half_up(2.5), 3);
+        assert_eq!(round_half_up(5.0 / 2.0), 3);
+    }
+
+    fn with_queue(p: &ChokedParams, flows: &[u32]) -> Choked<P> {
+        let mut c: Choked<P> = Choked::new(p, LinkInfo { rate_bps: 8e6 }, Limit::packets(100));
+        for &f in flows {
+            c.buf.push(P::new(f, 1000), 0);
+        }
+        c
+    }
+
+    #[test]
+    fn thresholds_on_the_average() {
+        // w_q = 1: Q_a = Q_c
+        let p = params(r#""w_q": 1.0"#);
+        let mut rng = Rng::stream(1, "d", 0);
+        let mut drops = Vec::new();
+        // Q = 39 < T_min: admitted without draws even if every packet is the same flow
+        let mut c = with_queue(&p, &[3; 39]);
+        let mut cx = Cx { now: 0, rng: &mut rng, drops: &mut drops };
+        assert!(c.enqueue(P::new(3, 1000), &mut cx));
+        // Q = 81 > T_max: forced
+        let mut c = with_queue(&p, &[4; 81]);
+        let mut cx = Cx { now: 0, rng: &mut rng, drops: &mut drops };
+        assert!(!c.enqueue(P::new(3, 1000), &mut cx));
+        assert_eq!(drops.last().unwrap().reason, DropReason::Forced);
+    }
+
+    #[test]
+    fn rear_phase_first_front_phase_only_if_unmatched() {
+        // Q = 60 (D_r = 3, D_f = 2): front 30 packets of flow 1, rear 30 of flow 2
+        let p = params(r#""w_q": 1.0, "red_after_unmatched": false"#);
+        let q: Vec<u32> = (0..60).map(|i| if i < 30 { 1 } else { 2 }).collect();
+        let mut rng = Rng::stream(2, "d", 0);
+        // flow 2: the rear phase draws 3 distinct packets, all flow 2 -> 3 victims from the rear
+        let mut c = with_queue(&p, &q);
+        let mut drops = Vec::new();
+        let mut cx = Cx { now: 0, rng: &mut rng, drops: &mut drops };
+        assert!(!c.enqueue(P::new(2, 1000), &mut cx));
+        assert_eq!(drops.iter().filter(|d| d.reason == DropReason::MatchedVictim).count(), 3);
+        // flow 1: the rear (flow 2) cannot match; the front phase draws 2 -> 2 victims
+        let mut c = with_queue(&p, &q);
+        let mut drops = Vec::new();
+        let mut cx = Cx { now: 0, rng: &mut rng, drops: &mut drops };
+        assert!(!c.enqueue(P::new(1, 1000), &mut cx));
+        assert_eq!(drops.iter().filter(|d| d.reason == DropReason::MatchedVictim).count(), 2);
+        assert!(drops.iter().all(|d| d.pkt.flow == 1));
+        // a third flow matches nothing and (RED test off) is admitted
+        let mut c = with_queue(&p, &q);
+        let mut drops = Vec::new();
+        let mut cx = Cx { now: 0, rng: &mut rng, drops: &mut drops };
+        assert!(c.enqueue(P::new(9, 1000), &mut cx));
+        assert!(drops.is_empty());
+    }
+
+    #[test]
+    fn odd_queue_puts_the_extra_packet_in_the_rear() {
+        // Q = 47 (D_r = 3, D_f = 2): front = 23 packets of flow 1, rear = 24 packets of flow 2,
+        // the middle packet (rank 23) is flow 2 and belongs to the rear
+        let p = params(r#""w_q": 1.0, "red_after_unmatched": false"#);
+        let q: Vec<u32> = (0..47).map(|i| if i < 23 { 1 } else { 2 }).collect();
+        let mut rng = Rng::stream(3, "d", 0);
+        for _ in 0..50 {
+            let mut c = with_queue(&p, &q);
+            let mut drops = Vec::new();
+            let mut cx = Cx { now: 0, rng: &mut rng, drops: &mut drops };
+            assert!(!c.enqueue(P::new(2, 1000), &mut cx));
+            // rear phase only: its 3 victims are flow 2
+            assert_eq!(drops.iter().filter(|d| d.reason == DropReason::MatchedVictim).count(), 3);
+        }
+    }
+}

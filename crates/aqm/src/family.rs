@@ -1,0 +1,142 @@
+//! Pieces shared by the CHOKe family: the parameter block (the scheme's own fields, RED's fields
+//! for the embedded RED stage, and the victim-handling fields of aqm.md §1.2), and the
+//! matched-drop bookkeeping. Written once, used by CHOKe, gCHOKe, CHOKeD and WARD.
+
+use crate::buffer::{BufferMode, DoomedDraw, DrawPopulation, LeakyBuffer, VictimRemoval};
+use crate::{Cx, DropReason, ParamError, Pkt};
+
+pub(crate) fn default_true() -> bool {
+    true
+}
+pub(crate) fn default_max_p() -> f64 {
+    0.1
+}
+pub(crate) fn default_w_q() -> f64 {
+    0.002
+}
+pub(crate) fn default_pkt_size() -> u32 {
+    1000
+}
+
+/// Defines a CHOKe-family parameter struct: the listed fields, plus (with `red`) RED's fields, plus
+/// the victim-handling fields `victim_removal`, `doomed_occupy_buffer`, `draw_population`,
+/// `doomed_draw`. Scenario keys are flat: `aqm = { type = "choke", min_th = 20, max_th = 520,
+/// n_cand = 2, victim_removal = "lazy" }`.
+macro_rules! family_params {
+    (@victim $(#[$m:meta])* pub struct $name:ident { $( $(#[$fm:meta])* pub $f:ident : $t:ty, )* } $($red:tt)*) => {
+        $(#[$m])*
+        #[derive(Debug, Clone, PartialEq, serde::Deserialize, serde::Serialize)]
+        #[serde(deny_unknown_fields)]
+        pub struct $name {
+            $( $(#[$fm])* pub $f: $t, )*
+            $($red)*
+            /// `immediate` (default) or `lazy` (drop bit), aqm.md §1.2 / A4.
+            #[serde(default)]
+            pub victim_removal: crate::buffer::VictimRemoval,
+            /// Lazy mode: doomed packets occupy buffer space until they reach the head.
+            #[serde(default = "crate::family::default_true")]
+            pub doomed_occupy_buffer: bool,
+            /// `live` (default) or `physical` (lazy mode only), A3.
+            #[serde(default)]
+            pub draw_population: crate::buffer::DrawPopulation,
+            /// `no_match` (default) or `can_match`: what a drawn doomed packet means, A3.
+            #[serde(default)]
+            pub doomed_draw: crate::buffer::DoomedDraw,
+        }
+        impl $name {
+            /// Victim handling.
+            pub fn buffer_mode(&self) -> crate::buffer::BufferMode {
+                crate::buffer::BufferMode {
+                    removal: self.victim_removal,
+                    doomed_occupy: self.doomed_occupy_buffer,
+                    population: self.draw_population,
+                    doomed_draw: self.doomed_draw,
+                }
+            }
+        }
+    };
+    ($(#[$m:meta])* pub struct $name:ident { $( $(#[$fm:meta])* pub $f:ident : $t:ty, )* } red) => {
+        family_params! { @victim $(#[$m])* pub struct $name { $( $(#[$fm])* pub $f : $t, )* }
+            /// RED stage: lower threshold on the average (queue unit).
+            pub min_th: f64,
+            /// RED stage: upper threshold on the average.
+            pub max_th: f64,
+            #[serde(default = "crate::family::default_max_p")]
+            pub max_p: f64,
+            #[serde(default = "crate::family::default_w_q")]
+            pub w_q: f64,
+            #[serde(default)]
+            pub gentle: bool,
+            #[serde(default)]
+            pub mode: crate::red::RedMode,
+            #[serde(default = "crate::family::default_pkt_size")]
+            pub max_pkt_size: u32,
+            #[serde(default = "crate::family::default_pkt_size")]
+            pub mean_pkt_size: u32,
+            #[serde(default)]
+            pub variant: crate::red::RedVariant,
+            #[serde(default = "crate::family::default_true")]
+            pub uniformise: bool,
+            #[serde(default)]
+            pub idle_rule: crate::red::IdleRule,
+        }
+        impl $name {
+            /// The embedded RED stage's parameters.
+            pub fn red(&self) -> crate::red::RedParams {
+                crate::red::RedParams {
+                    min_th: self.min_th,
+                    max_th: self.max_th,
+                    max_p: self.max_p,
+                    w_q: self.w_q,
+                    gentle: self.gentle,
+                    mode: self.mode,
+                    max_pkt_size: self.max_pkt_size,
+                    mean_pkt_size: self.mean_pkt_size,
+                    variant: self.variant,
+                    uniformise: self.uniformise,
+                    idle_rule: self.idle_rule,
+                }
+            }
+        }
+    };
+    ($(#[$m:meta])* pub struct $name:ident { $( $(#[$fm:meta])* pub $f:ident : $t:ty, )* }) => {
+        family_params! { @victim $(#[$m])* pub struct $name { $( $(#[$fm])* pub $f : $t, )* } }
+    };
+}
+pub(crate) use family_params;
+
+/// Consistency of the victim-handling options.
+pub fn check_buffer_mode(m: &BufferMode) -> Result<(), ParamError> {
+    if m.population == DrawPopulation::Physical && m.removal != VictimRemoval::Lazy {
+        return Err(ParamError::new("draw_population", "\"physical\" needs victim_removal = \"lazy\" (only then are doomed packets present)"));
+    }
+    if m.doomed_draw == DoomedDraw::CanMatch && m.population != DrawPopulation::Physical {
+        return Err(ParamError::new("doomed_draw", "\"can_match\" needs draw_population = \"physical\""));
+    }
+    Ok(())
+}
+
+/// Does the drawn packet at `pos` match flow `flow`? (A doomed packet matches only with
+/// `doomed_draw = can_match`.)
+#[inline]
+pub fn matches<P: Pkt>(buf: &LeakyBuffer<P>, pos: u64, live: bool, flow: u32) -> bool {
+    buf.get(pos).flow() == flow && (live || buf.mode().doomed_draw == DoomedDraw::CanMatch)
+}
+
+/// Drop the queued packets at `positions` as victims (each at most once; doomed ones are not
+/// dropped again) and report them.
+#[inline]
+pub fn drop_victims<P: Pkt>(buf: &mut LeakyBuffer<P>, positions: &[u64], cx: &mut Cx<'_, P>) {
+    for &pos in positions {
+        if let Some(v) = buf.remove(pos) {
+            cx.drop(v, DropReason::MatchedVictim);
+        }
+    }
+}
+
+/// Whether an arrival of `size` bytes fits: `occupancy + size_unit <= B` (A4: physical occupancy in
+/// lazy mode with doomed packets occupying space).
+#[inline]
+pub fn admits<P: Pkt>(buf: &LeakyBuffer<P>, limit: &crate::Limit, size: u32) -> bool {
+    limit.admits(buf.occupancy(), buf.bytes(), size)
+}
