@@ -73,3 +73,19 @@ def test_names():
     assert ("red" in dict(aqmlab.names("aqm"))) and ("newreno" in dict(aqmlab.names("tcp")))
     with pytest.raises(ValueError):
         aqmlab.names("colours")
+
+
+def test_queue_snapshots_give_the_spatial_distribution(small):
+    res = aqmlab.run(small, overrides=["simulation.queue_snapshots=true", 'bottleneck.aqm={type="choke", min_th=5, max_th=30}'])
+    snaps = res.snapshots
+    assert snaps is not None and len(snaps) > 0
+    count = res.summary["queue_snapshots"]["count"]
+    # 20 s with 2 s warm-up, one snapshot per 100 ms sample
+    assert count == 180
+    # positions run 0 (tail) .. queue_len - 1 within each snapshot
+    g = snaps.groupby("time_s")
+    assert (g.position_from_tail.max() == g.queue_len.first() - 1).all()
+    assert (g.position_from_tail.min() == 0).all()
+    rho = aqmlab.spatial_distribution(snaps, count, transport="udp")
+    assert list(rho.columns) == ["y", "rho"] and rho.rho.between(0, 1).all()
+    assert aqmlab.run(small).snapshots is None

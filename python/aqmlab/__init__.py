@@ -14,6 +14,6 @@ writes tidy results (CSV, Parquet, JSON).
 """
 
 from ._core import ScenarioError, SimulationError, __version__
-from .api import Result, names, run, validate
+from .api import Result, names, run, spatial_distribution, validate
 
-__all__ = ["run", "validate", "names", "Result", "ScenarioError", "SimulationError", "__version__"]
+__all__ = ["run", "validate", "names", "spatial_distribution", "Result", "ScenarioError", "SimulationError", "__version__"]

@@ -59,6 +59,9 @@ class Result:
     flows: pd.DataFrame
     timeseries: pd.DataFrame
     wall_seconds: float = field(default=float("nan"), compare=False)
+    snapshots: pd.DataFrame | None = None
+    """With ``simulation.queue_snapshots = true``: one row per waiting packet per snapshot
+    (``queue_snapshots.csv``), for the spatial distribution of flows in the queue (M10)."""
 
     def jain(self, column: str = "throughput_bps", group: str | Iterable[str] | None = None, flows=None) -> float:
         """Jain's fairness index (Σx)²/(n·Σx²) of ``column`` over a chosen set of flows.
@@ -92,7 +95,10 @@ class Result:
         p = d / "summary.json"
         p.write_text(json.dumps(self.summary, indent=2, sort_keys=True) + "\n", encoding="utf-8")
         written.append(p)
-        for name, df in (("flows", self.flows), ("timeseries", self.timeseries)):
+        tables = [("flows", self.flows), ("timeseries", self.timeseries)]
+        if self.snapshots is not None:
+            tables.append(("queue_snapshots", self.snapshots))
+        for name, df in tables:
             csv = d / f"{name}.csv"
             df.to_csv(csv, index=False)
             pq = d / f"{name}.parquet"
@@ -130,7 +136,39 @@ def run(
     summary = json.loads(raw["summary"])
     if overrides:
         summary["scenario"]["overrides"] = list(overrides)
-    return Result(summary, _frame(raw["flows"]), _frame(raw["timeseries"]), wall)
+    snaps = _frame(raw["snapshots"]) if "snapshots" in raw else None
+    return Result(summary, _frame(raw["flows"]), _frame(raw["timeseries"]), wall, snaps)
+
+
+def spatial_distribution(snapshots: pd.DataFrame, count: int, transport: str = "udp", grid: int = 200) -> pd.DataFrame:
+    """M10: the probability ``rho(y)`` that the packet at position ``y`` of the queue (``y = 0`` at the
+    tail, ``y = b_avg`` at the head) belongs to a flow of the given transport, from ``count`` queue
+    snapshots (``Result.snapshots`` and ``summary["queue_snapshots"]["count"]``; empty snapshots
+    count with zero rows). Positions are rescaled per snapshot: for snapshot j with ``b_j`` packets,
+    ``y`` maps to position ``floor(y * b_j / b_avg)`` from the tail, clamped to ``b_j - 1``.
+    Returns columns ``y`` (packets) and ``rho``.
+    """
+    import numpy as np
+
+    if count <= 0:
+        raise ValueError("no snapshots were taken (set simulation.queue_snapshots = true)")
+    lens = snapshots.groupby("time_s")["queue_len"].first()
+    b_avg = float(lens.sum()) / count
+    ys = np.linspace(0.0, b_avg, grid)
+    rho = np.zeros(grid)
+    if b_avg == 0:
+        return pd.DataFrame({"y": ys, "rho": rho})
+    is_t = (snapshots["transport"] == transport).to_numpy()
+    pos = snapshots["position_from_tail"].to_numpy()
+    times = snapshots["time_s"].to_numpy()
+    # per snapshot: a boolean array over positions from the tail
+    for t, b in lens.items():
+        sel = times == t
+        flags = np.zeros(int(b), dtype=bool)
+        flags[pos[sel]] = is_t[sel]
+        idx = np.minimum(np.floor(ys * b / b_avg).astype(int), int(b) - 1)
+        rho += flags[idx]
+    return pd.DataFrame({"y": ys, "rho": rho / count})
 
 
 def names(kind: str) -> list[tuple[str, str]]:

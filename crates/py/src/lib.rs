@@ -99,6 +99,9 @@ fn run<'py>(
     d.set_item("summary", res.summary.to_string())?;
     d.set_item("flows", table_to_py(py, &res.flows)?)?;
     d.set_item("timeseries", table_to_py(py, &res.timeseries)?)?;
+    if let Some(snap) = &res.snapshots {
+        d.set_item("snapshots", table_to_py(py, snap)?)?;
+    }
     Ok(d)
 }
 

@@ -39,4 +39,6 @@ pub struct Results {
     pub flows: Table,
     /// One row per sample of the bottleneck.
     pub timeseries: Table,
+    /// With `simulation.queue_snapshots`: one row per waiting packet per snapshot (M10).
+    pub snapshots: Option<Table>,
 }

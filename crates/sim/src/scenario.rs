@@ -105,6 +105,8 @@ pub struct Scenario {
     pub warmup: Time,
     pub seed: u64,
     pub sample_interval: Time,
+    /// Record the bottleneck queue's composition at every sample in the window (M10).
+    pub queue_snapshots: bool,
     pub bottleneck: LinkSpec,
     pub reverse: LinkSpec,
     pub access_limit: u64,
@@ -144,6 +146,7 @@ struct RawSimulation {
     warmup: Option<Dur>,
     seed: Option<u64>,
     sample_interval: Option<Dur>,
+    queue_snapshots: Option<bool>,
 }
 
 #[derive(Deserialize, Default)]
@@ -620,6 +623,7 @@ fn from_table(table: toml::Table, default_name: &str) -> R<Scenario> {
         warmup,
         seed: sim.seed.unwrap_or(1),
         sample_interval,
+        queue_snapshots: sim.queue_snapshots.unwrap_or(false),
         bottleneck,
         reverse,
         access_limit: access.limit,

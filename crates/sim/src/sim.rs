@@ -102,6 +102,12 @@ struct Series {
     last_tx_bytes: u64,
     last_drops: u64,
     last_t: Time,
+    // queue snapshots (M10): time, position from the tail (0 = tail), queue length, flow
+    snap_t: Vec<f64>,
+    snap_pos: Vec<i64>,
+    snap_len: Vec<i64>,
+    snap_flow: Vec<i64>,
+    snap_count: u64,
 }
 
 impl Sim {
@@ -197,6 +203,11 @@ impl Sim {
             last_tx_bytes: 0,
             last_drops: 0,
             last_t: 0,
+            snap_t: Vec::new(),
+            snap_pos: Vec::new(),
+            snap_len: Vec::new(),
+            snap_flow: Vec::new(),
+            snap_count: 0,
         };
         Ok(Sim {
             meas: LinkMeasure::new(sc.warmup),
@@ -580,6 +591,20 @@ impl Sim {
         ts.last_tx_bytes = st.transmitted_bytes;
         ts.last_drops = drops;
         ts.last_t = now;
+        if self.sc.queue_snapshots && now >= self.sc.warmup {
+            // the queue's composition by position, counted from the tail (M10)
+            let n = q.len() as i64;
+            let t = now as f64 / NS_PER_SEC as f64;
+            let mut from_head = 0i64;
+            q.disc.for_each_waiting(&mut |p, _| {
+                ts.snap_t.push(t);
+                ts.snap_pos.push(n - 1 - from_head);
+                ts.snap_len.push(n);
+                ts.snap_flow.push(p.flow as i64);
+                from_head += 1;
+            });
+            ts.snap_count += 1;
+        }
         let next = now + self.sc.sample_interval;
         if next < self.sc.duration {
             self.ev.push(next, Kind::Sample, 0);
@@ -801,7 +826,23 @@ impl Sim {
         for (i, name) in self.ts.state_names.iter().enumerate() {
             ts.push(&format!("aqm_{name}"), Column::F64(self.ts.state[i].clone()));
         }
-        Results { summary: clean_nan(summary), flows: t, timeseries: ts }
+        let snapshots = self.sc.queue_snapshots.then(|| {
+            let mut st = Table::default();
+            st.push("time_s", Column::F64(self.ts.snap_t.clone()));
+            st.push("position_from_tail", Column::I64(self.ts.snap_pos.clone()));
+            st.push("queue_len", Column::I64(self.ts.snap_len.clone()));
+            st.push("flow_id", Column::I64(self.ts.snap_flow.clone()));
+            let group = |f: &i64| sc.groups[self.flows[*f as usize].group as usize].name.clone();
+            let transport = |f: &i64| sc.groups[self.flows[*f as usize].group as usize].transport_name().to_string();
+            st.push("group", Column::Str(self.ts.snap_flow.iter().map(group).collect()));
+            st.push("transport", Column::Str(self.ts.snap_flow.iter().map(transport).collect()));
+            st
+        });
+        let mut summary = clean_nan(summary);
+        if self.sc.queue_snapshots {
+            summary["queue_snapshots"] = json!({ "count": self.ts.snap_count, "interval_s": sc.sample_interval as f64 / 1e9 });
+        }
+        Results { summary, flows: t, timeseries: ts, snapshots }
     }
 }
 
