@@ -86,6 +86,7 @@ def test_queue_snapshots_give_the_spatial_distribution(small):
     g = snaps.groupby("time_s")
     assert (g.position_from_tail.max() == g.queue_len.first() - 1).all()
     assert (g.position_from_tail.min() == 0).all()
-    rho = aqmlab.spatial_distribution(snaps, count, transport="udp")
-    assert list(rho.columns) == ["y", "rho"] and rho.rho.between(0, 1).all()
+    rho = aqmlab.spatial_distribution(res)
+    assert list(rho.columns) == ["y", "rho_udp"] and rho.rho_udp.between(0, 1).all()
+    assert rho.attrs["snapshots"] == count
     assert aqmlab.run(small).snapshots is None

@@ -140,35 +140,16 @@ def run(
     return Result(summary, _frame(raw["flows"]), _frame(raw["timeseries"]), wall, snaps)
 
 
-def spatial_distribution(snapshots: pd.DataFrame, count: int, transport: str = "udp", grid: int = 200) -> pd.DataFrame:
-    """M10: the probability ``rho(y)`` that the packet at position ``y`` of the queue (``y = 0`` at the
-    tail, ``y = b_avg`` at the head) belongs to a flow of the given transport, from ``count`` queue
-    snapshots (``Result.snapshots`` and ``summary["queue_snapshots"]["count"]``; empty snapshots
-    count with zero rows). Positions are rescaled per snapshot: for snapshot j with ``b_j`` packets,
-    ``y`` maps to position ``floor(y * b_j / b_avg)`` from the tail, clamped to ``b_j - 1``.
-    Returns columns ``y`` (packets) and ``rho``.
+def spatial_distribution(result: Result, grid: int = 200) -> pd.DataFrame:
+    """M10 for a run made with ``simulation.queue_snapshots = true``: the probability ``rho_udp(y)``
+    that the packet at position ``y`` of the queue (``y = 0`` tail, ``y = b_avg`` head, rescaled per
+    snapshot) is a UDP packet. Returns columns ``y`` and ``rho_udp`` (see docs/metrics.md, M10).
     """
-    import numpy as np
+    from .models.runs import spatial_distribution as m10
 
-    if count <= 0:
-        raise ValueError("no snapshots were taken (set simulation.queue_snapshots = true)")
-    lens = snapshots.groupby("time_s")["queue_len"].first()
-    b_avg = float(lens.sum()) / count
-    ys = np.linspace(0.0, b_avg, grid)
-    rho = np.zeros(grid)
-    if b_avg == 0:
-        return pd.DataFrame({"y": ys, "rho": rho})
-    is_t = (snapshots["transport"] == transport).to_numpy()
-    pos = snapshots["position_from_tail"].to_numpy()
-    times = snapshots["time_s"].to_numpy()
-    # per snapshot: a boolean array over positions from the tail
-    for t, b in lens.items():
-        sel = times == t
-        flags = np.zeros(int(b), dtype=bool)
-        flags[pos[sel]] = is_t[sel]
-        idx = np.minimum(np.floor(ys * b / b_avg).astype(int), int(b) - 1)
-        rho += flags[idx]
-    return pd.DataFrame({"y": ys, "rho": rho / count})
+    if result.snapshots is None:
+        raise ValueError("this run took no queue snapshots (set simulation.queue_snapshots = true)")
+    return m10(result.snapshots, n_grid=grid, source="snapshots", count=result.summary["queue_snapshots"]["count"])
 
 
 def names(kind: str) -> list[tuple[str, str]]:

@@ -4,6 +4,7 @@
     aqmlab validate SCENARIO [--set ...]
     aqmlab list aqm|tcp|traffic [--describe]
     aqmlab bench [--point NAME ...] [--repeat K] [--json]
+    aqmlab model choke|chokew|raqm|ward [--param value ...] [--json] [--plot FILE] [--run DIR ...]
 
 A user's mistake (a bad scenario, a missing file, a bad option) prints one line
 ``error: <file>: <key path>: <what is wrong and what is allowed>`` on stderr and exits with 2;
@@ -211,6 +212,17 @@ def cmd_bench(a) -> int:
     return 0
 
 
+def cmd_model(a) -> int:
+    """`aqmlab model ...`: delegated to aqmlab.models.cli; model errors become one-line UserErrors."""
+    from .models import ModelError
+    from .models.cli import run as run_model
+
+    try:
+        return run_model(a)
+    except ModelError as e:
+        raise UserError(str(e))
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="aqmlab", description="Packet-level simulation of active queue management.")
     p.add_argument("--version", action="version", version=f"aqmlab {__version__}")
@@ -239,6 +251,12 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--repeat", type=int, default=1, help="runs per point; the fastest is reported")
     b.add_argument("--json", action="store_true", help="print JSON instead of a table")
     b.set_defaults(fn=cmd_bench)
+
+    from .models.cli import add_subcommands as add_model_subcommands
+
+    m = sub.add_parser("model", help="analytical models (CHOKe, CHOKeW, RAQM, WARD), optionally beside runs")
+    add_model_subcommands(m)
+    m.set_defaults(fn=cmd_model)
     return p
 
 

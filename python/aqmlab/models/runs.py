@@ -1,0 +1,206 @@
+"""Reading simulation results for comparison with the models.
+
+A run directory is what ``aqmlab run`` writes (``summary.json``, ``flows.csv``, ``timeseries.csv``;
+column definitions in ``docs/metrics.md``). Optionally it holds ``queue_snapshots.csv``, the queue
+snapshots of metric M10 (spec experiments.md §3) with one row per waiting packet per snapshot:
+
+=====================  ==========================================================================
+column                 meaning
+=====================  ==========================================================================
+``time_s``             snapshot time (s); all rows of one snapshot share it (``t_s`` is
+                       accepted as a synonym)
+``position_from_tail`` 0 = the packet that arrived last (tail) ... n-1 = the head (next to send);
+                       1-based numbering (1 = tail) is detected and accepted
+``flow_id``            the packet's flow (as in flows.csv)
+``transport``          ``udp`` or ``tcp``
+=====================  ==========================================================================
+
+``aqmlab run`` writes this file when the scenario sets ``simulation.queue_snapshots = true`` (one
+snapshot per sample in the measurement window); it writes no rows for an empty queue and records
+the number of snapshots in ``summary.json`` (``queue_snapshots.count``), which ``read_run`` passes
+on. A hand-made file may instead mark an empty snapshot by a row with only the time set.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ._common import RunDataError
+
+__all__ = ["RunData", "read_run", "run_point", "sweep_points", "spatial_distribution", "SNAPSHOT_FILE"]
+
+SNAPSHOT_FILE = "queue_snapshots.csv"
+SNAPSHOT_COLUMNS = ("time_s", "position_from_tail", "flow_id", "transport")
+
+
+@dataclass
+class RunData:
+    path: Path
+    summary: dict
+    flows: pd.DataFrame
+    timeseries: pd.DataFrame | None
+    snapshots: pd.DataFrame | None
+    snapshot_count: int | None = None
+
+
+def _read_csv(path: Path) -> pd.DataFrame:
+    try:
+        return pd.read_csv(path)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as e:
+        raise RunDataError(f"{path}: not a readable CSV table ({str(e).splitlines()[0]})")
+    except OSError as e:
+        raise RunDataError(f"{path}: cannot read: {e.strerror or e}")
+
+
+def read_run(path) -> RunData:
+    """Load a run directory; raise RunDataError naming what is missing."""
+    p = Path(path)
+    if not p.exists():
+        raise RunDataError(f"{p}: no such run directory")
+    if not p.is_dir():
+        raise RunDataError(f"{p}: not a directory (give a directory written by `aqmlab run`)")
+    sp, fp = p / "summary.json", p / "flows.csv"
+    for f in (sp, fp):
+        if not f.is_file():
+            raise RunDataError(f"{p}: not a run directory: {f.name} is missing (write one with `aqmlab run`)")
+    try:
+        summary = json.loads(sp.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise RunDataError(f"{sp}: not valid JSON ({e})")
+    flows = _read_csv(fp)
+    need = {"transport", "share", "sent_pkts", "sent_bytes", "rtt_prop_s"}
+    missing = need - set(flows.columns)
+    if missing:
+        raise RunDataError(f"{fp}: missing column(s) {', '.join(sorted(missing))}")
+    for key in ("scenario", "bottleneck"):
+        if key not in summary:
+            raise RunDataError(f"{sp}: no '{key}' section")
+    ts = _read_csv(p / "timeseries.csv") if (p / "timeseries.csv").is_file() else None
+    snaps = None
+    if (p / SNAPSHOT_FILE).is_file():
+        snaps = _read_csv(p / SNAPSHOT_FILE)
+        if "t_s" in snaps.columns and "time_s" not in snaps.columns:
+            snaps = snaps.rename(columns={"t_s": "time_s"})
+        missing = set(SNAPSHOT_COLUMNS) - set(snaps.columns)
+        if missing:
+            raise RunDataError(f"{p / SNAPSHOT_FILE}: missing column(s) {', '.join(sorted(missing))}; "
+                               f"expected {', '.join(SNAPSHOT_COLUMNS)}")
+    count = summary.get("queue_snapshots", {}).get("count")
+    return RunData(p, summary, flows, ts, snaps, count)
+
+
+def run_point(run: RunData) -> dict:
+    """The quantities the models predict, measured in one run.
+
+    ``c_pps`` (capacity in packets/s, with the mean data packet size), ``x0_pps`` (UDP sending rate,
+    summed over UDP flows), ``s = x0/c``, ``udp_share`` (M3, summed over UDP flows), ``tcp_share``,
+    ``N`` (TCP flows), ``d`` (median round-trip propagation delay of the TCP flows), ``queue_mean``
+    (M7), ``delay_mean_s`` (M8), ``udp_drop_pct`` (M9).
+    """
+    s, f = run.summary, run.flows
+    try:
+        W = float(s["scenario"]["window_s"])
+        cap = float(s["bottleneck"]["capacity_bps"])
+    except (KeyError, TypeError, ValueError):
+        raise RunDataError(f"{run.path}/summary.json: scenario.window_s or bottleneck.capacity_bps missing")
+    transport = f["transport"].astype(str).str.lower()
+    sent = f["sent_pkts"].fillna(0).sum()
+    pkt = float(f["sent_bytes"].fillna(0).sum() / sent) if sent > 0 else 1000.0
+    c_pps = cap / (8.0 * pkt)
+    udp, tcp = f[transport == "udp"], f[transport == "tcp"]
+    x0 = float(udp["sent_pkts"].fillna(0).sum() / W) if len(udp) else math.nan
+    drops = udp["drops_total"].sum() if "drops_total" in udp else math.nan
+    arr = udp["bneck_arrivals"].sum() if "bneck_arrivals" in udp else math.nan
+    b = s["bottleneck"]
+    return {
+        "run": str(run.path),
+        "aqm": b.get("aqm"),
+        "c_pps": c_pps,
+        "packet_size": pkt,
+        "x0_pps": x0,
+        "s": x0 / c_pps if len(udp) else math.nan,
+        "udp_flows": int(len(udp)),
+        "udp_share": float(udp["share"].sum()) if len(udp) else math.nan,
+        "tcp_share": float(tcp["share"].sum()) if len(tcp) else math.nan,
+        "N": int(len(tcp)),
+        "d": float(tcp["rtt_prop_s"].median()) if len(tcp) else math.nan,
+        "queue_mean": b.get("queue_mean_pkts", math.nan),
+        "delay_mean_s": b.get("delay_mean_s", math.nan),
+        "udp_drop_pct": float(100.0 * drops / arr) if arr and arr > 0 else math.nan,
+    }
+
+
+def sweep_points(paths, need_udp: bool = True) -> pd.DataFrame:
+    """:func:`run_point` for every run directory, sorted by UDP rate."""
+    rows = []
+    for p in paths:
+        run = read_run(p)
+        row = run_point(run)
+        if need_udp and row["udp_flows"] == 0:
+            raise RunDataError(f"{run.path}: flows.csv has no UDP flow (transport == 'udp') to compare with")
+        rows.append(row)
+    if not rows:
+        raise RunDataError("no run directories given")
+    return pd.DataFrame(rows).sort_values("x0_pps", kind="stable").reset_index(drop=True)
+
+
+def spatial_distribution(
+    snapshots: pd.DataFrame, n_grid: int = 200, source: str = SNAPSHOT_FILE, count: int | None = None
+) -> pd.DataFrame:
+    """Metric M10: the fraction of snapshots whose packet at relative position ``y`` is UDP.
+
+    With ``J`` snapshots of ``b^j`` packets and ``b_avg`` their mean, for ``y`` in ``[0, b_avg]``
+    (0 = tail) snapshot j contributes 1 if its packet number ``floor(y b^j / b_avg)`` (clamped to
+    ``b^j - 1``) counted from the tail is UDP; empty snapshots contribute 0. ``count`` is J when
+    empty snapshots have no rows (as ``aqmlab run`` writes them: ``summary["queue_snapshots"]["count"]``).
+    Returns columns ``y``, ``rho_udp``; ``attrs`` holds ``b_avg`` and ``snapshots`` (J).
+    """
+    if "t_s" in snapshots.columns and "time_s" not in snapshots.columns:
+        snapshots = snapshots.rename(columns={"t_s": "time_s"})
+    missing = set(SNAPSHOT_COLUMNS) - set(snapshots.columns)
+    if missing:
+        raise RunDataError(f"{source}: missing column(s) {', '.join(sorted(missing))}")
+    if len(snapshots) == 0:
+        raise RunDataError(f"{source}: no snapshots")
+    df = snapshots.copy()
+    if df["time_s"].isna().any():
+        raise RunDataError(f"{source}: every row needs time_s")
+    pos = pd.to_numeric(df["position_from_tail"], errors="coerce")
+    bad = df["position_from_tail"].notna() & pos.isna()
+    if bad.any():
+        raise RunDataError(f"{source}: position_from_tail must be an integer (row {int(np.argmax(bad.to_numpy())) + 2})")
+    df["pos"] = pos
+    packets = df[df["pos"].notna()]
+    times = np.sort(df["time_s"].unique())
+    if len(packets):
+        packets = packets.sort_values(["time_s", "pos"], kind="stable")
+        is_udp = packets["transport"].astype(str).str.strip().str.lower().eq("udp").to_numpy()
+        counts = packets.groupby("time_s", sort=True).size()
+    else:
+        is_udp = np.zeros(0, dtype=bool)
+        counts = pd.Series(dtype=int)
+    n_j = counts.reindex(times, fill_value=0).to_numpy()
+    if count is not None:
+        if count < len(times):
+            raise RunDataError(f"{source}: {len(times)} snapshots in the file but a count of {count}")
+        n_j = np.concatenate([n_j, np.zeros(count - len(times), dtype=n_j.dtype)])
+    J = len(n_j)
+    b_avg = float(n_j.mean())
+    if b_avg <= 0:
+        raise RunDataError(f"{source}: every snapshot is empty")
+    offsets = np.concatenate([[0], np.cumsum(n_j)[:-1]])
+    y = np.linspace(0.0, b_avg, int(n_grid))
+    idx = np.floor(np.outer(n_j, y) / b_avg).astype(np.int64)  # J x G
+    idx = np.minimum(idx, np.maximum(n_j - 1, 0)[:, None])
+    flat = offsets[:, None] + idx
+    hit = np.where(n_j[:, None] > 0, is_udp[np.minimum(flat, max(len(is_udp) - 1, 0))] if len(is_udp) else False, False)
+    out = pd.DataFrame({"y": y, "rho_udp": hit.mean(axis=0)})
+    out.attrs["b_avg"] = b_avg
+    out.attrs["snapshots"] = J
+    return out
