@@ -338,9 +338,22 @@ impl<P: Pkt> LeakyBuffer<P> {
         }
     }
 
+    /// One past the absolute position of the tail packet.
+    #[inline]
+    pub fn end(&self) -> u64 {
+        self.tail
+    }
+
+    /// Whether the slot at `pos` holds a live packet.
+    #[inline]
+    pub fn is_live(&self, pos: u64) -> bool {
+        self.ring[self.slot(pos)].as_ref().is_some_and(|e| !e.doomed)
+    }
+
     /// Absolute position of the k-th live packet from the head (0-based; rank queries must have
     /// been requested at construction, and the draw population must be `live`).
     pub fn nth_live(&self, k: usize) -> u64 {
+        assert!(self.mode.population == DrawPopulation::Live, "live ranks need draw_population = live");
         debug_assert!(k < self.live);
         self.nth(k)
     }

@@ -10,10 +10,8 @@
 //! every distinct matching candidate are dropped. Otherwise RED decides. With `region = "rear"`
 //! the single candidate is drawn from the rear half of the queue (the [CHOKeD] §3.1 experiment).
 
-use crate::buffer::LeakyBuffer;
-use crate::family::{admits, check_buffer_mode, drop_victims, family_params, matches};
-use crate::red::RedStage;
-use crate::red_math::{p_base, Region};
+use crate::family::{check_buffer_mode, drop_victims, family_params, matches, red_leaky_delegate, RedLeaky};
+use crate::red_math::Region;
 use crate::{Cx, DropReason, Limit, LinkInfo, ParamError, Params, Pkt, Qdisc, Scheme, Time};
 use serde::{Deserialize, Serialize};
 
@@ -70,6 +68,9 @@ impl Params for ChokeParams {
         if self.region == DrawRegion::Rear && self.n_cand != 1 {
             return Err(ParamError::new("n_cand", "rear-region CHOKe draws one candidate (n_cand = 1)"));
         }
+        if self.region == DrawRegion::Rear && self.draw_population == crate::buffer::DrawPopulation::Physical {
+            return Err(ParamError::new("draw_population", "the rear region is a rank range of live packets, so rear-region draws are over live packets only (\"live\")"));
+        }
         check_buffer_mode(&self.buffer_mode())
     }
 }
@@ -77,9 +78,7 @@ impl Params for ChokeParams {
 /// CHOKe over a leaky buffer.
 pub struct Choke<P> {
     p: ChokeParams,
-    buf: LeakyBuffer<P>,
-    red: RedStage,
-    limit: Limit,
+    q: RedLeaky<P>,
     /// Scratch: positions of matching candidates (no allocation per packet).
     hits: Vec<u64>,
 }
@@ -88,9 +87,7 @@ impl<P: Pkt> Scheme<P> for Choke<P> {
     type Params = ChokeParams;
     fn new(p: &ChokeParams, link: LinkInfo, limit: Limit) -> Self {
         Choke {
-            buf: LeakyBuffer::new(p.buffer_mode(), p.region == DrawRegion::Rear),
-            red: p.red().stage(link),
-            limit,
+            q: RedLeaky::new(p.red().stage(link), p.buffer_mode(), p.region == DrawRegion::Rear, limit),
             hits: Vec::with_capacity(p.n_cand as usize),
             p: p.clone(),
         }
@@ -104,21 +101,21 @@ impl<P: Pkt> Choke<P> {
         match self.p.region {
             DrawRegion::Whole => {
                 for _ in 0..self.p.n_cand {
-                    let Some(d) = self.buf.draw(cx.rng) else { return };
-                    if matches(&self.buf, d.pos, d.live, flow) && !self.hits.contains(&d.pos) {
+                    let Some(d) = self.q.buf.draw(cx.rng) else { return };
+                    if matches(&self.q.buf, d.pos, d.live, flow) && !self.hits.contains(&d.pos) {
                         self.hits.push(d.pos);
                     }
                 }
             }
             DrawRegion::Rear => {
-                let q = self.buf.len();
+                let q = self.q.buf.len();
                 if q == 0 {
                     return;
                 }
                 let front = q / 2; // floor(Q/2) nearest the head; the rear holds ceil(Q/2)
                 let k = front + cx.rng.below((q - front) as u64) as usize;
-                let pos = self.buf.nth_live(k);
-                if matches(&self.buf, pos, true, flow) {
+                let pos = self.q.buf.nth_live(k);
+                if matches(&self.q.buf, pos, true, flow) {
                     self.hits.push(pos);
                 }
             }
@@ -129,63 +126,24 @@ impl<P: Pkt> Choke<P> {
 impl<P: Pkt> Qdisc<P> for Choke<P> {
     fn enqueue(&mut self, pkt: P, cx: &mut Cx<'_, P>) -> bool {
         // 1-2: RED average and region
-        let q = self.limit.qlen(self.buf.len(), self.buf.bytes());
-        let avg = self.red.est.update(cx.now, q as f64);
-        let region = p_base(avg, &self.red.th);
+        let region = self.q.region(cx.now);
         if region != Region::None && (region != Region::Hard || self.p.choke_draw_above_hard) {
             // 4: matched-drop test
             self.draw_matches(pkt.flow(), cx);
             if !self.hits.is_empty() {
-                let hits = std::mem::take(&mut self.hits);
-                drop_victims(&mut self.buf, &hits, cx);
-                self.hits = hits;
+                drop_victims(&mut self.q.buf, &self.hits, cx);
                 if self.p.count_matched == CountMatched::Reset {
-                    self.red.test.reset_count();
+                    self.q.red.test.reset_count();
                 }
                 cx.drop(pkt, DropReason::MatchedArrival);
                 return false;
             }
         }
-        // 3, 5, 6: RED's decision (count = -1 below min_th, FORCED above the hard threshold, EARLY)
-        if let Some(r) = self.red.test.decide(region, pkt.size(), self.buf.len(), cx.rng) {
-            cx.drop(pkt, r);
-            return false;
-        }
-        // 7-8
-        if !admits(&self.buf, &self.limit, pkt.size()) {
-            cx.drop(pkt, DropReason::Overflow);
-            return false;
-        }
-        self.buf.push(pkt, cx.now);
-        true
+        // 3, 5-8: RED's decision and the buffer test
+        self.q.admit(pkt, region, cx)
     }
 
-    fn dequeue(&mut self, cx: &mut Cx<'_, P>) -> Option<(P, Time)> {
-        let e = self.buf.pop();
-        if e.is_some() && self.buf.is_empty() {
-            self.red.on_queue_empty(cx.now);
-        }
-        e
-    }
-    fn len(&self) -> usize {
-        self.buf.len()
-    }
-    fn bytes(&self) -> u64 {
-        self.buf.bytes()
-    }
-    fn on_link_idle(&mut self, now: Time) {
-        self.red.on_link_idle(now);
-    }
-    fn for_each_waiting(&self, f: &mut dyn FnMut(&P, Time)) {
-        self.buf.for_each(f)
-    }
-    fn state_names(&self) -> &'static [&'static str] {
-        &["avg", "p"]
-    }
-    fn state(&self, out: &mut [f64]) {
-        out[0] = self.red.est.avg();
-        out[1] = self.red.test.last_p();
-    }
+    red_leaky_delegate!(q);
 }
 
 #[cfg(test)]
@@ -253,7 +211,7 @@ pub(crate) mod tests {
             assert!(c.enqueue(P::new(100 + i, 1000), &mut cx));
         }
         for _ in 0..5 {
-            c.buf.push(P::new(9, 1000), 0);
+            c.q.buf.push(P::new(9, 1000), 0);
         }
         let mut cx = Cx { now: 0, rng: &mut rng, drops: &mut drops };
         assert!(!c.enqueue(P::new(9, 1000), &mut cx));
@@ -273,7 +231,7 @@ pub(crate) mod tests {
         let fresh = || {
             let mut c = q(&p, 1000);
             for i in 0..21 {
-                c.buf.push(P::new(if i < 10 { 1 } else { 2 }, 1000), 0);
+                c.q.buf.push(P::new(if i < 10 { 1 } else { 2 }, 1000), 0);
             }
             c
         };
@@ -296,7 +254,7 @@ pub(crate) mod tests {
         let p = params(1.0, 2.0);
         let mut c = q(&p, 50);
         for _ in 0..5 {
-            c.buf.push(P::new(4, 1000), 0);
+            c.q.buf.push(P::new(4, 1000), 0);
         }
         let mut rng = Rng::stream(4, "t", 0);
         let mut drops = Vec::new();
@@ -308,7 +266,7 @@ pub(crate) mod tests {
         p2.choke_draw_above_hard = false;
         let mut c = q(&p2, 50);
         for _ in 0..5 {
-            c.buf.push(P::new(4, 1000), 0);
+            c.q.buf.push(P::new(4, 1000), 0);
         }
         let mut drops = Vec::new();
         let mut cx = Cx { now: 0, rng: &mut rng, drops: &mut drops };

@@ -109,6 +109,9 @@ impl Params for ChokedParams {
         if self.mean_pkt_size == 0 {
             return Err(ParamError::new("mean_pkt_size", "must be at least 1 byte"));
         }
+        if self.draw_population == crate::buffer::DrawPopulation::Physical {
+            return Err(ParamError::new("draw_population", "CHOKeD's regions are ranks of live packets, so its draws are over live packets only (\"live\")"));
+        }
         check_buffer_mode(&self.buffer_mode())
     }
 }
@@ -168,35 +171,55 @@ impl<P: Pkt> Scheme<P> for Choked<P> {
 
 impl<P: Pkt> Choked<P> {
     /// One phase: `d` draws over live ranks `[lo, hi)`; fills `hits` with distinct matches.
+    ///
+    /// The region's physical bounds come from two rank queries; draws are then uniform over the
+    /// live packets between them by rejection over physical slots (O(1) expected while tombstones
+    /// are sparse there), falling back to one rank query per draw where they are dense.
     fn phase(&mut self, d: u64, lo: usize, hi: usize, flow: u32, cx: &mut Cx<'_, P>) {
         self.hits.clear();
         let n = hi - lo;
         if n == 0 || d == 0 {
             return;
         }
-        self.chosen.clear();
-        match self.p.draw_replacement {
-            Replacement::With => {
-                for _ in 0..d {
-                    self.chosen.push(lo + cx.rng.below(n as u64) as usize);
+        let lo_pos = self.buf.nth_live(lo);
+        let hi_pos = if hi == self.buf.len() { self.buf.end() } else { self.buf.nth_live(hi) };
+        let span = hi_pos - lo_pos;
+        let dense = span <= 4 * n as u64;
+        let mut draw = |buf: &LeakyBuffer<P>, rng: &mut crate::rng::Rng| -> u64 {
+            if dense {
+                loop {
+                    let pos = lo_pos + rng.below(span);
+                    if buf.is_live(pos) {
+                        return pos;
+                    }
                 }
             }
-            Replacement::Without => {
-                let k = (d as usize).min(n);
-                if k == n {
-                    self.chosen.extend(lo..hi);
-                } else {
-                    while self.chosen.len() < k {
-                        let r = lo + cx.rng.below(n as u64) as usize;
-                        if !self.chosen.contains(&r) {
-                            self.chosen.push(r);
-                        }
-                    }
+            buf.nth_live(lo + rng.below(n as u64) as usize)
+        };
+        self.chosen.clear();
+        let k = match self.p.draw_replacement {
+            Replacement::With => d as usize,
+            Replacement::Without => (d as usize).min(n),
+        };
+        if self.p.draw_replacement == Replacement::Without && k == n {
+            // the whole region
+            let mut pos = lo_pos;
+            while pos < hi_pos {
+                if self.buf.is_live(pos) {
+                    self.chosen.push(pos as usize);
+                }
+                pos += 1;
+            }
+        } else {
+            while self.chosen.len() < k {
+                let pos = draw(&self.buf, cx.rng) as usize;
+                if self.p.draw_replacement == Replacement::With || !self.chosen.contains(&pos) {
+                    self.chosen.push(pos);
                 }
             }
         }
         for i in 0..self.chosen.len() {
-            let pos = self.buf.nth_live(self.chosen[i]);
+            let pos = self.chosen[i] as u64;
             if matches(&self.buf, pos, true, flow) && !self.hits.contains(&pos) {
                 self.hits.push(pos);
             }

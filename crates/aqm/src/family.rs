@@ -3,7 +3,9 @@
 //! matched-drop bookkeeping. Written once, used by CHOKe, gCHOKe, CHOKeD and WARD.
 
 use crate::buffer::{BufferMode, DoomedDraw, DrawPopulation, LeakyBuffer, VictimRemoval};
-use crate::{Cx, DropReason, ParamError, Pkt};
+use crate::red::RedStage;
+use crate::red_math::{p_base, Region};
+use crate::{Cx, DropReason, Limit, ParamError, Pkt, Time};
 
 pub(crate) fn default_true() -> bool {
     true
@@ -140,3 +142,81 @@ pub fn drop_victims<P: Pkt>(buf: &mut LeakyBuffer<P>, positions: &[u64], cx: &mu
 pub fn admits<P: Pkt>(buf: &LeakyBuffer<P>, limit: &crate::Limit, size: u32) -> bool {
     limit.admits(buf.occupancy(), buf.bytes(), size)
 }
+
+/// A leaky buffer behind RED's stage: what CHOKe and gCHOKe share. A scheme calls
+/// [`RedLeaky::region`] (steps 1-2: RED's average and region), runs its own matched-drop test, and
+/// then [`RedLeaky::admit`] (RED's decision and the buffer test).
+pub struct RedLeaky<P> {
+    pub buf: LeakyBuffer<P>,
+    pub red: RedStage,
+    pub limit: Limit,
+}
+
+impl<P: Pkt> RedLeaky<P> {
+    pub fn new(red: RedStage, mode: BufferMode, ranks: bool, limit: Limit) -> Self {
+        RedLeaky { buf: LeakyBuffer::new(mode, ranks), red, limit }
+    }
+
+    /// Steps 1-2: update RED's average with the queue the arrival sees; the region of the average.
+    #[inline]
+    pub fn region(&mut self, now: Time) -> Region {
+        let q = self.limit.qlen(self.buf.len(), self.buf.bytes());
+        let avg = self.red.est.update(now, q as f64);
+        p_base(avg, &self.red.th)
+    }
+
+    /// RED's decision (count = -1 below `min_th`, FORCED above the hard threshold, the uniformised
+    /// EARLY test in between), then the buffer test; enqueues the packet if both pass.
+    #[inline]
+    pub fn admit(&mut self, pkt: P, region: Region, cx: &mut Cx<'_, P>) -> bool {
+        if let Some(r) = self.red.test.decide(region, pkt.size(), self.buf.len(), cx.rng) {
+            cx.drop(pkt, r);
+            return false;
+        }
+        if !admits(&self.buf, &self.limit, pkt.size()) {
+            cx.drop(pkt, DropReason::Overflow);
+            return false;
+        }
+        self.buf.push(pkt, cx.now);
+        true
+    }
+
+    /// Take the head packet; an emptied queue may start RED's idle period (`idle_rule`).
+    #[inline]
+    pub fn pop(&mut self, now: Time) -> Option<(P, Time)> {
+        let e = self.buf.pop();
+        if e.is_some() && self.buf.is_empty() {
+            self.red.on_queue_empty(now);
+        }
+        e
+    }
+}
+
+/// The `Qdisc` methods a scheme built on a [`RedLeaky`] field delegates to it.
+macro_rules! red_leaky_delegate {
+    ($f:ident) => {
+        fn dequeue(&mut self, cx: &mut Cx<'_, P>) -> Option<(P, Time)> {
+            self.$f.pop(cx.now)
+        }
+        fn len(&self) -> usize {
+            self.$f.buf.len()
+        }
+        fn bytes(&self) -> u64 {
+            self.$f.buf.bytes()
+        }
+        fn on_link_idle(&mut self, now: Time) {
+            self.$f.red.on_link_idle(now);
+        }
+        fn for_each_waiting(&self, f: &mut dyn FnMut(&P, Time)) {
+            self.$f.buf.for_each(f)
+        }
+        fn state_names(&self) -> &'static [&'static str] {
+            &["avg", "p"]
+        }
+        fn state(&self, out: &mut [f64]) {
+            out[0] = self.$f.red.est.avg();
+            out[1] = self.$f.red.test.last_p();
+        }
+    };
+}
+pub(crate) use red_leaky_delegate;

@@ -5,10 +5,8 @@
 //! cannot be drawn again, A11); the first non-matching draw, or `maxcomp` comparisons, ends the
 //! loop; at least one match drops the arrival too. The RED stage is CHOKe's.
 
-use crate::buffer::LeakyBuffer;
-use crate::family::{admits, check_buffer_mode, family_params, matches};
-use crate::red::RedStage;
-use crate::red_math::{p_base, Region};
+use crate::family::{check_buffer_mode, family_params, matches, red_leaky_delegate, RedLeaky};
+use crate::red_math::Region;
 use crate::{Cx, DropReason, Limit, LinkInfo, ParamError, Params, Pkt, Qdisc, Scheme, Time};
 
 fn default_maxcomp() -> u32 {
@@ -39,32 +37,29 @@ impl Params for GChokeParams {
 
 pub struct GChoke<P> {
     p: GChokeParams,
-    buf: LeakyBuffer<P>,
-    red: RedStage,
-    limit: Limit,
+    q: RedLeaky<P>,
 }
 
 impl<P: Pkt> Scheme<P> for GChoke<P> {
     type Params = GChokeParams;
     fn new(p: &GChokeParams, link: LinkInfo, limit: Limit) -> Self {
-        GChoke { buf: LeakyBuffer::new(p.buffer_mode(), false), red: p.red().stage(link), limit, p: p.clone() }
+        GChoke { q: RedLeaky::new(p.red().stage(link), p.buffer_mode(), false, limit), p: p.clone() }
     }
 }
 
 impl<P: Pkt> Qdisc<P> for GChoke<P> {
     fn enqueue(&mut self, pkt: P, cx: &mut Cx<'_, P>) -> bool {
-        let q = self.limit.qlen(self.buf.len(), self.buf.bytes());
-        let avg = self.red.est.update(cx.now, q as f64);
-        let region = p_base(avg, &self.red.th);
+        let region = self.q.region(cx.now);
         if region != Region::None && (region != Region::Hard || self.p.choke_draw_above_hard) {
             // step 4: geometric draws
+            let buf = &mut self.q.buf;
             let mut k = 0;
             while k < self.p.maxcomp {
-                let Some(d) = self.buf.draw(cx.rng) else { break };
-                if !matches(&self.buf, d.pos, d.live, pkt.flow()) {
+                let Some(d) = buf.draw(cx.rng) else { break };
+                if !matches(buf, d.pos, d.live, pkt.flow()) {
                     break;
                 }
-                if let Some(v) = self.buf.remove(d.pos) {
+                if let Some(v) = buf.remove(d.pos) {
                     cx.drop(v, DropReason::MatchedVictim);
                 }
                 k += 1;
@@ -74,44 +69,10 @@ impl<P: Pkt> Qdisc<P> for GChoke<P> {
                 return false;
             }
         }
-        if let Some(r) = self.red.test.decide(region, pkt.size(), self.buf.len(), cx.rng) {
-            cx.drop(pkt, r);
-            return false;
-        }
-        if !admits(&self.buf, &self.limit, pkt.size()) {
-            cx.drop(pkt, DropReason::Overflow);
-            return false;
-        }
-        self.buf.push(pkt, cx.now);
-        true
+        self.q.admit(pkt, region, cx)
     }
 
-    fn dequeue(&mut self, cx: &mut Cx<'_, P>) -> Option<(P, Time)> {
-        let e = self.buf.pop();
-        if e.is_some() && self.buf.is_empty() {
-            self.red.on_queue_empty(cx.now);
-        }
-        e
-    }
-    fn len(&self) -> usize {
-        self.buf.len()
-    }
-    fn bytes(&self) -> u64 {
-        self.buf.bytes()
-    }
-    fn on_link_idle(&mut self, now: Time) {
-        self.red.on_link_idle(now);
-    }
-    fn for_each_waiting(&self, f: &mut dyn FnMut(&P, Time)) {
-        self.buf.for_each(f)
-    }
-    fn state_names(&self) -> &'static [&'static str] {
-        &["avg", "p"]
-    }
-    fn state(&self, out: &mut [f64]) {
-        out[0] = self.red.est.avg();
-        out[1] = self.red.test.last_p();
-    }
+    red_leaky_delegate!(q);
 }
 
 #[cfg(test)]
@@ -130,7 +91,7 @@ mod tests {
         for maxcomp in [1, 3, 10] {
             let mut g: GChoke<P> = GChoke::new(&params(maxcomp), LinkInfo { rate_bps: 8e6 }, Limit::packets(100));
             for _ in 0..20 {
-                g.buf.push(P::new(5, 1000), 0);
+                g.q.buf.push(P::new(5, 1000), 0);
             }
             let mut rng = Rng::stream(1, "g", 0);
             let mut drops = Vec::new();
@@ -151,7 +112,7 @@ mod tests {
         for _ in 0..2000 {
             let mut g: GChoke<P> = GChoke::new(&params(10), LinkInfo { rate_bps: 8e6 }, Limit::packets(100));
             for i in 0..40 {
-                g.buf.push(P::new(if i % 2 == 0 { 5 } else { 6 }, 1000), 0);
+                g.q.buf.push(P::new(if i % 2 == 0 { 5 } else { 6 }, 1000), 0);
             }
             let mut drops = Vec::new();
             let mut cx = Cx { now: 0, rng: &mut rng, drops: &mut drops };

@@ -14,8 +14,13 @@
 //! * [`queue::Queue`] wraps any discipline and owns the accounting (arrivals, enqueued, transmitted,
 //!   drops by reason) and checks the identities of the specification (aqm.md §1.3).
 //! * Shared maths lives in one place: [`red_math`] holds the RED average estimator (aqm.md §1.4)
-//!   and the RED drop-probability stage used by RED and by every CHOKe-family scheme.
-//! * One algorithm per file: [`droptail`], [`red`].
+//!   and the RED drop-probability stage used by RED, RIO and every CHOKe-family scheme;
+//!   [`control`] holds what the controller schemes (BLUE, RAQM, PI, REM) share: the unbiased early
+//!   test on a controlled probability, timer periods and parameter checks.
+//!   [`codel_law`] holds CoDel's estimator and control law, used by CoDel and by every FQ-CoDel
+//!   bucket (as Linux's `codel_impl.h` serves `sch_codel` and `sch_fq_codel`).
+//! * One algorithm per file: [`droptail`], [`red`], [`rio`], [`blue`], [`raqm`], [`pi`], [`rem`],
+//!   [`fred`], [`wfq`], and the modern baselines [`codel`], [`pie`], [`fq_codel`].
 //! * [`AnyQdisc`] is an enum over all disciplines, giving static dispatch on the hot path, and
 //!   [`AqmConfig`] is the validated configuration that builds one.
 //!
@@ -25,17 +30,29 @@ pub mod buffer;
 pub mod choke;
 pub mod choked;
 pub mod chokew;
+pub mod blue;
+pub mod control;
+pub mod codel;
+pub mod codel_law;
 pub mod droptail;
+pub mod fq_codel;
+pub mod fred;
+pub mod pie;
+pub mod wfq;
 pub mod family;
 pub mod fifo;
 pub mod gchoke;
 pub mod packet;
+pub mod pi;
 pub mod perfect_choke;
 pub mod qdisc;
 pub mod queue;
+pub mod raqm;
 pub mod reason;
 pub mod red;
 pub mod red_math;
+pub mod rem;
+pub mod rio;
 pub mod rng;
 pub mod ward;
 
@@ -172,6 +189,11 @@ macro_rules! registry {
 
 use droptail::{DropTail, DropTailParams};
 use red::{Red, RedParams};
+use rio::{Rio, RioParams};
+use blue::{Blue, BlueParams};
+use raqm::{Raqm, RaqmParams};
+use pi::{Pi, PiParams};
+use rem::{Rem, RemParams};
 use choke::{Choke, ChokeParams};
 use gchoke::{GChoke, GChokeParams};
 use chokew::{Chokew, ChokewParams};
@@ -179,16 +201,32 @@ use choked::{Choked, ChokedParams};
 use ward::{Ward, WardParams};
 use perfect_choke::{PerfectChoke, PerfectChokeParams};
 
+use codel::{Codel, CodelParams};
+use fq_codel::{FqCodel, FqCodelParams};
+use fred::{Fred, FredParams};
+use pie::{Pie, PieParams};
+use wfq::{Wfq, WfqParams};
+
 // One line per scheme. Keep the order: it is the order of `aqmlab list aqm`.
 registry! {
     DropTail => DropTail(DropTailParams), "droptail", "tail drop when the buffer is full (aqm.md §2)";
     Red => Red(RedParams), "red", "Random Early Detection (Floyd & Jacobson 1993): gentle, byte mode, ns-2 variant (aqm.md §3)";
+    Rio => Rio(RioParams), "rio", "RED with In/Out (Clark & Fang 1998): two RED parameter sets over one FIFO (aqm.md §4)";
+    Blue => Blue(BlueParams), "blue", "BLUE (Feng et al. 2002): p_m raised on overflow, lowered on link idle (aqm.md §5)";
     Choke => Choke(ChokeParams), "choke", "CHOKe (Pan, Prabhakar, Psounis 2000): matched drops before RED; n_cand candidates; rear-region variant (aqm.md §6)";
     PerfectChoke => PerfectChoke(PerfectChokeParams), "perfect_choke", "Perfect CHOKe ([TWL] §IV): oracle drop with probability 2 b_i / Q, no victims (aqm.md §6.2)";
     GChoke => GChoke(GChokeParams), "gchoke", "geometric CHOKe (Eshete & Jiang 2013): draw again while the draws match (aqm.md §7)";
     Chokew => Chokew(ChokewParams), "chokew", "CHOKeW (Wen, Fang, Sun 2008): priority-weighted matched drops; -RED, -avg, ID buffer, parallel draw (aqm.md §8)";
     Choked => Choked(ChokedParams), "choked", "CHOKeD (Manzoor 2015): queue-dependent draws from the rear then the front half (aqm.md §9)";
     Ward => Ward(WardParams), "ward", "WARD (Ho, Chan, Chen 2007): position-weighted two-packet comparison in DropTail (aqm.md §10)";
+    Raqm => Raqm(RaqmParams), "raqm", "rate-based AQM (Wang et al.): drop probability driven by the measured input rate (aqm.md §11)";
+    Pi => Pi(PiParams), "pi", "PI controller (Hollot et al. 2002) of the queue length, sampled at w Hz (aqm.md §12)";
+    Rem => Rem(RemParams), "rem", "Random Exponential Marking (Athuraliya et al. 2001): price-based drops (aqm.md §13)";
+    Fred => Fred(FredParams), "fred", "Flow RED (Lin & Morris 1997): per-active-flow limits and strikes, random drops for robust flows (aqm.md §14)";
+    Wfq => Wfq(WfqParams), "wfq", "WFQ over one DropTail queue per priority level, GPS or self-clocked virtual time (aqm.md §15)";
+    Codel => Codel(CodelParams), "codel", "CoDel (RFC 8289), modern baseline: drops at dequeue when the sojourn stays above target (aqm.md §17.1)";
+    Pie => Pie(PieParams), "pie", "PIE (RFC 8033), modern baseline: delay-driven PI drop probability with auto-tuning and burst allowance (aqm.md §17.2)";
+    FqCodel => FqCodel(FqCodelParams), "fq_codel", "FQ-CoDel (RFC 8290), modern baseline: DRR over hashed flow queues, CoDel per queue (aqm.md §17.3)";
 }
 
 #[cfg(test)]

@@ -14,7 +14,7 @@ use crate::fifo::Fifo;
 use crate::red::RedStage;
 use crate::red_math::{p_base, Region};
 use crate::{Cx, DropReason, Limit, LinkInfo, ParamError, Params, Pkt, Qdisc, Scheme, Time};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 family_params! {
     /// Perfect CHOKe parameters: RED's, plus whether the RED stage runs after the oracle.
@@ -43,13 +43,13 @@ pub struct PerfectChoke<P> {
     fifo: Fifo<P>,
     red: RedStage,
     limit: Limit,
-    backlog: HashMap<u32, u32>,
+    backlog: FxHashMap<u32, u32>,
 }
 
 impl<P: Pkt> Scheme<P> for PerfectChoke<P> {
     type Params = PerfectChokeParams;
     fn new(p: &PerfectChokeParams, link: LinkInfo, limit: Limit) -> Self {
-        PerfectChoke { fifo: Fifo::default(), red: p.red().stage(link), limit, backlog: HashMap::new(), p: p.clone() }
+        PerfectChoke { fifo: Fifo::default(), red: p.red().stage(link), limit, backlog: FxHashMap::default(), p: p.clone() }
     }
 }
 

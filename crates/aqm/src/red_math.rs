@@ -71,11 +71,6 @@ impl Estimator {
         self.idle_since = now;
     }
 
-    /// Whether an idle period is open (the next update will apply the idle decay).
-    pub fn is_idle(&self) -> bool {
-        self.idle
-    }
-
     pub fn avg(&self) -> f64 {
         self.avg
     }

@@ -873,7 +873,7 @@ fn bad_scenarios_name_the_key_path() {
     expect_err(GOOD, &["bottleneck.aqm.min_th=-1"], "bottleneck.aqm.min_th", "");
     expect_err(GOOD, &["bottleneck.aqm.colour=1"], "bottleneck.aqm.colour", "unknown field");
     // unknown AQM type, and a missing one
-    expect_err(&GOOD.replace("type = \"red\"", "type = \"choke\""), &[], "bottleneck.aqm.type", "unknown aqm");
+    expect_err(&GOOD.replace("type = \"red\"", "type = \"nosuchqdisc\""), &[], "bottleneck.aqm.type", "unknown aqm");
     expect_err(GOOD, &["bottleneck.aqm={ min_th = 1, max_th = 2 }"], "bottleneck.aqm.type", "missing");
     // warm-up not shorter than the run
     expect_err(&GOOD.replace("duration = \"10s\"", "duration = \"10s\"\nwarmup = \"10s\""), &[], "simulation.warmup", "shorter");
