@@ -185,7 +185,7 @@ impl<P: Pkt> Choked<P> {
         let hi_pos = if hi == self.buf.len() { self.buf.end() } else { self.buf.nth_live(hi) };
         let span = hi_pos - lo_pos;
         let dense = span <= 4 * n as u64;
-        let mut draw = |buf: &LeakyBuffer<P>, rng: &mut crate::rng::Rng| -> u64 {
+        let draw = |buf: &LeakyBuffer<P>, rng: &mut crate::rng::Rng| -> u64 {
             if dense {
                 loop {
                     let pos = lo_pos + rng.below(span);

@@ -54,6 +54,7 @@ pub mod red_math;
 pub mod rem;
 pub mod rio;
 pub mod rng;
+pub mod units;
 pub mod ward;
 
 pub use packet::Pkt;

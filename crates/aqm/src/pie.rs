@@ -20,10 +20,10 @@ use serde::{Deserialize, Serialize};
 #[serde(deny_unknown_fields)]
 pub struct PieParams {
     /// `QDELAY_REF`: target queueing delay, seconds (15 ms).
-    #[serde(default = "default_target")]
+    #[serde(deserialize_with = "crate::units::secs", default = "default_target")]
     pub target: f64,
     /// `T_UPDATE`: period of the probability update, seconds (15 ms).
-    #[serde(default = "default_t_update")]
+    #[serde(deserialize_with = "crate::units::secs", default = "default_t_update")]
     pub t_update: f64,
     /// Gain on the delay error `qdelay − target`, per second (0.125).
     #[serde(default = "default_alpha")]
@@ -32,7 +32,7 @@ pub struct PieParams {
     #[serde(default = "default_beta")]
     pub beta: f64,
     /// `MAX_BURST`: burst allowance after a quiet period, seconds (150 ms).
-    #[serde(default = "default_max_burst")]
+    #[serde(deserialize_with = "crate::units::secs", default = "default_max_burst")]
     pub max_burst: f64,
     /// Bytes: no random drop while the backlog is at most `2 · mean_pkt_size` (RFC 8033 §4.1).
     #[serde(default = "default_mean_pkt_size")]

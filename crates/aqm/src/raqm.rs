@@ -24,7 +24,7 @@ use serde::{Deserialize, Serialize};
 #[serde(deny_unknown_fields)]
 pub struct RaqmParams {
     /// Measurement period `T`, in seconds.
-    #[serde(default = "d_t", rename = "T")]
+    #[serde(deserialize_with = "crate::units::secs", default = "d_t", rename = "T")]
     pub t: f64,
     /// Weight `f'` of the previous rate estimate (`f' = e^{−T/f}`), in [0, 1).
     #[serde(default = "d_f_prime")]

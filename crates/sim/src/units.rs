@@ -22,17 +22,7 @@ pub struct Dur(pub Time);
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Bytes(pub u64);
 
-fn split_number(s: &str) -> Option<(f64, String)> {
-    let s = s.trim();
-    let end = s
-        .char_indices()
-        .find(|(_, c)| !(c.is_ascii_digit() || *c == '.' || *c == 'e' || *c == 'E' || *c == '+' || *c == '-'))
-        .map(|(i, _)| i)
-        .unwrap_or(s.len());
-    let (num, unit) = s.split_at(end);
-    let v: f64 = num.parse().ok()?;
-    Some((v, unit.trim().to_string()))
-}
+use aqm::units::split_number;
 
 /// Parse a rate string into bits per second.
 pub fn parse_rate(s: &str) -> Result<f64, String> {
@@ -49,19 +39,11 @@ pub fn parse_rate(s: &str) -> Result<f64, String> {
     Ok(v * mult)
 }
 
-/// Parse a duration string into nanoseconds.
+/// Parse a duration string into nanoseconds (the unit table is `aqm::units`, shared with the
+/// disciplines' time parameters).
 pub fn parse_duration(s: &str) -> Result<Time, String> {
-    let err = || format!("expected a duration such as \"10ms\" or a number in seconds, got \"{s}\"");
-    let (v, unit) = split_number(s).ok_or_else(err)?;
-    let mult = match unit.as_str() {
-        "" | "s" => 1e9,
-        "ms" => 1e6,
-        "us" | "µs" => 1e3,
-        "ns" => 1.0,
-        "min" => 60e9,
-        _ => return Err(err()),
-    };
-    secs_like_to_ns(v * mult / 1e9).ok_or_else(|| format!("must be a finite duration >= 0, got \"{s}\""))
+    let secs = aqm::units::parse_secs(s)?;
+    secs_like_to_ns(secs).ok_or_else(|| format!("must be a finite duration >= 0, got \"{s}\""))
 }
 
 /// Parse a size string into bytes.
