@@ -8,7 +8,9 @@
 //! * push at the tail, pop at the head: O(1) (pop skips tombstones and discards doomed packets in
 //!   zero time, as the spec's lazy mode requires);
 //! * uniform draw over live packets: rejection sampling over the physical slots, O(1) expected
-//!   because tombstones are compacted away as soon as they outnumber live packets (immediate mode);
+//!   because tombstones are compacted away once they outnumber live packets (immediate mode; the
+//!   check runs at each push, never between a draw and a removal, so positions drawn for one
+//!   arrival stay valid while its victims are removed);
 //!   where physical positions must be kept (lazy mode with doomed packets occupying the buffer) or
 //!   where a scheme needs ranks (CHOKeD's regions, rear-region CHOKe), a Fenwick tree over slot
 //!   occupancy gives draws and "k-th live packet" in O(log n) — exact, with no fallback to the head
@@ -148,6 +150,7 @@ pub struct LeakyBuffer<P> {
     live: usize,
     live_bytes: u64,
     doomed: usize,
+    doomed_bytes: u64,
     mode: BufferMode,
     /// Occupancy of the draw population per ring slot, when ranks or non-compacted draws are needed.
     fenwick: Option<Fenwick>,
@@ -166,6 +169,7 @@ impl<P: Pkt> LeakyBuffer<P> {
             live: 0,
             live_bytes: 0,
             doomed: 0,
+            doomed_bytes: 0,
             mode,
             fenwick: needs_tree.then(|| Fenwick::new(cap)),
         }
@@ -199,6 +203,15 @@ impl<P: Pkt> LeakyBuffer<P> {
             self.live + self.doomed
         } else {
             self.live
+        }
+    }
+    /// Bytes counted against a byte limit, likewise.
+    #[inline]
+    pub fn occupancy_bytes(&self) -> u64 {
+        if self.mode.counts_doomed() {
+            self.live_bytes + self.doomed_bytes
+        } else {
+            self.live_bytes
         }
     }
 
@@ -253,6 +266,7 @@ impl<P: Pkt> LeakyBuffer<P> {
     /// Append a packet at the tail.
     #[inline]
     pub fn push(&mut self, pkt: P, now: Time) {
+        self.maybe_compact();
         if (self.tail - self.head) as usize == self.ring.len() {
             self.grow();
         }
@@ -281,6 +295,7 @@ impl<P: Pkt> LeakyBuffer<P> {
             }
             if e.doomed {
                 self.doomed -= 1;
+                self.doomed_bytes -= e.pkt.size() as u64;
                 continue;
             }
             self.live -= 1;
@@ -376,11 +391,11 @@ impl<P: Pkt> LeakyBuffer<P> {
                 if let Some(f) = &mut self.fenwick {
                     f.add(s, -1);
                 }
-                self.maybe_compact();
             }
             VictimRemoval::Lazy => {
                 e.doomed = true;
                 self.doomed += 1;
+                self.doomed_bytes += pkt.size() as u64;
                 if self.mode.population == DrawPopulation::Live {
                     if let Some(f) = &mut self.fenwick {
                         f.add(s, -1);
@@ -392,9 +407,10 @@ impl<P: Pkt> LeakyBuffer<P> {
     }
 
     /// Squeeze out tombstones once they outnumber live packets (immediate mode), keeping order.
+    /// Called only from `push`, so positions handed out by `draw` stay valid until the next push.
     fn maybe_compact(&mut self) {
         let phys = (self.tail - self.head) as usize;
-        if phys < 32 || phys <= 2 * self.live {
+        if self.mode.removal != VictimRemoval::Immediate || phys < 32 || phys <= 2 * self.live {
             return;
         }
         let mut w = self.head;
@@ -513,6 +529,30 @@ mod tests {
             assert!(chi2 < 72.0, "chi2 {chi2} in mode {mode:?}");
             assert!((0..60).step_by(3).all(|i| counts[i] == 0));
         }
+    }
+
+    #[test]
+    fn positions_stay_valid_while_one_arrivals_victims_are_removed() {
+        // many tombstones, then several removals at positions drawn before the first removal:
+        // every removal must hit exactly the packet that was drawn (no compaction in between)
+        let mut b = LeakyBuffer::<P>::new(BufferMode::default(), false);
+        for i in 0..34 {
+            b.push(P::new(i, 1000), 0);
+        }
+        for i in 0..17u64 {
+            b.remove(2 * i).unwrap(); // 17 tombstones, 17 live
+        }
+        let targets = [19u64, 21, 29, 33];
+        let want: Vec<u32> = targets.iter().map(|p| b.get(*p).flow).collect();
+        for (p, w) in targets.iter().zip(&want) {
+            assert_eq!(b.remove(*p).map(|x| x.flow), Some(*w));
+        }
+        // the next push compacts; order is kept
+        b.push(P::new(99, 1000), 0);
+        let mut seen = Vec::new();
+        b.for_each(&mut |p, _| seen.push(p.flow));
+        let expect: Vec<u32> = (0..34).filter(|i| i % 2 == 1 && ![19, 21, 29, 33].contains(i)).chain([99]).collect();
+        assert_eq!(seen, expect);
     }
 
     #[test]

@@ -100,8 +100,8 @@ family_params! {
         /// CHOKeW-avg: EWMA weight of the average that replaces `L` (§8.5; 0.002 recommended).
         #[serde(default)]
         pub w_avg: Option<f64>,
-        /// CHOKeW-avg: which comparisons use the average.
-        #[serde(default)]
+        /// CHOKeW-avg: which comparisons use the average (`chokew_avg_for` is accepted too).
+        #[serde(default, alias = "chokew_avg_for")]
         pub avg_for: AvgFor,
         /// The flow-ID history buffer extension (§8.6).
         #[serde(default)]
@@ -112,8 +112,9 @@ family_params! {
         /// `l` (default) or `q`, A13.
         #[serde(default)]
         pub idb_ratio_uses: IdbRatioUses,
-        /// Draw all candidates at once and take the lowest matching index (§8.7).
-        #[serde(default)]
+        /// Draw all candidates at once and take the lowest matching index (§8.7; `chokew_parallel`
+        /// is accepted too).
+        #[serde(default, alias = "chokew_parallel")]
         pub parallel: bool,
         /// Packet size that converts the thresholds to bytes in byte mode (A1).
         #[serde(default = "d_pkt")]
@@ -126,7 +127,7 @@ impl Params for ChokewParams {
         if !(self.l_th >= 0.0 && self.l_th < self.l_minus) {
             return Err(ParamError::new("l_th", format!("need 0 <= l_th < l_minus ({}), got {}", self.l_minus, self.l_th)));
         }
-        if self.l_plus < self.l_minus {
+        if self.l_plus <= self.l_minus {
             return Err(ParamError::new("l_plus", format!("need l_minus ({}) < l_plus, got {}", self.l_minus, self.l_plus)));
         }
         if !(self.p_plus >= 0.0 && self.p_plus.is_finite()) {
@@ -199,7 +200,8 @@ impl<P: Pkt> Scheme<P> for Chokew<P> {
             red: p.red.as_ref().map(|r| r.stage(link)),
             avg: p.w_avg.map(|w| Estimator::new(w, s_ns, false)),
             idb: VecDeque::new(),
-            idb_cap: p.id_buf_cap.map(|c| c as usize).unwrap_or(limit.value.min(1 << 24) as usize),
+            // default capacity: L_lim in packets (A13)
+            idb_cap: p.id_buf_cap.map(|c| c as usize).unwrap_or(((limit.value as f64 / scale) as u64).clamp(1, 1 << 24) as usize),
             cand: Vec::new(),
             p: p.clone(),
         }
@@ -278,10 +280,12 @@ impl<P: Pkt> Qdisc<P> for Chokew<P> {
         // step 4a: the flow-ID history buffer
         let mut skip_packet_draws = false;
         if self.p.id_buffer && active && !self.idb.is_empty() {
+            // L_ID / (L_ID + L) with L in packets (A13)
             let lid = self.idb.len() as f64;
+            let q_pkts = self.buf.len() as f64;
             let x = match self.p.idb_ratio_uses {
-                IdbRatioUses::L => l,
-                IdbRatioUses::Q => qlen,
+                IdbRatioUses::L => q_pkts + 1.0,
+                IdbRatioUses::Q => q_pkts,
             };
             if cx.rng.uniform() < lid / (lid + x) {
                 skip_packet_draws = true;
@@ -472,7 +476,7 @@ mod tests {
         assert!(c.enqueue(P::new(1, 1000), &mut cx));
         // L = 3 > l_th: 50 draws over a queue of flow 1: matched
         assert!(!c.enqueue(P::new(1, 1000), &mut cx));
-        // other flows fill the buffer; the 5th waiting packet would make L = 5 > L_lim = 4
+        // with L_lim = 3, a fourth arrival makes L = 4 > L_lim: overflow
         let mut c = mk(&params(""), 3);
         let mut cx = Cx { now: 0, rng: &mut rng, drops: &mut drops };
         for i in 0..3 {

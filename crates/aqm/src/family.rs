@@ -1,6 +1,7 @@
 //! Pieces shared by the CHOKe family: the parameter block (the scheme's own fields, RED's fields
-//! for the embedded RED stage, and the victim-handling fields of aqm.md §1.2), and the
-//! matched-drop bookkeeping. Written once, used by CHOKe, gCHOKe, CHOKeD and WARD.
+//! for the embedded RED stage, and the victim-handling fields of aqm.md §1.2), the matched-drop
+//! bookkeeping, and the RED-fronted leaky buffer. Used by CHOKe, Perfect CHOKe, gCHOKe, CHOKeW,
+//! CHOKeD and WARD.
 
 use crate::buffer::{BufferMode, DoomedDraw, DrawPopulation, LeakyBuffer, VictimRemoval};
 use crate::red::RedStage;
@@ -140,7 +141,7 @@ pub fn drop_victims<P: Pkt>(buf: &mut LeakyBuffer<P>, positions: &[u64], cx: &mu
 /// lazy mode with doomed packets occupying space).
 #[inline]
 pub fn admits<P: Pkt>(buf: &LeakyBuffer<P>, limit: &crate::Limit, size: u32) -> bool {
-    limit.admits(buf.occupancy(), buf.bytes(), size)
+    limit.admits(buf.occupancy(), buf.occupancy_bytes(), size)
 }
 
 /// A leaky buffer behind RED's stage: what CHOKe and gCHOKe share. A scheme calls

@@ -22,6 +22,9 @@ family_params! {
         /// Also draw when the average is above the hard threshold (as CHOKe, A8).
         #[serde(default = "crate::family::default_true")]
         pub choke_draw_above_hard: bool,
+        /// `unchanged` (default) or `reset`: what a matched drop does to RED's count (A9).
+        #[serde(default)]
+        pub count_matched: crate::choke::CountMatched,
     } red
 }
 
@@ -51,20 +54,36 @@ impl<P: Pkt> Qdisc<P> for GChoke<P> {
     fn enqueue(&mut self, pkt: P, cx: &mut Cx<'_, P>) -> bool {
         let region = self.q.region(cx.now);
         if region != Region::None && (region != Region::Hard || self.p.choke_draw_above_hard) {
-            // step 4: geometric draws
+            // step 4: geometric draws; this arrival's victims cannot be drawn again (A11: removed
+            // at once, or, when doomed packets stay drawable, skipped by redrawing)
             let buf = &mut self.q.buf;
-            let mut k = 0;
-            while k < self.p.maxcomp {
-                let Some(d) = buf.draw(cx.rng) else { break };
+            let mut chosen: [u64; 16] = [0; 16];
+            let mut k = 0usize;
+            while (k as u32) < self.p.maxcomp {
+                let Some(mut d) = buf.draw(cx.rng) else { break };
+                if buf.mode().population == crate::buffer::DrawPopulation::Physical {
+                    if k >= buf.len() + buf.doomed() {
+                        break;
+                    }
+                    while chosen[..k.min(16)].contains(&d.pos) {
+                        d = buf.draw(cx.rng).expect("non-empty");
+                    }
+                }
                 if !matches(buf, d.pos, d.live, pkt.flow()) {
                     break;
                 }
                 if let Some(v) = buf.remove(d.pos) {
                     cx.drop(v, DropReason::MatchedVictim);
                 }
+                if k < 16 {
+                    chosen[k] = d.pos;
+                }
                 k += 1;
             }
             if k >= 1 {
+                if self.p.count_matched == crate::choke::CountMatched::Reset {
+                    self.q.red.test.reset_count();
+                }
                 cx.drop(pkt, DropReason::MatchedArrival);
                 return false;
             }

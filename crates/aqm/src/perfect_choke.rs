@@ -28,11 +28,17 @@ family_params! {
 impl Params for PerfectChokeParams {
     fn validate(&self) -> Result<(), ParamError> {
         self.red().check()?;
-        if self.buffer_mode() != crate::buffer::BufferMode::default() {
-            return Err(ParamError::new(
-                "victim_removal",
-                "Perfect CHOKe drops no queued packets, so the victim options (victim_removal, doomed_occupy_buffer, draw_population, doomed_draw) do not apply",
-            ));
+        let d = crate::buffer::BufferMode::default();
+        let m = self.buffer_mode();
+        for (field, differs) in [
+            ("victim_removal", m.removal != d.removal),
+            ("doomed_occupy_buffer", m.doomed_occupy != d.doomed_occupy),
+            ("draw_population", m.population != d.population),
+            ("doomed_draw", m.doomed_draw != d.doomed_draw),
+        ] {
+            if differs {
+                return Err(ParamError::new(field, "does not apply: Perfect CHOKe drops no queued packets"));
+            }
         }
         Ok(())
     }

@@ -98,8 +98,9 @@ impl<P: Pkt> Qdisc<P> for Ward<P> {
         // 1: logical length (live packets, A27) and the position weight
         let q0 = self.limit.qlen(self.buf.len(), self.buf.bytes()) as f64;
         let full_at_arrival = !admits(&self.buf, &self.limit, pkt.size());
+        // P in the queue unit: packets, or bytes in byte mode (where F is the byte limit)
         let pos = match self.p.position_rule {
-            PositionRule::Next => q0 + 1.0,
+            PositionRule::Next => q0 + self.limit.size_unit(pkt.size()) as f64,
             PositionRule::Current => q0,
         };
         let w = self.weight(pos);

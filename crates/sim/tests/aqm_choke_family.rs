@@ -126,7 +126,7 @@ fn chokew_gives_the_higher_priority_class_more_per_flow() {
 }
 
 #[test]
-fn queue_snapshots_and_lazy_mode_run() {
+fn lazy_victim_removal_protects_tcp_too() {
     // lazy deletion with doomed packets occupying the buffer: conservation still holds
     let s = udp(&scenario(r#"{ type = "choke", min_th = 40, max_th = 80, w_q = 0.02, victim_removal = "lazy" }"#, 100));
     assert!(s.share < 0.5);
