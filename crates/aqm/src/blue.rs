@@ -18,6 +18,9 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct BlueParams {
+    /// Mark ECN-capable packets (Congestion Experienced) instead of dropping them early (RFC 3168).
+    #[serde(default)]
+    pub ecn: bool,
     /// Increment of `p_m` on a loss event.
     #[serde(default = "d_d1")]
     pub d1: f64,
@@ -45,7 +48,7 @@ fn d_freeze() -> f64 {
 
 impl Default for BlueParams {
     fn default() -> Self {
-        BlueParams { d1: d_d1(), d2: d_d2(), freeze_time: d_freeze(), l_blue: None }
+        BlueParams { ecn: false, d1: d_d1(), d2: d_d2(), freeze_time: d_freeze(), l_blue: None }
     }
 }
 
@@ -68,6 +71,7 @@ impl Params for BlueParams {
 
 /// BLUE over a FIFO.
 pub struct Blue<P> {
+    ecn: bool,
     fifo: Fifo<P>,
     limit: Limit,
     d1: f64,
@@ -82,7 +86,7 @@ pub struct Blue<P> {
 
 impl<P: Pkt> Blue<P> {
     pub fn new(params: &BlueParams, limit: Limit) -> Self {
-        Blue {
+        Blue { ecn: params.ecn,
             fifo: Fifo::default(),
             limit,
             d1: params.d1,
@@ -125,11 +129,11 @@ impl<P: Pkt> Scheme<P> for Blue<P> {
 }
 
 impl<P: Pkt> Qdisc<P> for Blue<P> {
-    fn enqueue(&mut self, pkt: P, cx: &mut Cx<'_, P>) -> bool {
-        // 1. with probability p_m: early drop (not a loss event, A31)
+    fn enqueue(&mut self, mut pkt: P, cx: &mut Cx<'_, P>) -> bool {
+        // 1. with probability p_m: early drop, or a CE mark with ECN (not a loss event, A31)
         if early_drop(cx.rng, self.p_m) {
-            cx.drop(pkt, DropReason::Early);
-            return false;
+            let Some(marked) = cx.signal(pkt, self.ecn) else { return false };
+            pkt = marked;
         }
         // 2. buffer overflow: a loss event
         if !self.limit.admits(self.fifo.len(), self.fifo.bytes(), pkt.size()) {
@@ -205,7 +209,7 @@ mod tests {
     #[test]
     fn overflow_raises_p_m_once_per_freeze_time_and_early_drops_are_not_losses() {
         // d1 = 0.25, d2 = 0.125, freeze 100 ms, buffer 2
-        let p = BlueParams { d1: 0.25, d2: 0.125, freeze_time: 0.1, l_blue: None };
+        let p = BlueParams { d1: 0.25, d2: 0.125, freeze_time: 0.1, l_blue: None, ecn: false };
         let mut q: Blue<P> = Blue::new(&p, Limit::packets(2));
         let mut rng = Rng::stream(1, "blue", 0);
         let mut shadow = rng.clone();
@@ -261,7 +265,7 @@ mod tests {
 
     #[test]
     fn p_m_is_clamped_to_0_and_1() {
-        let p = BlueParams { d1: 0.7, d2: 0.7, freeze_time: 0.0, l_blue: None };
+        let p = BlueParams { d1: 0.7, d2: 0.7, freeze_time: 0.0, l_blue: None, ecn: false };
         let mut q: Blue<P> = Blue::new(&p, Limit::packets(1));
         let mut rng = Rng::stream(2, "blue", 0);
         let mut drops = Vec::new();
@@ -282,7 +286,7 @@ mod tests {
 
     #[test]
     fn l_blue_threshold_is_a_loss_event_without_a_drop() {
-        let p = BlueParams { d1: 0.1, d2: 0.01, freeze_time: 0.0, l_blue: Some(2.0) };
+        let p = BlueParams { d1: 0.1, d2: 0.01, freeze_time: 0.0, l_blue: Some(2.0), ecn: false };
         let mut q: Blue<P> = Blue::new(&p, Limit::packets(10));
         let mut rng = Rng::stream(3, "blue", 0);
         let mut drops = Vec::new();

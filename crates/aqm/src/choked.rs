@@ -89,6 +89,9 @@ family_params! {
         /// Packet size for the idle-time correction and for byte-mode conversion.
         #[serde(default = "d_pkt")]
         pub mean_pkt_size: u32,
+        /// Mark ECN-capable packets instead of the RED test's early drops (RFC 3168).
+        #[serde(default)]
+        pub ecn: bool,
     }
 }
 
@@ -239,7 +242,7 @@ impl<P: Pkt> Choked<P> {
 }
 
 impl<P: Pkt> Qdisc<P> for Choked<P> {
-    fn enqueue(&mut self, pkt: P, cx: &mut Cx<'_, P>) -> bool {
+    fn enqueue(&mut self, mut pkt: P, cx: &mut Cx<'_, P>) -> bool {
         // 1: Q_c and Q_a (Eq. 3.1 with the idle decay of §1.4)
         let qc = self.limit.qlen(self.buf.len(), self.buf.bytes()) as f64;
         let qa = self.est.update(cx.now, qc);
@@ -279,8 +282,8 @@ impl<P: Pkt> Qdisc<P> for Choked<P> {
             if self.p.red_after_unmatched {
                 let p_b = self.p.max_p * (qa - self.t_min) / (self.t_max - self.t_min);
                 if let Some(r) = self.test.decide(Region::Prob(p_b), pkt.size(), self.buf.len(), cx.rng) {
-                    cx.drop(pkt, r);
-                    return false;
+                    let Some(marked) = cx.verdict(pkt, r, self.p.ecn) else { return false };
+                    pkt = marked;
                 }
             }
         }

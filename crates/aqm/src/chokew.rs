@@ -243,7 +243,7 @@ impl<P: Pkt> Chokew<P> {
 }
 
 impl<P: Pkt> Qdisc<P> for Chokew<P> {
-    fn enqueue(&mut self, pkt: P, cx: &mut Cx<'_, P>) -> bool {
+    fn enqueue(&mut self, mut pkt: P, cx: &mut Cx<'_, P>) -> bool {
         let qlen = self.limit.qlen(self.buf.len(), self.buf.bytes()) as f64;
         // step 0 (CHOKeW-RED) and the CHOKeW-avg average: updated at every arrival
         if let Some(r) = &mut self.red {
@@ -313,8 +313,8 @@ impl<P: Pkt> Qdisc<P> for Chokew<P> {
             if let Some(r) = &mut self.red {
                 let region = p_base(r.est.avg(), &r.th);
                 if let Some(reason) = r.test.decide(region, pkt.size(), self.buf.len(), cx.rng) {
-                    cx.drop(pkt, reason);
-                    return false;
+                    let Some(marked) = cx.verdict(pkt, reason, r.ecn) else { return false };
+                    pkt = marked;
                 }
             }
         }

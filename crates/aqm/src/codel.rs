@@ -18,6 +18,9 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct CodelParams {
+    /// Mark ECN-capable packets (Congestion Experienced) instead of dropping them early (RFC 3168).
+    #[serde(default)]
+    pub ecn: bool,
     /// `TARGET`: acceptable standing queueing delay, in seconds (RFC 8289 §4.4: 5 ms).
     #[serde(deserialize_with = "crate::units::secs", default = "default_target")]
     pub target: f64,
@@ -44,7 +47,7 @@ pub(crate) fn default_maxpacket() -> u32 {
 
 impl Default for CodelParams {
     fn default() -> Self {
-        CodelParams { target: default_target(), interval: default_interval(), maxpacket: default_maxpacket() }
+        CodelParams { ecn: false, target: default_target(), interval: default_interval(), maxpacket: default_maxpacket() }
     }
 }
 
@@ -76,6 +79,7 @@ impl Params for CodelParams {
 
 /// CoDel over one FIFO.
 pub struct Codel<P> {
+    ecn: bool,
     fifo: Fifo<P>,
     limit: Limit,
     law: LawParams,
@@ -84,7 +88,7 @@ pub struct Codel<P> {
 
 impl<P: Pkt> Codel<P> {
     pub fn new(params: &CodelParams, limit: Limit) -> Self {
-        Codel { fifo: Fifo::default(), limit, law: params.law(), vars: CodelVars::default() }
+        Codel { ecn: params.ecn, fifo: Fifo::default(), limit, law: params.law(), vars: CodelVars::default() }
     }
 
     /// The control-law state (for tests and inspection).
@@ -114,10 +118,8 @@ impl<P: Pkt> Qdisc<P> for Codel<P> {
 
     #[inline]
     fn dequeue(&mut self, cx: &mut Cx<'_, P>) -> Option<(P, Time)> {
-        let drops = &mut *cx.drops;
-        self.vars.dequeue(&self.law, cx.now, &mut self.fifo, &mut |p| {
-            drops.push(crate::Dropped { pkt: p, reason: DropReason::Early })
-        })
+        let ecn = self.ecn;
+        self.vars.dequeue(&self.law, cx.now, &mut self.fifo, &mut |p| cx.signal(p, ecn))
     }
 
     fn len(&self) -> usize {

@@ -104,7 +104,10 @@ impl CodelVars {
     /// `dequeue` (RFC 8289 §5.5; aqm.md §17.1 `on_dequeue`): the next packet to transmit at `now`,
     /// after dropping (through `drop`, reason `early` at the caller) the packets the control law
     /// removes.
-    pub fn dequeue<P, Q: CodelQueue<P>>(&mut self, lp: &LawParams, now: Time, q: &mut Q, drop: &mut impl FnMut(P)) -> Option<(P, Time)> {
+    /// `signal` receives each packet the law decides against: it drops it (returning `None`) or,
+    /// with ECN, marks it and hands it back (`Some`), and then that packet is the one delivered
+    /// (RFC 8289 §5.5 / Linux `codel_impl.h`: a mark replaces the drop and ends the drop run).
+    pub fn dequeue<P, Q: CodelQueue<P>>(&mut self, lp: &LawParams, now: Time, q: &mut Q, signal: &mut impl FnMut(P) -> Option<P>) -> Option<(P, Time)> {
         let (mut r, mut ok) = self.dodequeue(lp, now, q);
         if self.dropping {
             if !ok {
@@ -114,9 +117,13 @@ impl CodelVars {
             // Time for the next drop(s): drop the current packet and dequeue the next. A large
             // backlog can make the next drop due at once, hence the loop.
             while self.dropping && now >= self.drop_next {
-                let (p, _) = r.expect("ok_to_drop implies a packet");
-                drop(p);
+                let (p, t) = r.expect("ok_to_drop implies a packet");
                 self.count += 1;
+                if let Some(marked) = signal(p) {
+                    r = Some((marked, t));
+                    self.drop_next = control_law(self.drop_next, lp.interval, self.count);
+                    break;
+                }
                 (r, ok) = self.dodequeue(lp, now, q);
                 if !ok {
                     self.dropping = false;
@@ -125,10 +132,12 @@ impl CodelVars {
                 }
             }
         } else if ok {
-            // above target for an interval: drop and enter the dropping state
-            let (p, _) = r.expect("ok_to_drop implies a packet");
-            drop(p);
-            (r, _) = self.dodequeue(lp, now, q);
+            // above target for an interval: drop (or mark) and enter the dropping state
+            let (p, t) = r.expect("ok_to_drop implies a packet");
+            r = match signal(p) {
+                Some(marked) => Some((marked, t)),
+                None => self.dodequeue(lp, now, q).0,
+            };
             self.dropping = true;
             // If we were dropping recently, resume at the drop rate that controlled the queue
             // last time (the Linux form quoted in RFC 8289 §5.5). `drop_next` can lie in the
@@ -190,7 +199,10 @@ mod tests {
         let mut t = start;
         while t < start + 2_000 * MS {
             let mut n = 0;
-            let out = v.dequeue(&lp, t, &mut q, &mut |_p| n += 1);
+            let out = v.dequeue(&lp, t, &mut q, &mut |_p| {
+                n += 1;
+                None
+            });
             assert!(out.is_some());
             for _ in 0..n {
                 drop_times.push(t);
@@ -251,7 +263,10 @@ mod tests {
         let mut v = CodelVars { count: 10, lastcount: 2, drop_next: 0, first_above_time: 50 * MS, ..Default::default() };
         let mut q = Standing { popped: 0 };
         let mut n = 0;
-        v.dequeue(&lp, 100 * MS, &mut q, &mut |_| n += 1);
+        v.dequeue(&lp, 100 * MS, &mut q, &mut |_| {
+            n += 1;
+            None
+        });
         assert_eq!(n, 1);
         assert!(v.dropping);
         assert_eq!(v.count, 8);
@@ -259,7 +274,7 @@ mod tests {
         assert_eq!(v.drop_next, 100 * MS + control_law(0, lp.interval, 8));
         // long after the last drop: back to count = 1
         let mut v = CodelVars { count: 10, lastcount: 2, drop_next: 0, first_above_time: 50 * MS, ..Default::default() };
-        v.dequeue(&lp, 2_000 * MS, &mut q, &mut |_| {});
+        v.dequeue(&lp, 2_000 * MS, &mut q, &mut |_| None);
         assert_eq!(v.count, 1);
         assert_eq!(v.drop_next, 2_100 * MS);
     }

@@ -82,6 +82,9 @@ macro_rules! family_params {
             pub uniformise: bool,
             #[serde(default)]
             pub idle_rule: crate::red::IdleRule,
+            /// RED stage: mark ECN-capable packets instead of its early drops (RFC 3168).
+            #[serde(default)]
+            pub ecn: bool,
         }
         impl $name {
             /// The embedded RED stage's parameters.
@@ -98,6 +101,7 @@ macro_rules! family_params {
                     variant: self.variant,
                     uniformise: self.uniformise,
                     idle_rule: self.idle_rule,
+                    ecn: self.ecn,
                 }
             }
         }
@@ -169,10 +173,10 @@ impl<P: Pkt> RedLeaky<P> {
     /// RED's decision (count = -1 below `min_th`, FORCED above the hard threshold, the uniformised
     /// EARLY test in between), then the buffer test; enqueues the packet if both pass.
     #[inline]
-    pub fn admit(&mut self, pkt: P, region: Region, cx: &mut Cx<'_, P>) -> bool {
+    pub fn admit(&mut self, mut pkt: P, region: Region, cx: &mut Cx<'_, P>) -> bool {
         if let Some(r) = self.red.test.decide(region, pkt.size(), self.buf.len(), cx.rng) {
-            cx.drop(pkt, r);
-            return false;
+            let Some(marked) = cx.verdict(pkt, r, self.red.ecn) else { return false };
+            pkt = marked;
         }
         if !admits(&self.buf, &self.limit, pkt.size()) {
             cx.drop(pkt, DropReason::Overflow);

@@ -15,7 +15,7 @@
 use crate::codel::{check_law, default_interval, default_maxpacket, default_target, law_params};
 use crate::codel_law::{CodelQueue, CodelVars, LawParams};
 use crate::fifo::Fifo;
-use crate::{Cx, DropReason, Dropped, Limit, LinkInfo, ParamError, Params, Pkt, Qdisc, Scheme, Time};
+use crate::{Cx, DropReason, Limit, LinkInfo, ParamError, Params, Pkt, Qdisc, Scheme, Time};
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
@@ -23,6 +23,9 @@ use std::collections::VecDeque;
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct FqCodelParams {
+    /// Mark ECN-capable packets (Congestion Experienced) instead of dropping them early (RFC 3168).
+    #[serde(default)]
+    pub ecn: bool,
     /// Number of hash buckets (RFC 8290 §5.2.1: 1024).
     #[serde(default = "default_flows")]
     pub flows: u32,
@@ -64,7 +67,7 @@ fn default_quantum() -> u32 {
 
 impl Default for FqCodelParams {
     fn default() -> Self {
-        FqCodelParams {
+        FqCodelParams { ecn: false,
             flows: default_flows(),
             quantum: default_quantum(),
             target: default_target(),
@@ -125,6 +128,7 @@ impl<P: Pkt> CodelQueue<P> for BucketQ<'_, P> {
 
 /// FQ-CoDel.
 pub struct FqCodel<P> {
+    ecn: bool,
     buckets: Vec<Bucket<P>>,
     new_flows: VecDeque<u32>,
     old_flows: VecDeque<u32>,
@@ -148,7 +152,7 @@ fn mix64(mut z: u64) -> u64 {
 impl<P: Pkt> FqCodel<P> {
     pub fn new(params: &FqCodelParams, limit: Limit) -> Self {
         let n = params.flows as usize;
-        FqCodel {
+        FqCodel { ecn: params.ecn,
             buckets: (0..n).map(|_| Bucket { fifo: Fifo::default(), deficit: 0, vars: CodelVars::default(), list: List::None }).collect(),
             new_flows: VecDeque::new(),
             old_flows: VecDeque::new(),
@@ -261,8 +265,9 @@ impl<P: Pkt> Qdisc<P> for FqCodel<P> {
                 continue;
             }
             let mut q = BucketQ { fifo: &mut b.fifo, pkts: &mut self.pkts, bytes: &mut self.bytes };
-            let drops = &mut *cx.drops;
-            let out = b.vars.dequeue(&self.law, cx.now, &mut q, &mut |p| drops.push(Dropped { pkt: p, reason: DropReason::Early }));
+            let ecn = self.ecn;
+            let now = cx.now;
+            let out = b.vars.dequeue(&self.law, now, &mut q, &mut |p| cx.signal(p, ecn));
             match out {
                 Some((p, enq)) => {
                     b.deficit -= p.size() as i64;

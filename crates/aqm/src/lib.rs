@@ -241,10 +241,13 @@ pub(crate) mod test_util {
         pub in_profile: bool,
         /// Arrival order, for order checks (not visible to disciplines).
         pub seq: u32,
+        /// ECN-capable transport, and the Congestion Experienced mark.
+        pub ect: bool,
+        pub ce: bool,
     }
     impl P {
         pub fn new(flow: u32, size: u32) -> Self {
-            P { flow, size, prio: 1, in_profile: false, seq: 0 }
+            P { flow, size, prio: 1, in_profile: false, seq: 0, ect: false, ce: false }
         }
     }
 
@@ -273,6 +276,12 @@ pub(crate) mod test_util {
         }
         fn in_profile(&self) -> bool {
             self.in_profile
+        }
+        fn ecn_capable(&self) -> bool {
+            self.ect
+        }
+        fn mark_ce(&mut self) {
+            self.ce = true;
         }
     }
 }

@@ -18,4 +18,10 @@ pub trait Pkt: Copy {
     fn in_profile(&self) -> bool {
         false
     }
+    /// The sender is ECN-capable (ECT codepoint): the packet may be marked instead of dropped.
+    fn ecn_capable(&self) -> bool {
+        false
+    }
+    /// Set the Congestion Experienced codepoint (only called on ECN-capable packets).
+    fn mark_ce(&mut self) {}
 }

@@ -60,7 +60,7 @@ impl<P: Pkt> Scheme<P> for PerfectChoke<P> {
 }
 
 impl<P: Pkt> Qdisc<P> for PerfectChoke<P> {
-    fn enqueue(&mut self, pkt: P, cx: &mut Cx<'_, P>) -> bool {
+    fn enqueue(&mut self, mut pkt: P, cx: &mut Cx<'_, P>) -> bool {
         let q = self.limit.qlen(self.fifo.len(), self.fifo.bytes());
         let avg = self.red.est.update(cx.now, q as f64);
         let region = p_base(avg, &self.red.th);
@@ -75,8 +75,8 @@ impl<P: Pkt> Qdisc<P> for PerfectChoke<P> {
         }
         if self.p.red_stage {
             if let Some(r) = self.red.test.decide(region, pkt.size(), n, cx.rng) {
-                cx.drop(pkt, r);
-                return false;
+                let Some(marked) = cx.verdict(pkt, r, self.red.ecn) else { return false };
+                pkt = marked;
             }
         }
         if !self.limit.admits(n, self.fifo.bytes(), pkt.size()) {

@@ -18,6 +18,9 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct PiParams {
+    /// Mark ECN-capable packets (Congestion Experienced) instead of dropping them early (RFC 3168).
+    #[serde(default)]
+    pub ecn: bool,
     /// Coefficient of the current error `q − q_ref`.
     #[serde(default = "d_a")]
     pub a: f64,
@@ -67,7 +70,7 @@ fn d_mean_pkt_size() -> u32 {
 
 impl Default for PiParams {
     fn default() -> Self {
-        PiParams { a: d_a(), b: d_b(), w: d_w(), q_ref: d_q_ref(), mode: PiMode::Packet, mean_pkt_size: d_mean_pkt_size() }
+        PiParams { ecn: false, a: d_a(), b: d_b(), w: d_w(), q_ref: d_q_ref(), mode: PiMode::Packet, mean_pkt_size: d_mean_pkt_size() }
     }
 }
 
@@ -89,6 +92,7 @@ impl Params for PiParams {
 
 /// PI over a FIFO.
 pub struct Pi<P> {
+    ecn: bool,
     fifo: Fifo<P>,
     limit: Limit,
     a: f64,
@@ -105,7 +109,7 @@ pub struct Pi<P> {
 
 impl<P: Pkt> Pi<P> {
     pub fn new(params: &PiParams, limit: Limit) -> Self {
-        Pi {
+        Pi { ecn: params.ecn,
             fifo: Fifo::default(),
             limit,
             a: params.a,
@@ -142,7 +146,7 @@ impl<P: Pkt> Scheme<P> for Pi<P> {
 }
 
 impl<P: Pkt> Qdisc<P> for Pi<P> {
-    fn enqueue(&mut self, pkt: P, cx: &mut Cx<'_, P>) -> bool {
+    fn enqueue(&mut self, mut pkt: P, cx: &mut Cx<'_, P>) -> bool {
         // 1. buffer first (ns-2 order, A29)
         if !self.limit.admits(self.fifo.len(), self.fifo.bytes(), pkt.size()) {
             cx.drop(pkt, DropReason::Overflow);
@@ -151,8 +155,8 @@ impl<P: Pkt> Qdisc<P> for Pi<P> {
         // 2. with probability p (no uniformisation)
         let p = if self.byte_mode { (self.p * pkt.size() as f64 / self.mean_pkt_size).min(1.0) } else { self.p };
         if early_drop(cx.rng, p) {
-            cx.drop(pkt, DropReason::Early);
-            return false;
+            let Some(marked) = cx.signal(pkt, self.ecn) else { return false };
+            pkt = marked;
         }
         // 3.
         self.fifo.push(pkt, cx.now);

@@ -19,6 +19,12 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct PieParams {
+    /// Mark ECN-capable packets (Congestion Experienced) instead of dropping them early (RFC 3168).
+    #[serde(default)]
+    pub ecn: bool,
+    /// With `ecn`: mark only while the drop probability is at most this (RFC 8033 §5.1: 10%).
+    #[serde(default = "default_mark_ecn_th")]
+    pub mark_ecn_th: f64,
     /// `QDELAY_REF`: target queueing delay, seconds (15 ms).
     #[serde(deserialize_with = "crate::units::secs", default = "default_target")]
     pub target: f64,
@@ -67,6 +73,10 @@ pub enum QdelayEstimator {
     Rate,
 }
 
+fn default_mark_ecn_th() -> f64 {
+    0.1
+}
+
 fn default_target() -> f64 {
     0.015
 }
@@ -91,7 +101,7 @@ fn default_dq_threshold() -> u32 {
 
 impl Default for PieParams {
     fn default() -> Self {
-        PieParams {
+        PieParams { ecn: false, mark_ecn_th: default_mark_ecn_th(),
             target: default_target(),
             t_update: default_t_update(),
             alpha: default_alpha(),
@@ -170,6 +180,7 @@ pub struct PieVars {
 
 /// PIE over one FIFO.
 pub struct Pie<P> {
+    ecn: bool,
     fifo: Fifo<P>,
     limit: Limit,
     p: PieParams,
@@ -180,7 +191,7 @@ pub struct Pie<P> {
 impl<P: Pkt> Pie<P> {
     pub fn new(params: &PieParams, limit: Limit) -> Self {
         let vars = PieVars { burst_allowance: params.max_burst, ..Default::default() };
-        Pie { fifo: Fifo::default(), limit, p: params.clone(), t_update_ns: period_ns(params.t_update), vars }
+        Pie { ecn: params.ecn, fifo: Fifo::default(), limit, p: params.clone(), t_update_ns: period_ns(params.t_update), vars }
     }
 
     /// The controller state.
@@ -309,10 +320,13 @@ impl<P: Pkt> Qdisc<P> for Pie<P> {
         } else {
             !early_drop(cx.rng, v.drop_prob)
         };
+        let mut pkt = pkt;
         if !admit {
             v.accu_prob = 0.0;
-            cx.drop(pkt, DropReason::Early);
-            return false;
+            // RFC 8033 §5.1: with ECN, mark instead of dropping while drop_prob <= mark_ecn_th
+            let ecn = self.ecn && v.drop_prob <= p.mark_ecn_th;
+            let Some(marked) = cx.signal(pkt, ecn) else { return false };
+            pkt = marked;
         }
         self.fifo.push(pkt, cx.now);
         true

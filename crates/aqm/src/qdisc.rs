@@ -26,6 +26,34 @@ impl<P> Cx<'_, P> {
     }
 }
 
+impl<P: Pkt> Cx<'_, P> {
+    /// An early (probabilistic) congestion signal for `pkt` (RFC 3168 §5): with `ecn` on and an
+    /// ECN-capable packet, mark it Congestion Experienced and hand it back to be queued; otherwise
+    /// drop it as `Early` and return `None`.
+    #[inline]
+    pub fn signal(&mut self, mut pkt: P, ecn: bool) -> Option<P> {
+        if ecn && pkt.ecn_capable() {
+            pkt.mark_ce();
+            Some(pkt)
+        } else {
+            self.drop(pkt, DropReason::Early);
+            None
+        }
+    }
+
+    /// Apply a drop decision: an `Early` drop becomes a CE mark where [`Cx::signal`] allows it;
+    /// every other reason drops. Returns the packet if it is to be queued after all.
+    #[inline]
+    pub fn verdict(&mut self, pkt: P, reason: DropReason, ecn: bool) -> Option<P> {
+        if reason == DropReason::Early {
+            self.signal(pkt, ecn)
+        } else {
+            self.drop(pkt, reason);
+            None
+        }
+    }
+}
+
 /// Unit in which queue lengths, thresholds and the buffer limit are counted (aqm.md §1.1, A1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum QueueUnit {

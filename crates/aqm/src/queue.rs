@@ -214,6 +214,62 @@ mod tests {
         name == "p" || name.ends_with("_p") || name.starts_with("p_")
     }
 
+    /// With `ecn = true` and ECN-capable packets, every scheme that defines early drops marks
+    /// instead: no `early` drop occurs and marked packets come out; without ECT the same load does
+    /// produce early drops (so the test exercises the mechanism).
+    #[test]
+    fn with_ecn_early_drops_become_marks() {
+        let red = r#""min_th": 1, "max_th": 30, "w_q": 0.5, "max_p": 0.3, "ecn": true"#;
+        let cases: Vec<(&str, String)> = vec![
+            ("red", format!("{{{red}}}")),
+            ("rio", r#"{"min_th_in": 2, "max_th_in": 30, "max_p_in": 0.3, "min_th_out": 1, "max_th_out": 30, "max_p_out": 0.5, "w_q": 0.5, "ecn": true}"#.into()),
+            ("blue", r#"{"d1": 0.2, "d2": 0.05, "freeze_time": 2e-6, "ecn": true}"#.into()),
+            ("pi", r#"{"a": 0.3, "b": 0.1, "w": 250000, "q_ref": 3, "ecn": true}"#.into()),
+            ("rem", r#"{"gamma": 0.05, "phi": 2, "t_upd": 5e-6, "b0": 2, "ecn": true}"#.into()),
+            ("raqm", r#"{"T": 5e-6, "q0": 3, "p_init": 0.05, "r0": 2e8, "ecn": true}"#.into()),
+            ("pie", r#"{"target": 3e-6, "t_update": 5e-6, "alpha": 2000, "beta": 20000, "max_burst": 0, "ecn": true, "mark_ecn_th": 1.0}"#.into()),
+            ("codel", r#"{"target": 2e-6, "interval": 2e-5, "maxpacket": 500, "ecn": true}"#.into()),
+            ("fq_codel", r#"{"flows": 4, "quantum": 300, "target": 2e-6, "interval": 2e-5, "maxpacket": 500, "ecn": true}"#.into()),
+            ("choke", format!("{{{red}}}")),
+            ("gchoke", format!("{{{red}}}")),
+            ("perfect_choke", format!("{{{red}}}")),
+            ("choked", r#"{"t_min": 1, "t_max": 30, "w_q": 0.5, "max_p": 0.5, "ecn": true}"#.into()),
+            ("chokew", r#"{"l_th": 100, "l_minus": 200, "l_plus": 300, "red": {"min_th": 1, "max_th": 30, "w_q": 0.5, "max_p": 0.3, "ecn": true}}"#.into()),
+        ];
+        for (kind, json) in cases {
+            let mut counts = [(0u64, 0u64); 2]; // (early drops, marked departures) without/with ECT
+            for (k, ect) in [false, true].into_iter().enumerate() {
+                let cfg = config(kind, &json);
+                let mut q = Queue::new(cfg.build::<P>(LinkInfo { rate_bps: 1e7 }, Limit::packets(40)), Rng::stream(5, "ecn", 0));
+                let period = q.disc.timer_period();
+                let mut next_timer = period.unwrap_or(u64::MAX);
+                let mut t = 0u64;
+                for step in 0..4000u32 {
+                    t += 1000;
+                    while next_timer <= t {
+                        q.on_timer(next_timer);
+                        next_timer += period.unwrap();
+                    }
+                    let mut p = P::new(step % 7, 500);
+                    p.ect = ect;
+                    q.enqueue(p, t);
+                    counts[k].0 += q.drops().iter().filter(|d| d.reason == DropReason::Early).count() as u64;
+                    // departures at 2/3 of the arrival rate: a standing, growing queue
+                    if step % 3 != 0 {
+                        if let Some((p, _)) = q.dequeue(t) {
+                            counts[k].1 += p.ce as u64;
+                        }
+                        counts[k].0 += q.drops().iter().filter(|d| d.reason == DropReason::Early).count() as u64;
+                    }
+                }
+            }
+            assert!(counts[0].0 > 0, "{kind}: the load produces no early drop without ECT");
+            assert_eq!(counts[1].0, 0, "{kind}: early drops of ECN-capable packets");
+            assert!(counts[1].1 > 0, "{kind}: no CE-marked packet left the queue");
+            assert_eq!(counts[0].1, 0, "{kind}: marked a packet that is not ECN-capable");
+        }
+    }
+
     proptest! {
         /// Conservation, FIFO order of survivors, limit never exceeded, probability in [0, 1],
         /// for every discipline under any interleaving of arrivals and departures.

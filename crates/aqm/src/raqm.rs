@@ -23,6 +23,9 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct RaqmParams {
+    /// Mark ECN-capable packets (Congestion Experienced) instead of dropping them early (RFC 3168).
+    #[serde(default)]
+    pub ecn: bool,
     /// Measurement period `T`, in seconds.
     #[serde(deserialize_with = "crate::units::secs", default = "d_t", rename = "T")]
     pub t: f64,
@@ -114,7 +117,7 @@ fn d_p_floor() -> f64 {
 
 impl Default for RaqmParams {
     fn default() -> Self {
-        RaqmParams {
+        RaqmParams { ecn: false,
             t: d_t(),
             f_prime: d_f_prime(),
             r0: None,
@@ -175,6 +178,7 @@ pub fn c_of_x(x: f64) -> Option<f64> {
 
 /// RAQM over a FIFO.
 pub struct Raqm<P> {
+    ecn: bool,
     fifo: Fifo<P>,
     limit: Limit,
     period: Time,
@@ -206,7 +210,7 @@ impl<P: Pkt> Raqm<P> {
     pub fn new(params: &RaqmParams, link: LinkInfo, limit: Limit) -> Self {
         let r0 = params.r0.unwrap_or(link.rate_bps / 8.0);
         let alpha_init = params.alpha_init.unwrap_or(2.0 / r0);
-        Raqm {
+        Raqm { ecn: params.ecn,
             fifo: Fifo::default(),
             limit,
             period: period_ns(params.t),
@@ -300,13 +304,13 @@ impl<P: Pkt> Scheme<P> for Raqm<P> {
 }
 
 impl<P: Pkt> Qdisc<P> for Raqm<P> {
-    fn enqueue(&mut self, pkt: P, cx: &mut Cx<'_, P>) -> bool {
+    fn enqueue(&mut self, mut pkt: P, cx: &mut Cx<'_, P>) -> bool {
         // 1. every arriving byte counts, even if dropped below (A28 (b))
         self.l += pkt.size() as u64;
         // 2-3. Eq. 12 with Q before enqueue (packets)
         if early_drop(cx.rng, self.p_arrival(self.fifo.len())) {
-            cx.drop(pkt, DropReason::Early);
-            return false;
+            let Some(marked) = cx.signal(pkt, self.ecn) else { return false };
+            pkt = marked;
         }
         // 4.
         if !self.limit.admits(self.fifo.len(), self.fifo.bytes(), pkt.size()) {

@@ -44,6 +44,10 @@ pub struct RedParams {
     /// When an idle period starts: `link_idle` (ns-2, default) or `queue_empty` (FJ93 text) (A6).
     #[serde(default)]
     pub idle_rule: IdleRule,
+    /// Mark ECN-capable packets (CE) instead of early drops; forced and overflow drops stay drops
+    /// (RFC 3168 §5, §7).
+    #[serde(default)]
+    pub ecn: bool,
 }
 
 fn default_max_p() -> f64 {
@@ -98,6 +102,7 @@ impl RedParams {
             variant: RedVariant::Fj93,
             uniformise: true,
             idle_rule: IdleRule::LinkIdle,
+            ecn: false,
         }
     }
 
@@ -143,6 +148,7 @@ impl RedParams {
             est: Estimator::new(self.w_q, s_ns, variant == Variant::Ns2),
             test: DropTest::new(variant, self.uniformise, self.mode == RedMode::Byte, self.max_pkt_size as f64),
             idle_rule: self.idle_rule,
+            ecn: self.ecn,
         }
     }
 }
@@ -161,6 +167,8 @@ pub struct RedStage {
     pub est: Estimator,
     pub test: DropTest,
     pub idle_rule: IdleRule,
+    /// Early drops become CE marks for ECN-capable packets.
+    pub ecn: bool,
 }
 
 impl RedStage {
@@ -217,12 +225,12 @@ impl<P: Pkt> Scheme<P> for Red<P> {
 
 impl<P: Pkt> Qdisc<P> for Red<P> {
     #[inline]
-    fn enqueue(&mut self, pkt: P, cx: &mut Cx<'_, P>) -> bool {
+    fn enqueue(&mut self, mut pkt: P, cx: &mut Cx<'_, P>) -> bool {
         let q = self.limit.qlen(self.fifo.len(), self.fifo.bytes());
-        // steps 1-6
+        // steps 1-6 (an early drop is a CE mark instead with ECN)
         if let Some(reason) = self.stage.on_arrival(cx.now, q as f64, self.fifo.len(), pkt.size(), cx.rng) {
-            cx.drop(pkt, reason);
-            return false;
+            let Some(marked) = cx.verdict(pkt, reason, self.stage.ecn) else { return false };
+            pkt = marked;
         }
         // step 7
         if !self.limit.admits(self.fifo.len(), self.fifo.bytes(), pkt.size()) {

@@ -18,6 +18,9 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct RemParams {
+    /// Mark ECN-capable packets (Congestion Experienced) instead of dropping them early (RFC 3168).
+    #[serde(default)]
+    pub ecn: bool,
     /// Price step size γ.
     #[serde(default = "d_gamma")]
     pub gamma: f64,
@@ -66,7 +69,7 @@ fn d_mean_pkt_size() -> u32 {
 
 impl Default for RemParams {
     fn default() -> Self {
-        RemParams {
+        RemParams { ecn: false,
             gamma: d_gamma(),
             alpha: d_alpha(),
             phi: d_phi(),
@@ -99,6 +102,7 @@ impl Params for RemParams {
 
 /// REM over a FIFO.
 pub struct Rem<P> {
+    ecn: bool,
     fifo: Fifo<P>,
     limit: Limit,
     gamma: f64,
@@ -118,7 +122,7 @@ pub struct Rem<P> {
 
 impl<P: Pkt> Rem<P> {
     pub fn new(params: &RemParams, link: LinkInfo, limit: Limit) -> Self {
-        Rem {
+        Rem { ecn: params.ecn,
             fifo: Fifo::default(),
             limit,
             gamma: params.gamma,
@@ -159,7 +163,7 @@ impl<P: Pkt> Scheme<P> for Rem<P> {
 }
 
 impl<P: Pkt> Qdisc<P> for Rem<P> {
-    fn enqueue(&mut self, pkt: P, cx: &mut Cx<'_, P>) -> bool {
+    fn enqueue(&mut self, mut pkt: P, cx: &mut Cx<'_, P>) -> bool {
         // 1. every arrival counts, including the ones dropped below
         self.in_count += 1;
         // 2. buffer first
@@ -169,8 +173,8 @@ impl<P: Pkt> Qdisc<P> for Rem<P> {
         }
         // 3. with probability prob
         if early_drop(cx.rng, self.prob) {
-            cx.drop(pkt, DropReason::Early);
-            return false;
+            let Some(marked) = cx.signal(pkt, self.ecn) else { return false };
+            pkt = marked;
         }
         // 4.
         self.fifo.push(pkt, cx.now);

@@ -22,6 +22,9 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct RioParams {
+    /// Mark ECN-capable packets (Congestion Experienced) instead of dropping them early (RFC 3168).
+    #[serde(default)]
+    pub ecn: bool,
     /// Lower threshold on `avg_in` for in-profile packets (queue unit).
     #[serde(default = "d_min_th_in")]
     pub min_th_in: f64,
@@ -100,7 +103,7 @@ fn d_true() -> bool {
 
 impl Default for RioParams {
     fn default() -> Self {
-        RioParams {
+        RioParams { ecn: false,
             min_th_in: d_min_th_in(),
             max_th_in: d_max_th_in(),
             max_p_in: d_max_p_in(),
@@ -184,6 +187,7 @@ impl Params for RioParams {
 
 /// RIO over one FIFO.
 pub struct Rio<P> {
+    ecn: bool,
     fifo: Fifo<P>,
     limit: Limit,
     /// `avg_total`: EWMA of the whole queue.
@@ -211,7 +215,7 @@ impl<P: Pkt> Rio<P> {
         let s_ns = 8.0 * params.mean_pkt_size as f64 / link.rate_bps * NS_PER_SEC as f64;
         let integer_m = variant == Variant::Ns2;
         let test = || DropTest::new(variant, params.uniformise, params.mode == RedMode::Byte, params.max_pkt_size as f64);
-        Rio {
+        Rio { ecn: params.ecn,
             fifo: Fifo::default(),
             limit,
             est_total: Estimator::new(params.w_q, s_ns, integer_m),
@@ -266,9 +270,10 @@ impl<P: Pkt> Qdisc<P> for Rio<P> {
             let avg = self.est_total.avg();
             self.test_out.decide(p_base(avg, &self.th_out), pkt.size(), self.fifo.len(), cx.rng)
         };
+        let mut pkt = pkt;
         if let Some(reason) = verdict {
-            cx.drop(pkt, reason);
-            return false;
+            let Some(marked) = cx.verdict(pkt, reason, self.ecn) else { return false };
+            pkt = marked;
         }
         // step 3
         if !self.limit.admits(self.fifo.len(), self.fifo.bytes(), pkt.size()) {

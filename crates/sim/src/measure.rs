@@ -37,6 +37,9 @@ pub struct FlowCounters {
     pub ack_drops: u64,
     pub timeouts: u64,
     pub fast_retx: u64,
+    /// Data packets delivered with a CE mark, and the sender's ECN window reductions.
+    pub ce_marks: u64,
+    pub ecn_reductions: u64,
     pub rtt_samples: u64,
     pub rtt_sum_ns: f64,
     pub rtt_min_ns: f64,
@@ -63,6 +66,8 @@ impl Default for FlowCounters {
             ack_drops: 0,
             timeouts: 0,
             fast_retx: 0,
+            ce_marks: 0,
+            ecn_reductions: 0,
             rtt_samples: 0,
             rtt_sum_ns: 0.0,
             rtt_min_ns: f64::INFINITY,
@@ -94,6 +99,8 @@ impl FlowCounters {
         d.ack_drops -= base.ack_drops;
         d.timeouts -= base.timeouts;
         d.fast_retx -= base.fast_retx;
+        d.ce_marks -= base.ce_marks;
+        d.ecn_reductions -= base.ecn_reductions;
         d
     }
 

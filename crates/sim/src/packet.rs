@@ -18,6 +18,14 @@ pub enum PktKind {
 pub const F_RETX: u8 = 1;
 /// Flag: RIO in-profile mark.
 pub const F_IN_PROFILE: u8 = 2;
+/// Flag: ECN-capable transport (ECT codepoint), set by an ECN sender on new data (RFC 3168).
+pub const F_ECT: u8 = 4;
+/// Flag: Congestion Experienced, set by an AQM instead of an early drop.
+pub const F_CE: u8 = 8;
+/// ACK flag: ECN-Echo, the receiver saw CE.
+pub const F_ECE: u8 = 16;
+/// Data flag: Congestion Window Reduced, the sender answered an ECE.
+pub const F_CWR: u8 = 32;
 
 /// A packet on the wire (24 bytes).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,6 +62,14 @@ impl Pkt for Packet {
     #[inline]
     fn in_profile(&self) -> bool {
         self.flags & F_IN_PROFILE != 0
+    }
+    #[inline]
+    fn ecn_capable(&self) -> bool {
+        self.flags & F_ECT != 0
+    }
+    #[inline]
+    fn mark_ce(&mut self) {
+        self.flags |= F_CE;
     }
 }
 

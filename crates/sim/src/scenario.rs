@@ -210,6 +210,7 @@ struct RawTcp {
     delayed_ack: Option<bool>,
     delack_count: Option<u32>,
     delack_timeout: Option<Dur>,
+    ecn: Option<bool>,
 }
 
 /// TCP congestion-control variants this build provides.
@@ -393,6 +394,7 @@ fn merge_tcp(global: &RawTcp, local: Option<&RawTcp>, path: &str) -> R<TcpConfig
         delayed_ack: pick!(delayed_ack).unwrap_or(d.delayed_ack),
         delack_count,
         delack_timeout,
+        ecn: pick!(ecn).unwrap_or(d.ecn),
     })
 }
 

@@ -375,7 +375,16 @@ impl Sim {
         }
         self.advance(l, now);
         let a = self.links[l].aqm.as_mut().expect("aqm");
-        a.queue.enqueue(pkt, now);
+        let queued = a.queue.enqueue(pkt, now);
+        if !queued && a.queue.is_empty() && self.links[l].free_at <= now {
+            // The arrival was dropped and the link stays idle: a new idle period starts now, as
+            // in ns-2, whose link asks the queue for a packet after every arrival. Without this,
+            // an AQM whose average is above its hard threshold would drop every later arrival and
+            // never see the idle time that lets the average decay (the spec's §1.4 rule alone
+            // deadlocks RED there).
+            self.links[l].aqm.as_mut().expect("aqm").idle_reported = false;
+        }
+        let a = self.links[l].aqm.as_mut().expect("aqm");
         for i in 0..a.queue.drops().len() {
             let d = self.links[l].aqm.as_ref().expect("aqm").queue.drops()[i];
             self.record_drop(&d.pkt, d.reason);
@@ -457,7 +466,7 @@ impl Sim {
             PktKind::Ack => {
                 let mut out = std::mem::take(&mut self.scratch);
                 if let App::Tcp { tx, .. } = &mut self.flows[fi].app {
-                    tx.on_ack(pkt.seq, now, &mut out, &mut self.ctr[fi]);
+                    tx.on_ack(pkt.seq, pkt.flags, now, &mut out, &mut self.ctr[fi]);
                 }
                 self.inject_scratch(out);
                 self.sync_timer(fi, 0);
@@ -469,6 +478,9 @@ impl Sim {
                 c.unique_pkts += 1;
                 c.unique_bytes += pkt.size as u64;
                 c.max_seq_rcvd = c.max_seq_rcvd.max(pkt.seq as u64 + 1);
+                if pkt.flags & crate::packet::F_CE != 0 {
+                    c.ce_marks += 1;
+                }
             }
         }
     }
@@ -718,6 +730,8 @@ impl Sim {
         t.push("ack_drops", Column::F64(window.iter().map(|c| f(c.ack_drops)).collect()));
         t.push("timeouts", Column::F64(window.iter().map(|c| f(c.timeouts)).collect()));
         t.push("fast_retransmits", Column::F64(window.iter().map(|c| f(c.fast_retx)).collect()));
+        t.push("ce_marks", Column::F64(window.iter().map(|c| f(c.ce_marks)).collect()));
+        t.push("ecn_reductions", Column::F64(window.iter().map(|c| f(c.ecn_reductions)).collect()));
         t.push(
             "rtt_mean_s",
             Column::F64(window.iter().map(|c| if c.rtt_samples > 0 { c.rtt_sum_ns / c.rtt_samples as f64 / 1e9 } else { f64::NAN }).collect()),
@@ -778,6 +792,7 @@ impl Sim {
             "drops_total": total_drops,
             "link_loss_drops": link_loss,
             "drop_ratio": if qs.arrivals > 0 { total_drops as f64 / qs.arrivals as f64 } else { 0.0 },
+            "ce_marks": window.iter().map(|c| c.ce_marks).sum::<u64>(),
             "queue_mean_pkts": m.area_pkts / wn,
             "queue_mean_bytes": m.area_bytes / wn,
             "queue_max_pkts": m.max_qlen,
@@ -870,6 +885,8 @@ fn group_summary(g: &GroupSpec, members: &[&FlowCounters], w: f64, cap: f64) -> 
         "jain_goodput": jain(&good),
         "drops": drops,
         "timeouts": members.iter().map(|c| c.timeouts).sum::<u64>(),
+        "ce_marks": members.iter().map(|c| c.ce_marks).sum::<u64>(),
+        "ecn_reductions": members.iter().map(|c| c.ecn_reductions).sum::<u64>(),
         "fast_retransmits": members.iter().map(|c| c.fast_retx).sum::<u64>(),
     })
 }

@@ -17,7 +17,7 @@
 //!   out-of-order or duplicate segments and on segments that fill a hole (RFC 5681 §4.2).
 
 use crate::measure::FlowCounters;
-use crate::packet::{Packet, PktKind, F_RETX};
+use crate::packet::{Packet, PktKind, F_CE, F_CWR, F_ECE, F_ECT, F_RETX};
 use aqm::{Time, NS_PER_SEC};
 
 /// Per-flow TCP options (validated by the scenario loader).
@@ -40,6 +40,9 @@ pub struct TcpConfig {
     pub delayed_ack: bool,
     pub delack_count: u32,
     pub delack_timeout: Time,
+    /// ECN (RFC 3168): new data is sent ECN-capable, the receiver echoes CE marks, and the sender
+    /// halves its window at most once per window of data on an echo.
+    pub ecn: bool,
 }
 
 impl Default for TcpConfig {
@@ -58,6 +61,7 @@ impl Default for TcpConfig {
             delayed_ack: false,
             delack_count: 2,
             delack_timeout: NS_PER_SEC / 10,
+            ecn: false,
         }
     }
 }
@@ -92,6 +96,10 @@ pub struct TcpSender {
     pub rto_deadline: Time,
     /// When all offered data was acknowledged.
     pub completed_at: Option<Time>,
+    /// ECN: no further reduction for echoes until `snd_una` passes this (once per window).
+    ecn_recover: i64,
+    /// ECN: set CWR on the next new data segment.
+    cwr_pending: bool,
 }
 
 impl TcpSender {
@@ -120,6 +128,8 @@ impl TcpSender {
             timed_at: 0,
             rto_deadline: 0,
             completed_at: None,
+            ecn_recover: -1,
+            cwr_pending: false,
         }
     }
 
@@ -159,16 +169,16 @@ impl TcpSender {
 
     fn send_seg(&mut self, seq: u32, now: Time, out: &mut Vec<Packet>, c: &mut FlowCounters) {
         let retx = seq < self.snd_max;
-        out.push(Packet {
-            sent: now,
-            flow: self.flow,
-            seq,
-            size: self.cfg.mss,
-            kind: PktKind::Data,
-            hop: 0,
-            prio: self.prio,
-            flags: self.flags | if retx { F_RETX } else { 0 },
-        });
+        let mut flags = self.flags | if retx { F_RETX } else { 0 };
+        // RFC 3168 §6.1.5: retransmissions are not ECN-capable; CWR rides on new data
+        if self.cfg.ecn && !retx {
+            flags |= F_ECT;
+            if self.cwr_pending {
+                flags |= F_CWR;
+                self.cwr_pending = false;
+            }
+        }
+        out.push(Packet { sent: now, flow: self.flow, seq, size: self.cfg.mss, kind: PktKind::Data, hop: 0, prio: self.prio, flags });
         c.sent_pkts += 1;
         c.sent_bytes += self.cfg.mss as u64;
         if retx {
@@ -216,10 +226,23 @@ impl TcpSender {
         c.rtt_min_ns = c.rtt_min_ns.min(r);
     }
 
-    /// An ACK with cumulative acknowledgement `ack` arrived at `now`.
-    pub fn on_ack(&mut self, ack: u32, now: Time, out: &mut Vec<Packet>, c: &mut FlowCounters) {
+    /// An ACK with cumulative acknowledgement `ack` and `flags` arrived at `now`.
+    pub fn on_ack(&mut self, ack: u32, flags: u8, now: Time, out: &mut Vec<Packet>, c: &mut FlowCounters) {
         if ack > self.snd_max {
             return; // cannot acknowledge what was never sent
+        }
+        // RFC 3168 §6.1.2: an ECN-Echo halves the window once per window of data, with no
+        // retransmission; not during loss recovery, which already reduced it. The next reduction
+        // waits for an ACK that covers the first segment sent after this one (the CWR segment),
+        // and the window does not also grow on the reducing ACK.
+        let mut reduced = false;
+        if self.cfg.ecn && flags & F_ECE != 0 && !self.in_recovery && ack as i64 > self.ecn_recover {
+            c.ecn_reductions += 1;
+            self.ssthresh = (self.flight() / 2.0).max(2.0);
+            self.cwnd = self.ssthresh;
+            self.ecn_recover = self.snd_max as i64;
+            self.cwr_pending = true;
+            reduced = true;
         }
         if ack > self.snd_una {
             if self.timing && ack > self.timed_seq {
@@ -250,7 +273,9 @@ impl TcpSender {
                 }
             } else {
                 self.dupacks = 0;
-                if self.cwnd < self.ssthresh {
+                if reduced {
+                    // no growth on the ACK that carried the reduction
+                } else if self.cwnd < self.ssthresh {
                     self.cwnd += 1.0; // slow start
                 } else {
                     self.cwnd += 1.0 / self.cwnd; // congestion avoidance
@@ -322,6 +347,8 @@ pub struct TcpReceiver {
     pub delack_deadline: Time,
     last_echo: Time,
     prio: u8,
+    /// ECN: echo ECE on every ACK from a CE mark until a CWR arrives (RFC 3168 §6.1.3).
+    ece: bool,
 }
 
 impl TcpReceiver {
@@ -339,6 +366,7 @@ impl TcpReceiver {
             delack_deadline: 0,
             last_echo: 0,
             prio,
+            ece: false,
         }
     }
 
@@ -377,7 +405,7 @@ impl TcpReceiver {
             kind: PktKind::Ack,
             hop: 0,
             prio: self.prio,
-            flags: 0,
+            flags: if self.ece { F_ECE } else { 0 },
         }
     }
 
@@ -387,6 +415,13 @@ impl TcpReceiver {
         c.delivered_pkts += 1;
         c.delivered_bytes += p.size as u64;
         self.last_echo = p.sent;
+        if p.flags & F_CWR != 0 {
+            self.ece = false;
+        }
+        if p.flags & F_CE != 0 {
+            c.ce_marks += 1;
+            self.ece = true;
+        }
         let s = p.seq;
         let mut first = false;
         let mut filled_hole = false;
@@ -460,15 +495,15 @@ mod tests {
         assert_eq!(out.len(), 2); // IW = 2
         out.clear();
         // ACK 1 and 2: slow start, cwnd 2 -> 4, each ACK releases 2 segments
-        s.on_ack(1, 10, &mut out, &mut c);
-        s.on_ack(2, 11, &mut out, &mut c);
+        s.on_ack(1, 0, 10, &mut out, &mut c);
+        s.on_ack(2, 0, 11, &mut out, &mut c);
         assert_eq!(s.cwnd(), 4.0);
         assert_eq!(out.len(), 4);
         assert_eq!(out.last().unwrap().seq, 5);
         out.clear();
         // segment 2 and 4 lost: dup ACKs for 2 (from 3, 5)... use 3 dupacks
         for _ in 0..3 {
-            s.on_ack(2, 20, &mut out, &mut c);
+            s.on_ack(2, 0, 20, &mut out, &mut c);
         }
         assert_eq!(c.fast_retx, 1);
         assert_eq!(out[0].seq, 2);
@@ -478,12 +513,12 @@ mod tests {
         assert_eq!(s.cwnd(), 5.0);
         out.clear();
         // partial ACK up to 4 (segment 4 also lost): retransmit 4, deflate by 2, add 1
-        s.on_ack(4, 30, &mut out, &mut c);
+        s.on_ack(4, 0, 30, &mut out, &mut c);
         assert_eq!(out[0].seq, 4);
         assert_eq!(s.cwnd(), 4.0);
         out.clear();
         // full ACK beyond recover (5): cwnd = ssthresh
-        s.on_ack(6, 40, &mut out, &mut c);
+        s.on_ack(6, 0, 40, &mut out, &mut c);
         assert_eq!(s.cwnd(), 2.0);
         assert_eq!(c.timeouts, 0);
     }
@@ -505,13 +540,67 @@ mod tests {
         // Karn: the retransmitted segment is not timed; a later new segment gives the sample that
         // clears the back-off.
         out.clear();
-        s.on_ack(1, 3 * NS_PER_SEC + 50_000_000, &mut out, &mut c);
+        s.on_ack(1, 0, 3 * NS_PER_SEC + 50_000_000, &mut out, &mut c);
         assert_eq!(c.rtt_samples, 0);
         assert_eq!(s.rto(), 6 * NS_PER_SEC);
         let seq = out.iter().map(|p| p.seq).max().unwrap();
-        s.on_ack(seq + 1, 3 * NS_PER_SEC + 100_000_000, &mut out, &mut c);
+        s.on_ack(seq + 1, 0, 3 * NS_PER_SEC + 100_000_000, &mut out, &mut c);
         assert_eq!(c.rtt_samples, 1);
         // one sample R = 50 ms: RTO = R + max(G, 2R) = 150 ms, floored at min_rto 200 ms
         assert_eq!(s.rto(), NS_PER_SEC / 5);
+    }
+
+    #[test]
+    fn ecn_echo_halves_once_per_window_and_sets_cwr() {
+        let cfg = TcpConfig { ecn: true, ..TcpConfig::default() };
+        let mut s = TcpSender::new(cfg, 0, 1, 0, u32::MAX);
+        let mut out = Vec::new();
+        let mut c = FlowCounters::default();
+        s.start(0, &mut out, &mut c);
+        assert!(out.iter().all(|p| p.flags & F_ECT != 0), "new data is ECN-capable");
+        for a in 1..=6 {
+            s.on_ack(a, 0, a as Time, &mut out, &mut c);
+        }
+        let before = s.cwnd();
+        let flight = (s.snd_max - s.snd_una) as f64;
+        out.clear();
+        // an ECN-Echo: halve (ssthresh = flight / 2), no retransmission
+        s.on_ack(7, F_ECE, 10, &mut out, &mut c);
+        assert_eq!(c.ecn_reductions, 1);
+        assert_eq!(s.cwnd(), (flight / 2.0).max(2.0));
+        assert!(s.cwnd() < before);
+        assert!(out.iter().all(|p| p.flags & F_RETX == 0));
+        // further echoes before the CWR segment is acknowledged do not reduce again, and the
+        // first new segment after the reduction carries CWR (only it)
+        let mut a = 7;
+        while out.is_empty() {
+            a += 1;
+            s.on_ack(a, F_ECE, 11, &mut out, &mut c);
+        }
+        assert_eq!(c.ecn_reductions, 1);
+        assert!(out[0].flags & F_CWR != 0);
+        assert!(out[1..].iter().all(|p| p.flags & F_CWR == 0));
+        // retransmissions are never ECN-capable
+        out.clear();
+        s.on_timeout(5 * NS_PER_SEC, &mut out, &mut c);
+        assert!(out.iter().all(|p| p.flags & F_RETX == 0 || p.flags & F_ECT == 0));
+    }
+
+    #[test]
+    fn receiver_echoes_ce_until_cwr() {
+        let cfg = TcpConfig { ecn: true, ..TcpConfig::default() };
+        let mut r = TcpReceiver::new(&cfg, 1);
+        let mut c = FlowCounters::default();
+        let mut d = data(0);
+        d.flags = F_ECT | F_CE;
+        r.on_data(&d, 0, &mut c);
+        assert!(r.ack().flags & F_ECE != 0);
+        r.on_data(&data(1), 0, &mut c);
+        assert!(r.ack().flags & F_ECE != 0, "ECE stays until CWR");
+        let mut w = data(2);
+        w.flags = F_ECT | F_CWR;
+        r.on_data(&w, 0, &mut c);
+        assert!(r.ack().flags & F_ECE == 0);
+        assert_eq!(c.ce_marks, 1);
     }
 }

@@ -328,7 +328,7 @@ fn scenario_keys_are_the_spec_parameter_names() {
         (r#"{ type = "wfq", weights = [1, 0] }"#, "bottleneck.aqm.weights"),
         (r#"{ type = "wfq", weights = [1, 2], buffers = [10] }"#, "bottleneck.aqm.buffers"),
         (r#"{ type = "codel", target = 0 }"#, "bottleneck.aqm.target"),
-        (r#"{ type = "codel", ecn = true }"#, "bottleneck.aqm.ecn"),
+        (r#"{ type = "codel", interval = "-1ms" }"#, "bottleneck.aqm.interval"),
         (r#"{ type = "pie", t_update = -1 }"#, "bottleneck.aqm.t_update"),
         (r#"{ type = "fq_codel", flows = 0 }"#, "bottleneck.aqm.flows"),
     ] {
