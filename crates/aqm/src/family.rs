@@ -175,7 +175,12 @@ impl<P: Pkt> RedLeaky<P> {
     #[inline]
     pub fn admit(&mut self, mut pkt: P, region: Region, cx: &mut Cx<'_, P>) -> bool {
         if let Some(r) = self.red.test.decide(region, pkt.size(), self.buf.len(), cx.rng) {
-            let Some(marked) = cx.verdict(pkt, r, self.red.ecn) else { return false };
+            let Some(marked) = cx.verdict(pkt, r, self.red.ecn) else {
+                if self.buf.is_empty() {
+                    self.red.on_queue_empty(cx.now); // see `Red::enqueue`
+                }
+                return false;
+            };
             pkt = marked;
         }
         if !admits(&self.buf, &self.limit, pkt.size()) {

@@ -118,6 +118,9 @@ impl Default for PieParams {
 
 impl Params for PieParams {
     fn validate(&self) -> Result<(), ParamError> {
+        if !(0.0..=1.0).contains(&self.mark_ecn_th) {
+            return Err(ParamError::new("mark_ecn_th", format!("must be in [0, 1], got {}", self.mark_ecn_th)));
+        }
         check_period("target", self.target)?;
         check_period("t_update", self.t_update)?;
         check_positive("alpha", self.alpha)?;

@@ -229,7 +229,13 @@ impl<P: Pkt> Qdisc<P> for Red<P> {
         let q = self.limit.qlen(self.fifo.len(), self.fifo.bytes());
         // steps 1-6 (an early drop is a CE mark instead with ECN)
         if let Some(reason) = self.stage.on_arrival(cx.now, q as f64, self.fifo.len(), pkt.size(), cx.rng) {
-            let Some(marked) = cx.verdict(pkt, reason, self.stage.ecn) else { return false };
+            let Some(marked) = cx.verdict(pkt, reason, self.stage.ecn) else {
+                if self.fifo.is_empty() {
+                    // the queue stays empty: its empty period restarts now (idle_rule = queue_empty)
+                    self.stage.on_queue_empty(cx.now);
+                }
+                return false;
+            };
             pkt = marked;
         }
         // step 7

@@ -478,9 +478,6 @@ impl Sim {
                 c.unique_pkts += 1;
                 c.unique_bytes += pkt.size as u64;
                 c.max_seq_rcvd = c.max_seq_rcvd.max(pkt.seq as u64 + 1);
-                if pkt.flags & crate::packet::F_CE != 0 {
-                    c.ce_marks += 1;
-                }
             }
         }
     }

@@ -147,6 +147,16 @@ impl TcpSender {
         self.limit = self.limit.min(self.snd_max);
     }
 
+    /// Any window reduction (ECN-Echo, fast retransmit, timeout) is the response to congestion in
+    /// this window: no further ECN reduction until data sent after it is acknowledged, and the next
+    /// new segment carries CWR (RFC 3168 §6.1.2).
+    fn ecn_reduced(&mut self) {
+        if self.cfg.ecn {
+            self.ecn_recover = self.snd_max as i64;
+            self.cwr_pending = true;
+        }
+    }
+
     /// Current retransmission timeout including back-off.
     pub fn rto(&self) -> Time {
         let base = if self.has_rtt {
@@ -239,9 +249,9 @@ impl TcpSender {
         if self.cfg.ecn && flags & F_ECE != 0 && !self.in_recovery && ack as i64 > self.ecn_recover {
             c.ecn_reductions += 1;
             self.ssthresh = (self.flight() / 2.0).max(2.0);
-            self.cwnd = self.ssthresh;
-            self.ecn_recover = self.snd_max as i64;
-            self.cwr_pending = true;
+            // halve, never raise (after a timeout cwnd can be below flight / 2)
+            self.cwnd = self.cwnd.min(self.ssthresh);
+            self.ecn_reduced();
             reduced = true;
         }
         if ack > self.snd_una {
@@ -306,6 +316,7 @@ impl TcpSender {
                 let s = self.snd_una;
                 self.send_seg(s, now, out, c);
                 self.cwnd = self.ssthresh + self.cfg.dupack_threshold as f64;
+                self.ecn_reduced();
                 self.send_available(now, out, c);
             }
         }
@@ -326,6 +337,7 @@ impl TcpSender {
         self.dupacks = 0;
         self.timing = false;
         self.snd_nxt = self.snd_una; // go back N
+        self.ecn_reduced();
         self.rto_deadline = now + self.rto();
         self.send_available(now, out, c);
     }
@@ -602,5 +614,30 @@ mod tests {
         r.on_data(&w, 0, &mut c);
         assert!(r.ack().flags & F_ECE == 0);
         assert_eq!(c.ce_marks, 1);
+    }
+
+    #[test]
+    fn a_loss_reduction_is_the_ecn_response_for_its_window() {
+        let cfg = TcpConfig { ecn: true, ..TcpConfig::default() };
+        let mut s = TcpSender::new(cfg, 0, 1, 0, u32::MAX);
+        let mut out = Vec::new();
+        let mut c = FlowCounters::default();
+        s.start(0, &mut out, &mut c);
+        for a in 1..=6 {
+            s.on_ack(a, 0, a as Time, &mut out, &mut c);
+        }
+        // three duplicate ACKs: fast retransmit halves the window
+        for _ in 0..3 {
+            s.on_ack(6, 0, 10, &mut out, &mut c);
+        }
+        assert_eq!(c.fast_retx, 1);
+        // the full ACK ends recovery; an echo for data of the same window must not halve again
+        let full = s.snd_max;
+        s.on_ack(full, F_ECE, 20, &mut out, &mut c);
+        assert_eq!(c.ecn_reductions, 0);
+        // after a timeout, an echo never raises cwnd above its post-timeout value
+        out.clear();
+        s.on_timeout(10 * NS_PER_SEC, &mut out, &mut c);
+        assert_eq!(s.cwnd(), 1.0);
     }
 }
