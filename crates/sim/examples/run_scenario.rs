@@ -1,5 +1,5 @@
 //! Run a scenario file from Rust and print its summary and wall time:
-//! `cargo run --release -p sim --example run_scenario -- examples/dumbbell-red.toml`
+//! `cargo run --release -p sim --example run_scenario -- examples/dumbbell-red.toml [--json] [key=value ...]`
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let Some(path) = args.get(1) else {
@@ -10,7 +10,8 @@ fn main() {
         eprintln!("error: {path}: {e}");
         std::process::exit(2)
     });
-    let overrides: Vec<String> = args[2..].to_vec();
+    let json = args.iter().any(|a| a == "--json");
+    let overrides: Vec<String> = args[2..].iter().filter(|a| *a != "--json").cloned().collect();
     let sc = sim::load(&text, &overrides, "scenario").unwrap_or_else(|e| {
         eprintln!("error: {path}: {e}");
         std::process::exit(2)
@@ -23,6 +24,10 @@ fn main() {
         std::process::exit(1)
     });
     let wall = t.elapsed();
+    if json {
+        println!("{}", serde_json::to_string_pretty(&r.summary).unwrap());
+        return;
+    }
     let e = &r.summary["engine"];
     let ev = e["events"].as_f64().unwrap();
     let data = e["data_packets_delivered"].as_f64().unwrap();
