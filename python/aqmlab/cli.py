@@ -100,6 +100,8 @@ def summary_table(res: Result) -> str:
         f"bottleneck drops: {b['drops_total']} of {b['arrivals']} arrivals ({b['drop_ratio'] * 100:.1f}%)"
         + (f": {drops}" if drops else "")
     )
+    if b.get("ce_marks"):
+        lines.append(f"ECN: {b['ce_marks']} packets delivered with a CE mark instead of being dropped")
     if b.get("link_loss_drops"):
         lines.append(f"random link loss before the bottleneck queue: {b['link_loss_drops']} packets")
     head = f"{'group':<12} {'type':<9} {'flows':>5} {'throughput':>12} {'share':>7} {'goodput/flow':>13} {'drops':>7} {'timeouts':>8} {'Jain(thr)':>9}"
