@@ -37,7 +37,12 @@ fn config(kind: &str, l: f64) -> AqmConfig {
     let json = match kind {
         "droptail" => "{}".to_string(),
         "red" | "choke" | "gchoke" | "perfect_choke" => format!("{{{red}}}"),
-        "chokew" => format!(r#"{{"l_th": {}, "l_minus": {}, "l_plus": {}, "p0_init": 1.0, "p_plus": 0.0, "p_minus": 0.0}}"#, l / 4.0, l / 2.0, 2.0 * l),
+        "chokew" => format!(
+            r#"{{"l_th": {}, "l_minus": {}, "l_plus": {}, "p0_init": 1.0, "p_plus": 0.0, "p_minus": 0.0}}"#,
+            l / 4.0,
+            l / 2.0,
+            2.0 * l
+        ),
         "choked" => format!(r#"{{"t_min": {}, "t_max": {}}}"#, l / 2.0, 2.0 * l),
         "ward" => "{}".to_string(),
         _ => unreachable!(),

@@ -86,7 +86,8 @@ pub struct Blue<P> {
 
 impl<P: Pkt> Blue<P> {
     pub fn new(params: &BlueParams, limit: Limit) -> Self {
-        Blue { ecn: params.ecn,
+        Blue {
+            ecn: params.ecn,
             fifo: Fifo::default(),
             limit,
             d1: params.d1,
@@ -153,25 +154,13 @@ impl<P: Pkt> Qdisc<P> for Blue<P> {
         true
     }
 
-    fn dequeue(&mut self, _cx: &mut Cx<'_, P>) -> Option<(P, Time)> {
-        self.fifo.pop()
-    }
-
-    fn len(&self) -> usize {
-        self.fifo.len()
-    }
-    fn bytes(&self) -> u64 {
-        self.fifo.bytes()
-    }
+    crate::fifo::fifo_views!(fifo, pop);
     /// The transmitter finished a packet and the queue is empty: lower `p_m`.
     fn on_link_idle(&mut self, now: Time) {
         if self.thawed(now) {
             self.p_m = (self.p_m - self.d2).max(0.0);
             self.last_update = Some(now);
         }
-    }
-    fn for_each_waiting(&self, f: &mut dyn FnMut(&P, Time)) {
-        self.fifo.for_each(f)
     }
     fn state_names(&self) -> &'static [&'static str] {
         &["p_m"]

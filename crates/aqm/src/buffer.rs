@@ -447,8 +447,15 @@ mod tests {
     fn modes() -> Vec<(BufferMode, bool)> {
         let lazy = BufferMode { removal: VictimRemoval::Lazy, ..Default::default() };
         let lazy_free = BufferMode { removal: VictimRemoval::Lazy, doomed_occupy: false, ..Default::default() };
-        let phys = BufferMode { removal: VictimRemoval::Lazy, population: DrawPopulation::Physical, ..Default::default() };
-        vec![(BufferMode::default(), false), (BufferMode::default(), true), (lazy, false), (lazy_free, true), (phys, false)]
+        let phys =
+            BufferMode { removal: VictimRemoval::Lazy, population: DrawPopulation::Physical, ..Default::default() };
+        vec![
+            (BufferMode::default(), false),
+            (BufferMode::default(), true),
+            (lazy, false),
+            (lazy_free, true),
+            (phys, false),
+        ]
     }
 
     proptest! {

@@ -101,7 +101,10 @@ impl Params for ChokedParams {
             return Err(ParamError::new("t_min", "must be a number >= 0"));
         }
         if !(self.t_max > self.t_min && self.t_max.is_finite()) {
-            return Err(ParamError::new("t_max", format!("must be greater than t_min ({}), got {}", self.t_min, self.t_max)));
+            return Err(ParamError::new(
+                "t_max",
+                format!("must be greater than t_min ({}), got {}", self.t_min, self.t_max),
+            ));
         }
         if !(self.w_q > 0.0 && self.w_q <= 1.0) {
             return Err(ParamError::new("w_q", format!("must be in (0, 1], got {}", self.w_q)));
@@ -113,7 +116,10 @@ impl Params for ChokedParams {
             return Err(ParamError::new("mean_pkt_size", "must be at least 1 byte"));
         }
         if self.draw_population == crate::buffer::DrawPopulation::Physical {
-            return Err(ParamError::new("draw_population", "CHOKeD's regions are ranks of live packets, so its draws are over live packets only (\"live\")"));
+            return Err(ParamError::new(
+                "draw_population",
+                "CHOKeD's regions are ranks of live packets, so its draws are over live packets only (\"live\")",
+            ));
         }
         check_buffer_mode(&self.buffer_mode())
     }

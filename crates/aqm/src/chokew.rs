@@ -125,10 +125,16 @@ family_params! {
 impl Params for ChokewParams {
     fn validate(&self) -> Result<(), ParamError> {
         if !(self.l_th >= 0.0 && self.l_th < self.l_minus) {
-            return Err(ParamError::new("l_th", format!("need 0 <= l_th < l_minus ({}), got {}", self.l_minus, self.l_th)));
+            return Err(ParamError::new(
+                "l_th",
+                format!("need 0 <= l_th < l_minus ({}), got {}", self.l_minus, self.l_th),
+            ));
         }
         if self.l_plus <= self.l_minus {
-            return Err(ParamError::new("l_plus", format!("need l_minus ({}) < l_plus, got {}", self.l_minus, self.l_plus)));
+            return Err(ParamError::new(
+                "l_plus",
+                format!("need l_minus ({}) < l_plus, got {}", self.l_minus, self.l_plus),
+            ));
         }
         if !(self.p_plus >= 0.0 && self.p_plus.is_finite()) {
             return Err(ParamError::new("p_plus", "must be a number >= 0"));
@@ -137,7 +143,10 @@ impl Params for ChokewParams {
             return Err(ParamError::new("p_minus", "must be a number >= 0"));
         }
         if self.weights.is_empty() || self.weights.iter().any(|w| !(w.is_finite() && *w >= 1.0)) {
-            return Err(ParamError::new("weights", "a non-empty list of weights, each >= 1 (level k uses weights[k-1])"));
+            return Err(ParamError::new(
+                "weights",
+                "a non-empty list of weights, each >= 1 (level k uses weights[k-1])",
+            ));
         }
         if !(self.p0_init >= 0.0 && self.p0_init.is_finite()) {
             return Err(ParamError::new("p0_init", "must be >= 0"));
@@ -201,7 +210,10 @@ impl<P: Pkt> Scheme<P> for Chokew<P> {
             avg: p.w_avg.map(|w| Estimator::new(w, s_ns, false)),
             idb: VecDeque::new(),
             // default capacity: L_lim in packets (A13)
-            idb_cap: p.id_buf_cap.map(|c| c as usize).unwrap_or(((limit.value as f64 / scale) as u64).clamp(1, 1 << 24) as usize),
+            idb_cap: p
+                .id_buf_cap
+                .map(|c| c as usize)
+                .unwrap_or(((limit.value as f64 / scale) as u64).clamp(1, 1 << 24) as usize),
             cand: Vec::new(),
             p: p.clone(),
         }
@@ -392,8 +404,10 @@ mod tests {
 
     /// Test parameters: small thresholds, then the `extra` JSON fields override.
     fn params(extra: &str) -> ChokewParams {
-        let mut v: serde_json::Value =
-            serde_json::from_str(r#"{"l_th": 2, "l_minus": 3, "l_plus": 4, "p_plus": 0.5, "p_minus": 0.25, "weights": [1, 2]}"#).unwrap();
+        let mut v: serde_json::Value = serde_json::from_str(
+            r#"{"l_th": 2, "l_minus": 3, "l_plus": 4, "p_plus": 0.5, "p_minus": 0.25, "weights": [1, 2]}"#,
+        )
+        .unwrap();
         let e: serde_json::Value = serde_json::from_str(&format!("{{{extra}}}")).unwrap();
         for (k, x) in e.as_object().unwrap() {
             v[k] = x.clone();

@@ -47,7 +47,12 @@ pub(crate) fn default_maxpacket() -> u32 {
 
 impl Default for CodelParams {
     fn default() -> Self {
-        CodelParams { ecn: false, target: default_target(), interval: default_interval(), maxpacket: default_maxpacket() }
+        CodelParams {
+            ecn: false,
+            target: default_target(),
+            interval: default_interval(),
+            maxpacket: default_maxpacket(),
+        }
     }
 }
 
@@ -122,15 +127,7 @@ impl<P: Pkt> Qdisc<P> for Codel<P> {
         self.vars.dequeue(&self.law, cx.now, &mut self.fifo, &mut |p| cx.signal(p, ecn))
     }
 
-    fn len(&self) -> usize {
-        self.fifo.len()
-    }
-    fn bytes(&self) -> u64 {
-        self.fifo.bytes()
-    }
-    fn for_each_waiting(&self, f: &mut dyn FnMut(&P, Time)) {
-        self.fifo.for_each(f)
-    }
+    crate::fifo::fifo_views!(fifo);
     fn state_names(&self) -> &'static [&'static str] {
         &["dropping", "count", "sojourn_s", "first_above_s", "drop_next_s"]
     }

@@ -107,7 +107,13 @@ impl CodelVars {
     /// `signal` receives each packet the law decides against: it drops it (returning `None`) or,
     /// with ECN, marks it and hands it back (`Some`), and then that packet is the one delivered
     /// (RFC 8289 §5.5 / Linux `codel_impl.h`: a mark replaces the drop and ends the drop run).
-    pub fn dequeue<P, Q: CodelQueue<P>>(&mut self, lp: &LawParams, now: Time, q: &mut Q, signal: &mut impl FnMut(P) -> Option<P>) -> Option<(P, Time)> {
+    pub fn dequeue<P, Q: CodelQueue<P>>(
+        &mut self,
+        lp: &LawParams,
+        now: Time,
+        q: &mut Q,
+        signal: &mut impl FnMut(P) -> Option<P>,
+    ) -> Option<(P, Time)> {
         let (mut r, mut ok) = self.dodequeue(lp, now, q);
         if self.dropping {
             if !ok {
@@ -260,7 +266,8 @@ mod tests {
         // RFC 8289 §5.5: if the dropping state is re-entered within 16 intervals of drop_next
         // and more than one drop happened since the last entry, count restarts at the difference.
         let lp = lp();
-        let mut v = CodelVars { count: 10, lastcount: 2, drop_next: 0, first_above_time: 50 * MS, ..Default::default() };
+        let mut v =
+            CodelVars { count: 10, lastcount: 2, drop_next: 0, first_above_time: 50 * MS, ..Default::default() };
         let mut q = Standing { popped: 0 };
         let mut n = 0;
         v.dequeue(&lp, 100 * MS, &mut q, &mut |_| {
@@ -273,7 +280,8 @@ mod tests {
         assert_eq!(v.lastcount, 8);
         assert_eq!(v.drop_next, 100 * MS + control_law(0, lp.interval, 8));
         // long after the last drop: back to count = 1
-        let mut v = CodelVars { count: 10, lastcount: 2, drop_next: 0, first_above_time: 50 * MS, ..Default::default() };
+        let mut v =
+            CodelVars { count: 10, lastcount: 2, drop_next: 0, first_above_time: 50 * MS, ..Default::default() };
         v.dequeue(&lp, 2_000 * MS, &mut q, &mut |_| None);
         assert_eq!(v.count, 1);
         assert_eq!(v.drop_next, 2_100 * MS);

@@ -40,19 +40,7 @@ impl<P: Pkt> Qdisc<P> for DropTail<P> {
         self.fifo.push(pkt, cx.now);
         true
     }
-    #[inline]
-    fn dequeue(&mut self, _cx: &mut Cx<'_, P>) -> Option<(P, Time)> {
-        self.fifo.pop()
-    }
-    fn len(&self) -> usize {
-        self.fifo.len()
-    }
-    fn bytes(&self) -> u64 {
-        self.fifo.bytes()
-    }
-    fn for_each_waiting(&self, f: &mut dyn FnMut(&P, Time)) {
-        self.fifo.for_each(f)
-    }
+    crate::fifo::fifo_views!(fifo, pop);
 }
 
 #[cfg(test)]

@@ -115,7 +115,10 @@ pub(crate) use family_params;
 /// Consistency of the victim-handling options.
 pub fn check_buffer_mode(m: &BufferMode) -> Result<(), ParamError> {
     if m.population == DrawPopulation::Physical && m.removal != VictimRemoval::Lazy {
-        return Err(ParamError::new("draw_population", "\"physical\" needs victim_removal = \"lazy\" (only then are doomed packets present)"));
+        return Err(ParamError::new(
+            "draw_population",
+            "\"physical\" needs victim_removal = \"lazy\" (only then are doomed packets present)",
+        ));
     }
     if m.doomed_draw == DoomedDraw::CanMatch && m.population != DrawPopulation::Physical {
         return Err(ParamError::new("doomed_draw", "\"can_match\" needs draw_population = \"physical\""));

@@ -50,3 +50,26 @@ impl<P: Pkt> Fifo<P> {
         }
     }
 }
+
+/// The `Qdisc` methods that a discipline over a [`Fifo`] field only delegates: `len`, `bytes`,
+/// `for_each_waiting`, and with `pop` also a plain `dequeue` (head of the FIFO).
+macro_rules! fifo_views {
+    ($f:ident) => {
+        fn len(&self) -> usize {
+            self.$f.len()
+        }
+        fn bytes(&self) -> u64 {
+            self.$f.bytes()
+        }
+        fn for_each_waiting(&self, f: &mut dyn FnMut(&P, Time)) {
+            self.$f.for_each(f)
+        }
+    };
+    ($f:ident, pop) => {
+        fn dequeue(&mut self, _cx: &mut Cx<'_, P>) -> Option<(P, Time)> {
+            self.$f.pop()
+        }
+        crate::fifo::fifo_views!($f);
+    };
+}
+pub(crate) use fifo_views;

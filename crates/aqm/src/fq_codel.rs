@@ -67,7 +67,8 @@ fn default_quantum() -> u32 {
 
 impl Default for FqCodelParams {
     fn default() -> Self {
-        FqCodelParams { ecn: false,
+        FqCodelParams {
+            ecn: false,
             flows: default_flows(),
             quantum: default_quantum(),
             target: default_target(),
@@ -152,8 +153,11 @@ fn mix64(mut z: u64) -> u64 {
 impl<P: Pkt> FqCodel<P> {
     pub fn new(params: &FqCodelParams, limit: Limit) -> Self {
         let n = params.flows as usize;
-        FqCodel { ecn: params.ecn,
-            buckets: (0..n).map(|_| Bucket { fifo: Fifo::default(), deficit: 0, vars: CodelVars::default(), list: List::None }).collect(),
+        FqCodel {
+            ecn: params.ecn,
+            buckets: (0..n)
+                .map(|_| Bucket { fifo: Fifo::default(), deficit: 0, vars: CodelVars::default(), list: List::None })
+                .collect(),
             new_flows: VecDeque::new(),
             old_flows: VecDeque::new(),
             pkts: 0,
@@ -309,7 +313,12 @@ impl<P: Pkt> Qdisc<P> for FqCodel<P> {
     fn state(&self, out: &mut [f64]) {
         out[0] = self.new_flows.len() as f64;
         out[1] = self.old_flows.len() as f64;
-        out[2] = self.new_flows.iter().chain(self.old_flows.iter()).filter(|&&i| self.buckets[i as usize].vars.dropping).count() as f64;
+        out[2] = self
+            .new_flows
+            .iter()
+            .chain(self.old_flows.iter())
+            .filter(|&&i| self.buckets[i as usize].vars.dropping)
+            .count() as f64;
     }
 }
 

@@ -88,7 +88,10 @@ impl Params for FredParams {
             return Err(ParamError::new("min_th", format!("must be a number >= 0, got {}", self.min_th)));
         }
         if !(self.max_th.is_finite() && self.max_th > self.min_th) {
-            return Err(ParamError::new("max_th", format!("must be greater than min_th ({}), got {}", self.min_th, self.max_th)));
+            return Err(ParamError::new(
+                "max_th",
+                format!("must be greater than min_th ({}), got {}", self.min_th, self.max_th),
+            ));
         }
         if !(self.max_p > 0.0 && self.max_p <= 1.0) {
             return Err(ParamError::new("max_p", format!("must be in (0, 1], got {}", self.max_p)));
@@ -216,7 +219,10 @@ impl<P: Pkt> Qdisc<P> for Fred<P> {
         // 3. per-flow limit
         self.maxq = if avg >= self.th.max_th { 2.0 * self.pkt_unit } else { self.th.min_th };
         // 4. non-adaptive flow management
-        if qlen_i >= self.maxq || (avg >= self.th.max_th && qlen_i > 2.0 * self.avgcq) || (qlen_i >= self.avgcq && st.strike > 1) {
+        if qlen_i >= self.maxq
+            || (avg >= self.th.max_th && qlen_i > 2.0 * self.avgcq)
+            || (qlen_i >= self.avgcq && st.strike > 1)
+        {
             self.flows.get_mut(&flow).expect("state").strike += 1;
             cx.drop(pkt, DropReason::Forced);
             return false;

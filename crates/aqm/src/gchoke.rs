@@ -101,7 +101,10 @@ mod tests {
     use crate::test_util::P;
 
     fn params(maxcomp: u32) -> GChokeParams {
-        serde_json::from_str(&format!(r#"{{"min_th": 0, "max_th": 1000, "w_q": 1.0, "max_p": 1e-9, "maxcomp": {maxcomp}}}"#)).unwrap()
+        serde_json::from_str(&format!(
+            r#"{{"min_th": 0, "max_th": 1000, "w_q": 1.0, "max_p": 1e-9, "maxcomp": {maxcomp}}}"#
+        ))
+        .unwrap()
     }
 
     #[test]

@@ -26,25 +26,24 @@
 //!
 //! The specification these files implement is `shared/spec/aqm.md`; each file cites its sections.
 
+pub mod blue;
 pub mod buffer;
 pub mod choke;
 pub mod choked;
 pub mod chokew;
-pub mod blue;
-pub mod control;
 pub mod codel;
 pub mod codel_law;
+pub mod control;
 pub mod droptail;
-pub mod fq_codel;
-pub mod fred;
-pub mod pie;
-pub mod wfq;
 pub mod family;
 pub mod fifo;
+pub mod fq_codel;
+pub mod fred;
 pub mod gchoke;
 pub mod packet;
-pub mod pi;
 pub mod perfect_choke;
+pub mod pi;
+pub mod pie;
 pub mod qdisc;
 pub mod queue;
 pub mod raqm;
@@ -56,6 +55,7 @@ pub mod rio;
 pub mod rng;
 pub mod units;
 pub mod ward;
+pub mod wfq;
 
 pub use packet::Pkt;
 pub use qdisc::{Cx, Dropped, Limit, LinkInfo, Qdisc, QueueUnit};
@@ -188,19 +188,19 @@ macro_rules! registry {
     };
 }
 
-use droptail::{DropTail, DropTailParams};
-use red::{Red, RedParams};
-use rio::{Rio, RioParams};
 use blue::{Blue, BlueParams};
-use raqm::{Raqm, RaqmParams};
-use pi::{Pi, PiParams};
-use rem::{Rem, RemParams};
 use choke::{Choke, ChokeParams};
-use gchoke::{GChoke, GChokeParams};
-use chokew::{Chokew, ChokewParams};
 use choked::{Choked, ChokedParams};
-use ward::{Ward, WardParams};
+use chokew::{Chokew, ChokewParams};
+use droptail::{DropTail, DropTailParams};
+use gchoke::{GChoke, GChokeParams};
 use perfect_choke::{PerfectChoke, PerfectChokeParams};
+use pi::{Pi, PiParams};
+use raqm::{Raqm, RaqmParams};
+use red::{Red, RedParams};
+use rem::{Rem, RemParams};
+use rio::{Rio, RioParams};
+use ward::{Ward, WardParams};
 
 use codel::{Codel, CodelParams};
 use fq_codel::{FqCodel, FqCodelParams};

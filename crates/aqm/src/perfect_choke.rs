@@ -55,7 +55,13 @@ pub struct PerfectChoke<P> {
 impl<P: Pkt> Scheme<P> for PerfectChoke<P> {
     type Params = PerfectChokeParams;
     fn new(p: &PerfectChokeParams, link: LinkInfo, limit: Limit) -> Self {
-        PerfectChoke { fifo: Fifo::default(), red: p.red().stage(link), limit, backlog: FxHashMap::default(), p: p.clone() }
+        PerfectChoke {
+            fifo: Fifo::default(),
+            red: p.red().stage(link),
+            limit,
+            backlog: FxHashMap::default(),
+            p: p.clone(),
+        }
     }
 }
 
@@ -132,7 +138,8 @@ mod tests {
     #[test]
     fn oracle_drops_with_twice_the_backlog_share() {
         let p: PerfectChokeParams =
-            serde_json::from_str(r#"{"min_th": 0, "max_th": 1000, "w_q": 1.0, "max_p": 1e-9, "red_stage": false}"#).unwrap();
+            serde_json::from_str(r#"{"min_th": 0, "max_th": 1000, "w_q": 1.0, "max_p": 1e-9, "red_stage": false}"#)
+                .unwrap();
         let mut rng = Rng::stream(1, "pc", 0);
         for (mine, want) in [(0usize, 0.0), (1, 0.2), (3, 0.6), (6, 1.0)] {
             let n = 4000;

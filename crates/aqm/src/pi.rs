@@ -70,7 +70,15 @@ fn d_mean_pkt_size() -> u32 {
 
 impl Default for PiParams {
     fn default() -> Self {
-        PiParams { ecn: false, a: d_a(), b: d_b(), w: d_w(), q_ref: d_q_ref(), mode: PiMode::Packet, mean_pkt_size: d_mean_pkt_size() }
+        PiParams {
+            ecn: false,
+            a: d_a(),
+            b: d_b(),
+            w: d_w(),
+            q_ref: d_q_ref(),
+            mode: PiMode::Packet,
+            mean_pkt_size: d_mean_pkt_size(),
+        }
     }
 }
 
@@ -80,7 +88,10 @@ impl Params for PiParams {
         check_range("b", self.b, 0.0, 1.0)?;
         check_positive("w", self.w)?;
         if period_ns(1.0 / self.w) == 0 {
-            return Err(ParamError::new("w", format!("must be at most 1e9 Hz (a period of at least 1 ns), got {}", self.w)));
+            return Err(ParamError::new(
+                "w",
+                format!("must be at most 1e9 Hz (a period of at least 1 ns), got {}", self.w),
+            ));
         }
         check_nonneg("q_ref", self.q_ref)?;
         if self.mean_pkt_size == 0 {
@@ -109,7 +120,8 @@ pub struct Pi<P> {
 
 impl<P: Pkt> Pi<P> {
     pub fn new(params: &PiParams, limit: Limit) -> Self {
-        Pi { ecn: params.ecn,
+        Pi {
+            ecn: params.ecn,
             fifo: Fifo::default(),
             limit,
             a: params.a,
@@ -163,16 +175,7 @@ impl<P: Pkt> Qdisc<P> for Pi<P> {
         true
     }
 
-    fn dequeue(&mut self, _cx: &mut Cx<'_, P>) -> Option<(P, Time)> {
-        self.fifo.pop()
-    }
-
-    fn len(&self) -> usize {
-        self.fifo.len()
-    }
-    fn bytes(&self) -> u64 {
-        self.fifo.bytes()
-    }
+    crate::fifo::fifo_views!(fifo, pop);
     fn timer_period(&self) -> Option<Time> {
         Some(self.period)
     }
@@ -182,9 +185,6 @@ impl<P: Pkt> Qdisc<P> for Pi<P> {
         let p = self.p + self.a * (q - self.q_ref) - self.b * (self.q_old - self.q_ref);
         self.p = p.clamp(0.0, 1.0);
         self.q_old = q;
-    }
-    fn for_each_waiting(&self, f: &mut dyn FnMut(&P, Time)) {
-        self.fifo.for_each(f)
     }
     fn state_names(&self) -> &'static [&'static str] {
         &["q_old", "p"]

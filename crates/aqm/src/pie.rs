@@ -101,7 +101,9 @@ fn default_dq_threshold() -> u32 {
 
 impl Default for PieParams {
     fn default() -> Self {
-        PieParams { ecn: false, mark_ecn_th: default_mark_ecn_th(),
+        PieParams {
+            ecn: false,
+            mark_ecn_th: default_mark_ecn_th(),
             target: default_target(),
             t_update: default_t_update(),
             alpha: default_alpha(),
@@ -126,7 +128,10 @@ impl Params for PieParams {
         check_positive("alpha", self.alpha)?;
         check_positive("beta", self.beta)?;
         if !(self.max_burst.is_finite() && (0.0..=1e6).contains(&self.max_burst)) {
-            return Err(ParamError::new("max_burst", format!("must be a time in seconds in [0, 1e6], got {}", self.max_burst)));
+            return Err(ParamError::new(
+                "max_burst",
+                format!("must be a time in seconds in [0, 1e6], got {}", self.max_burst),
+            ));
         }
         if self.mean_pkt_size == 0 {
             return Err(ParamError::new("mean_pkt_size", "must be at least 1 byte"));
@@ -194,7 +199,14 @@ pub struct Pie<P> {
 impl<P: Pkt> Pie<P> {
     pub fn new(params: &PieParams, limit: Limit) -> Self {
         let vars = PieVars { burst_allowance: params.max_burst, ..Default::default() };
-        Pie { ecn: params.ecn, fifo: Fifo::default(), limit, p: params.clone(), t_update_ns: period_ns(params.t_update), vars }
+        Pie {
+            ecn: params.ecn,
+            fifo: Fifo::default(),
+            limit,
+            p: params.clone(),
+            t_update_ns: period_ns(params.t_update),
+            vars,
+        }
     }
 
     /// The controller state.
@@ -304,7 +316,9 @@ impl<P: Pkt> Qdisc<P> for Pie<P> {
         }
         let admit = if v.burst_allowance > 0.0 {
             true
-        } else if (v.qdelay_old < p.target / 2.0 && v.drop_prob < 0.2) || self.fifo.bytes() <= 2 * p.mean_pkt_size as u64 {
+        } else if (v.qdelay_old < p.target / 2.0 && v.drop_prob < 0.2)
+            || self.fifo.bytes() <= 2 * p.mean_pkt_size as u64
+        {
             // §4.1 safeguard: not congested, or too little queued to drop from
             true
         } else if p.derandomize {
@@ -342,21 +356,13 @@ impl<P: Pkt> Qdisc<P> for Pie<P> {
         Some((pkt, enq))
     }
 
-    fn len(&self) -> usize {
-        self.fifo.len()
-    }
-    fn bytes(&self) -> u64 {
-        self.fifo.bytes()
-    }
+    crate::fifo::fifo_views!(fifo);
     fn timer_period(&self) -> Option<Time> {
         Some(self.t_update_ns)
     }
     fn on_timer(&mut self, cx: &mut Cx<'_, P>) {
         let qdelay = self.current_qdelay(cx.now);
         self.update(qdelay);
-    }
-    fn for_each_waiting(&self, f: &mut dyn FnMut(&P, Time)) {
-        self.fifo.for_each(f)
     }
     fn state_names(&self) -> &'static [&'static str] {
         &["p", "qdelay_s", "burst_allowance_s"]

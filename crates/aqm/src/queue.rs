@@ -150,10 +150,10 @@ impl<P: Pkt> Queue<P> {
 mod tests {
     use super::*;
     use crate::red::RedParams;
+    use crate::rng::Rng;
     use crate::test_util::{config, P};
     use crate::{AqmConfig, Limit, LinkInfo};
     use proptest::prelude::{any, prop_assert, proptest};
-    use crate::rng::Rng;
 
     fn configs() -> Vec<AqmConfig> {
         let mut gentle = RedParams::with_thresholds(3.0, 8.0, 0.3);
@@ -161,10 +161,19 @@ mod tests {
         gentle.w_q = 0.2;
         let mut ns2 = gentle.clone();
         ns2.variant = crate::red::RedVariant::Ns2;
-        let mut v = vec![AqmConfig::DropTail(Default::default()), AqmConfig::Red(RedParams::with_thresholds(2.0, 6.0, 0.5)), AqmConfig::Red(gentle), AqmConfig::Red(ns2)];
+        let mut v = vec![
+            AqmConfig::DropTail(Default::default()),
+            AqmConfig::Red(RedParams::with_thresholds(2.0, 6.0, 0.5)),
+            AqmConfig::Red(gentle),
+            AqmConfig::Red(ns2),
+        ];
         // the CHOKe family, with small thresholds so that matched drops happen, in both victim modes
         let red = r#""min_th": 1, "max_th": 6, "w_q": 0.5, "max_p": 0.3"#;
-        for lazy in ["", r#", "victim_removal": "lazy""#, r#", "victim_removal": "lazy", "draw_population": "physical", "doomed_draw": "can_match""#] {
+        for lazy in [
+            "",
+            r#", "victim_removal": "lazy""#,
+            r#", "victim_removal": "lazy", "draw_population": "physical", "doomed_draw": "can_match""#,
+        ] {
             v.push(config("choke", &format!("{{{red}{lazy}}}")));
             v.push(config("choke", &format!(r#"{{{red}, "n_cand": 3{lazy}}}"#)));
             v.push(config("gchoke", &format!(r#"{{{red}, "maxcomp": 4{lazy}}}"#)));
@@ -186,19 +195,31 @@ mod tests {
         v.push(config("pi", r#"{"a": 0.3, "b": 0.1, "w": 250000, "q_ref": 3, "mode": "byte", "mean_pkt_size": 700}"#));
         v.push(config("rem", r#"{"gamma": 0.05, "phi": 2, "t_upd": 5e-6, "b0": 2}"#));
         v.push(config("raqm", r#"{"T": 5e-6, "q0": 3, "p_init": 0.05, "r0": 2e8}"#));
-        v.push(config("raqm", r#"{"T": 5e-6, "p_init": 0.05, "r0": 2e8, "mode": "queue_independent", "raqm_alpha_lag": true}"#));
-        v.push(config("raqm", r#"{"T": 5e-6, "q0": 3, "p_init": 0.05, "r0": 2e8, "alpha_mode": "static", "m_static": 3}"#));
+        v.push(config(
+            "raqm",
+            r#"{"T": 5e-6, "p_init": 0.05, "r0": 2e8, "mode": "queue_independent", "raqm_alpha_lag": true}"#,
+        ));
+        v.push(config(
+            "raqm",
+            r#"{"T": 5e-6, "q0": 3, "p_init": 0.05, "r0": 2e8, "alpha_mode": "static", "m_static": 3}"#,
+        ));
         // FRED, aggregate WFQ and the modern baselines (times of a few microseconds, as the ops
         // below are 1 us apart, so that CoDel's and PIE's control laws act)
         v.push(config("fred", r#"{"min_th": 2, "max_th": 6, "max_p": 0.3, "w_q": 0.5, "min_q": 1}"#));
-        v.push(config("fred", r#"{"min_th": 1, "max_th": 4, "max_p": 0.5, "w_q": 0.3, "min_q": 2, "fred_avg_on_arrival": "always"}"#));
+        v.push(config(
+            "fred",
+            r#"{"min_th": 1, "max_th": 4, "max_p": 0.5, "w_q": 0.3, "min_q": 2, "fred_avg_on_arrival": "always"}"#,
+        ));
         v.push(config("wfq", r#"{"weights": [1, 3]}"#));
         v.push(config("wfq", r#"{"weights": [1, 2], "buffers": [4, 20], "wfq_vtime": "scfq"}"#));
         v.push(config("codel", r#"{"target": 2e-6, "interval": 2e-5, "maxpacket": 500}"#));
         v.push(config("pie", r#"{"target": 3e-6, "t_update": 5e-6, "alpha": 2000, "beta": 20000, "max_burst": 2e-5}"#));
         v.push(config("pie", r#"{"target": 3e-6, "t_update": 5e-6, "alpha": 2000, "beta": 20000, "max_burst": 0, "derandomize": true, "qdelay_estimator": "departure", "boost_above_250ms": true}"#));
         v.push(config("pie", r#"{"target": 3e-6, "t_update": 5e-6, "alpha": 2000, "beta": 20000, "max_burst": 0, "qdelay_estimator": "rate", "dq_threshold": 3000, "mean_pkt_size": 300}"#));
-        v.push(config("fq_codel", r#"{"flows": 4, "quantum": 300, "target": 2e-6, "interval": 2e-5, "maxpacket": 500}"#));
+        v.push(config(
+            "fq_codel",
+            r#"{"flows": 4, "quantum": 300, "target": 2e-6, "interval": 2e-5, "maxpacket": 500}"#,
+        ));
         v.push(config("fq_codel", r#"{"flows": 2, "quantum": 1514, "target": 2e-6, "interval": 2e-5, "hash": "mix"}"#));
         v
     }
@@ -240,7 +261,10 @@ mod tests {
             let mut counts = [(0u64, 0u64); 2]; // (early drops, marked departures) without/with ECT
             for (k, ect) in [false, true].into_iter().enumerate() {
                 let cfg = config(kind, &json);
-                let mut q = Queue::new(cfg.build::<P>(LinkInfo { rate_bps: 1e7 }, Limit::packets(40)), Rng::stream(5, "ecn", 0));
+                let mut q = Queue::new(
+                    cfg.build::<P>(LinkInfo { rate_bps: 1e7 }, Limit::packets(40)),
+                    Rng::stream(5, "ecn", 0),
+                );
                 let period = q.disc.timer_period();
                 let mut next_timer = period.unwrap_or(u64::MAX);
                 let mut t = 0u64;

@@ -117,7 +117,8 @@ fn d_p_floor() -> f64 {
 
 impl Default for RaqmParams {
     fn default() -> Self {
-        RaqmParams { ecn: false,
+        RaqmParams {
+            ecn: false,
             t: d_t(),
             f_prime: d_f_prime(),
             r0: None,
@@ -149,7 +150,10 @@ impl Params for RaqmParams {
             check_positive("alpha_init", a)?;
         }
         if !(self.epsilon > 0.0 && self.epsilon < 1.0) {
-            return Err(ParamError::new("epsilon", format!("must be in (0, 1) (\"smaller than but close to 1\"), got {}", self.epsilon)));
+            return Err(ParamError::new(
+                "epsilon",
+                format!("must be in (0, 1) (\"smaller than but close to 1\"), got {}", self.epsilon),
+            ));
         }
         if !(self.m_static > 0.0 && self.m_static < 4.0) {
             return Err(ParamError::new("m_static", format!("must be in (0, 4), got {}", self.m_static)));
@@ -210,7 +214,8 @@ impl<P: Pkt> Raqm<P> {
     pub fn new(params: &RaqmParams, link: LinkInfo, limit: Limit) -> Self {
         let r0 = params.r0.unwrap_or(link.rate_bps / 8.0);
         let alpha_init = params.alpha_init.unwrap_or(2.0 / r0);
-        Raqm { ecn: params.ecn,
+        Raqm {
+            ecn: params.ecn,
             fifo: Fifo::default(),
             limit,
             period: period_ns(params.t),
@@ -279,7 +284,11 @@ impl<P: Pkt> Raqm<P> {
         // 2. α from r_k, or from r_{k−1} with the lag option (α_init in the first period)
         self.alpha = if self.alpha_lag {
             if self.k == 0 {
-                if self.adaptive { self.alpha_init } else { self.m_static / self.r0 }
+                if self.adaptive {
+                    self.alpha_init
+                } else {
+                    self.m_static / self.r0
+                }
             } else {
                 self.alpha_for(self.r_prev)
             }
@@ -322,25 +331,13 @@ impl<P: Pkt> Qdisc<P> for Raqm<P> {
         true
     }
 
-    fn dequeue(&mut self, _cx: &mut Cx<'_, P>) -> Option<(P, Time)> {
-        self.fifo.pop()
-    }
-
-    fn len(&self) -> usize {
-        self.fifo.len()
-    }
-    fn bytes(&self) -> u64 {
-        self.fifo.bytes()
-    }
+    crate::fifo::fifo_views!(fifo, pop);
     fn timer_period(&self) -> Option<Time> {
         Some(self.period)
     }
     /// Every `T`, whether or not packets arrived (empty periods have `l = 0`, A28 (g)).
     fn on_timer(&mut self, _cx: &mut Cx<'_, P>) {
         self.end_period();
-    }
-    fn for_each_waiting(&self, f: &mut dyn FnMut(&P, Time)) {
-        self.fifo.for_each(f)
     }
     fn state_names(&self) -> &'static [&'static str] {
         &["r_k", "p_k", "alpha"]
@@ -383,8 +380,14 @@ mod tests {
     #[test]
     fn defaults_and_validation() {
         let p = RaqmParams::default();
-        assert_eq!((p.t, p.f_prime, p.q0, p.epsilon, p.m_static, p.c_max, p.p_init, p.p_floor), (1.0, 0.1, 50.0, 0.9, 2.0, 20.0, 0.0002, 1e-6));
-        assert_eq!((p.mode, p.alpha_mode, p.r0, p.alpha_init, p.raqm_alpha_lag), (RaqmMode::QueueDependent, AlphaMode::Adaptive, None, None, false));
+        assert_eq!(
+            (p.t, p.f_prime, p.q0, p.epsilon, p.m_static, p.c_max, p.p_init, p.p_floor),
+            (1.0, 0.1, 50.0, 0.9, 2.0, 20.0, 0.0002, 1e-6)
+        );
+        assert_eq!(
+            (p.mode, p.alpha_mode, p.r0, p.alpha_init, p.raqm_alpha_lag),
+            (RaqmMode::QueueDependent, AlphaMode::Adaptive, None, None, false)
+        );
         assert!(p.validate().is_ok());
         // r0 = C (bytes/s), alpha_init = 2 / r0, first timer at T
         let q: Raqm<P> = Raqm::new(&p, LinkInfo { rate_bps: 10e6 }, Limit::packets(100));
@@ -416,7 +419,7 @@ mod tests {
         assert_eq!(c_of_x(-0.5), None);
         let c = c_of_x(0.5).unwrap();
         assert!((c - 4.0 * 3f64.ln()).abs() < 1e-12); // 2 ln 3 / 0.5
-        // continuous at 1 and symmetric about it: c(1 + d) = c(1 - d)
+                                                      // continuous at 1 and symmetric about it: c(1 + d) = c(1 - d)
         assert!((c_of_x(1.0 + 1e-6).unwrap() - 4.0).abs() < 1e-6);
         assert!((c_of_x(1.3).unwrap() - c_of_x(0.7).unwrap()).abs() < 1e-12);
         // c(x) >= 4

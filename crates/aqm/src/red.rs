@@ -175,7 +175,14 @@ impl RedStage {
     /// Steps 1-6 for an arrival of `size` bytes that sees `qlen` (queue unit) and `qlen_pkts`
     /// waiting packets. Returns the drop reason if RED drops it.
     #[inline]
-    pub fn on_arrival(&mut self, now: Time, qlen: f64, qlen_pkts: usize, size: u32, rng: &mut crate::rng::Rng) -> Option<DropReason> {
+    pub fn on_arrival(
+        &mut self,
+        now: Time,
+        qlen: f64,
+        qlen_pkts: usize,
+        size: u32,
+        rng: &mut crate::rng::Rng,
+    ) -> Option<DropReason> {
         let avg = self.est.update(now, qlen);
         let region = p_base(avg, &self.th);
         self.test.decide(region, size, qlen_pkts, rng)
@@ -257,17 +264,9 @@ impl<P: Pkt> Qdisc<P> for Red<P> {
         e
     }
 
-    fn len(&self) -> usize {
-        self.fifo.len()
-    }
-    fn bytes(&self) -> u64 {
-        self.fifo.bytes()
-    }
+    crate::fifo::fifo_views!(fifo);
     fn on_link_idle(&mut self, now: Time) {
         self.stage.on_link_idle(now);
-    }
-    fn for_each_waiting(&self, f: &mut dyn FnMut(&P, Time)) {
-        self.fifo.for_each(f)
     }
     fn state_names(&self) -> &'static [&'static str] {
         &["avg", "p"]

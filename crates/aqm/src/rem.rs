@@ -69,7 +69,8 @@ fn d_mean_pkt_size() -> u32 {
 
 impl Default for RemParams {
     fn default() -> Self {
-        RemParams { ecn: false,
+        RemParams {
+            ecn: false,
             gamma: d_gamma(),
             alpha: d_alpha(),
             phi: d_phi(),
@@ -122,7 +123,8 @@ pub struct Rem<P> {
 
 impl<P: Pkt> Rem<P> {
     pub fn new(params: &RemParams, link: LinkInfo, limit: Limit) -> Self {
-        Rem { ecn: params.ecn,
+        Rem {
+            ecn: params.ecn,
             fifo: Fifo::default(),
             limit,
             gamma: params.gamma,
@@ -181,16 +183,7 @@ impl<P: Pkt> Qdisc<P> for Rem<P> {
         true
     }
 
-    fn dequeue(&mut self, _cx: &mut Cx<'_, P>) -> Option<(P, Time)> {
-        self.fifo.pop()
-    }
-
-    fn len(&self) -> usize {
-        self.fifo.len()
-    }
-    fn bytes(&self) -> u64 {
-        self.fifo.bytes()
-    }
+    crate::fifo::fifo_views!(fifo, pop);
     fn timer_period(&self) -> Option<Time> {
         Some(self.period)
     }
@@ -202,9 +195,6 @@ impl<P: Pkt> Qdisc<P> for Rem<P> {
         // 1 − φ^(−price), computed as −expm1(−price · ln φ) for accuracy near 0
         self.prob = (-libm::expm1(-self.price * self.ln_phi)).clamp(0.0, 1.0);
         self.in_count = 0;
-    }
-    fn for_each_waiting(&self, f: &mut dyn FnMut(&P, Time)) {
-        self.fifo.for_each(f)
     }
     fn state_names(&self) -> &'static [&'static str] {
         &["price", "p", "in_avg"]
@@ -235,7 +225,10 @@ mod tests {
     #[test]
     fn defaults_calibration_and_validation() {
         let p = RemParams::default();
-        assert_eq!((p.gamma, p.alpha, p.phi, p.t_upd, p.b0, p.inw, p.mean_pkt_size), (0.001, 0.1, 1.001, 0.002, 20.0, 1.0, 500));
+        assert_eq!(
+            (p.gamma, p.alpha, p.phi, p.t_upd, p.b0, p.inw, p.mean_pkt_size),
+            (0.001, 0.1, 1.001, 0.002, 20.0, 1.0, 500)
+        );
         assert!(p.validate().is_ok());
         // A30: 10 Mb/s, 2 ms, 500-byte packets -> 5 packets per interval (2.5 with 1000 B)
         let q: Rem<P> = Rem::new(&p, link(), Limit::packets(100));

@@ -103,7 +103,8 @@ fn d_true() -> bool {
 
 impl Default for RioParams {
     fn default() -> Self {
-        RioParams { ecn: false,
+        RioParams {
+            ecn: false,
             min_th_in: d_min_th_in(),
             max_th_in: d_max_th_in(),
             max_p_in: d_max_p_in(),
@@ -214,8 +215,10 @@ impl<P: Pkt> Rio<P> {
         };
         let s_ns = 8.0 * params.mean_pkt_size as f64 / link.rate_bps * NS_PER_SEC as f64;
         let integer_m = variant == Variant::Ns2;
-        let test = || DropTest::new(variant, params.uniformise, params.mode == RedMode::Byte, params.max_pkt_size as f64);
-        Rio { ecn: params.ecn,
+        let test =
+            || DropTest::new(variant, params.uniformise, params.mode == RedMode::Byte, params.max_pkt_size as f64);
+        Rio {
+            ecn: params.ecn,
             fifo: Fifo::default(),
             limit,
             est_total: Estimator::new(params.w_q, s_ns, integer_m),
@@ -299,20 +302,12 @@ impl<P: Pkt> Qdisc<P> for Rio<P> {
         Some(e)
     }
 
-    fn len(&self) -> usize {
-        self.fifo.len()
-    }
-    fn bytes(&self) -> u64 {
-        self.fifo.bytes()
-    }
+    crate::fifo::fifo_views!(fifo);
     /// A7: both averages get an idle period starting now (one common `idle_since`); each closes
     /// its own at its next refresh.
     fn on_link_idle(&mut self, now: Time) {
         self.est_total.restart_idle(now);
         self.est_in.restart_idle(now);
-    }
-    fn for_each_waiting(&self, f: &mut dyn FnMut(&P, Time)) {
-        self.fifo.for_each(f)
     }
     fn state_names(&self) -> &'static [&'static str] {
         &["avg_in", "p_in", "avg_total", "p_out"]

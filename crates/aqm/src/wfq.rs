@@ -73,14 +73,20 @@ impl Params for WfqParams {
     fn validate(&self) -> Result<(), ParamError> {
         let m = self.weights.len();
         if m == 0 || m > MAX_LEVELS {
-            return Err(ParamError::new("weights", format!("must list 1 to {MAX_LEVELS} weights (one per priority level), got {m}")));
+            return Err(ParamError::new(
+                "weights",
+                format!("must list 1 to {MAX_LEVELS} weights (one per priority level), got {m}"),
+            ));
         }
         if let Some(w) = self.weights.iter().find(|w| !(w.is_finite() && **w > 0.0)) {
             return Err(ParamError::new("weights", format!("every weight must be a finite number > 0, got {w}")));
         }
         if let Some(b) = &self.buffers {
             if b.len() != m {
-                return Err(ParamError::new("buffers", format!("must list one buffer per level ({m}), got {}", b.len())));
+                return Err(ParamError::new(
+                    "buffers",
+                    format!("must list one buffer per level ({m}), got {}", b.len()),
+                ));
             }
             if b.contains(&0) {
                 return Err(ParamError::new("buffers", "every buffer must be at least 1"));
@@ -124,7 +130,14 @@ impl<P: Pkt> Wfq<P> {
             .weights
             .iter()
             .zip(buffers)
-            .map(|(&phi, buffer)| Level { q: VecDeque::new(), bytes: 0, phi, buffer, finish: 0.0, gps_backlogged: false })
+            .map(|(&phi, buffer)| Level {
+                q: VecDeque::new(),
+                bytes: 0,
+                phi,
+                buffer,
+                finish: 0.0,
+                gps_backlogged: false,
+            })
             .collect();
         Wfq { levels, mode: params.wfq_vtime, limit, c: link.rate_bps, v: 0.0, t_last: 0.0, pkts: 0, bytes: 0 }
     }
@@ -195,7 +208,9 @@ impl<P: Pkt> Qdisc<P> for Wfq<P> {
         let k = self.level_of(&pkt);
         let l = &self.levels[k];
         let unit = self.limit.size_unit(pkt.size());
-        if self.limit.qlen(l.q.len(), l.bytes) + unit > l.buffer || !self.limit.admits(self.pkts, self.bytes, pkt.size()) {
+        if self.limit.qlen(l.q.len(), l.bytes) + unit > l.buffer
+            || !self.limit.admits(self.pkts, self.bytes, pkt.size())
+        {
             cx.drop(pkt, DropReason::Overflow);
             return false;
         }
@@ -250,8 +265,12 @@ impl<P: Pkt> Qdisc<P> for Wfq<P> {
     /// Order: by finish tag (ties by enqueue time, then level), which is the order of
     /// transmission if nothing else arrives.
     fn for_each_waiting(&self, f: &mut dyn FnMut(&P, Time)) {
-        let mut all: Vec<(f64, Time, usize, &P)> =
-            self.levels.iter().enumerate().flat_map(|(k, l)| l.q.iter().map(move |(p, t, tag)| (*tag, *t, k, p))).collect();
+        let mut all: Vec<(f64, Time, usize, &P)> = self
+            .levels
+            .iter()
+            .enumerate()
+            .flat_map(|(k, l)| l.q.iter().map(move |(p, t, tag)| (*tag, *t, k, p)))
+            .collect();
         all.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
         for (_, t, _, p) in all {
             f(p, t);
@@ -259,8 +278,23 @@ impl<P: Pkt> Qdisc<P> for Wfq<P> {
     }
     fn state_names(&self) -> &'static [&'static str] {
         const NAMES: [&str; 1 + MAX_LEVELS] = [
-            "vtime", "backlog_1", "backlog_2", "backlog_3", "backlog_4", "backlog_5", "backlog_6", "backlog_7", "backlog_8",
-            "backlog_9", "backlog_10", "backlog_11", "backlog_12", "backlog_13", "backlog_14", "backlog_15", "backlog_16",
+            "vtime",
+            "backlog_1",
+            "backlog_2",
+            "backlog_3",
+            "backlog_4",
+            "backlog_5",
+            "backlog_6",
+            "backlog_7",
+            "backlog_8",
+            "backlog_9",
+            "backlog_10",
+            "backlog_11",
+            "backlog_12",
+            "backlog_13",
+            "backlog_14",
+            "backlog_15",
+            "backlog_16",
         ];
         &NAMES[..1 + self.levels.len()]
     }
@@ -338,7 +372,10 @@ mod tests {
                 for k in 1..weights.len() {
                     let ratio = served[k] / served[0];
                     let want = weights[k] / weights[0];
-                    assert!((ratio / want - 1.0).abs() < 0.01, "{mode:?} weights {weights:?} sizes {sizes:?}: served {served:?}");
+                    assert!(
+                        (ratio / want - 1.0).abs() < 0.01,
+                        "{mode:?} weights {weights:?} sizes {sizes:?}: served {served:?}"
+                    );
                 }
             }
         }

@@ -10,7 +10,12 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use sim::{Column, Table};
 
-create_exception!(_core, ScenarioError, PyValueError, "A mistake in a scenario; str(e) is '<key path>: <what is wrong>'.");
+create_exception!(
+    _core,
+    ScenarioError,
+    PyValueError,
+    "A mistake in a scenario; str(e) is '<key path>: <what is wrong>'."
+);
 create_exception!(_core, SimulationError, PyRuntimeError, "A run failed (e.g. a packet-conservation violation).");
 
 fn scenario_err(e: sim::ScenarioError) -> PyErr {

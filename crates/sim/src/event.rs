@@ -37,7 +37,8 @@ pub enum Kind {
     Stop = 7,
 }
 
-const KINDS: [Kind; 8] = [Kind::Warmup, Kind::Sample, Kind::AqmTimer, Kind::Link, Kind::Timer, Kind::Start, Kind::Send, Kind::Stop];
+const KINDS: [Kind; 8] =
+    [Kind::Warmup, Kind::Sample, Kind::AqmTimer, Kind::Link, Kind::Timer, Kind::Start, Kind::Send, Kind::Stop];
 
 /// Largest entity index an event can carry.
 pub const MAX_INDEX: u32 = (1 << 28) - 1;

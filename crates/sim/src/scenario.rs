@@ -217,10 +217,8 @@ struct RawTcp {
 pub const TCP_NAMES: &[(&str, &str)] = &[("newreno", "TCP NewReno: RFC 5681 + RFC 6582 recovery, RFC 6298 RTO")];
 
 /// Traffic models this build provides.
-pub const TRAFFIC_NAMES: &[(&str, &str)] = &[
-    ("bulk", "TCP bulk transfer (FTP-like), unlimited or of a given size"),
-    ("cbr", "UDP constant bit rate"),
-];
+pub const TRAFFIC_NAMES: &[(&str, &str)] =
+    &[("bulk", "TCP bulk transfer (FTP-like), unlimited or of a given size"), ("cbr", "UDP constant bit rate")];
 
 #[derive(Deserialize, Clone, Copy)]
 #[serde(rename_all = "lowercase")]
@@ -300,8 +298,15 @@ pub fn parse_aqm(value: toml::Value, path: &str) -> R<AqmConfig> {
     let names: Vec<&str> = aqm::AQM_NAMES.iter().map(|(n, _)| *n).collect();
     let kind = match t.remove("type") {
         Some(toml::Value::String(s)) => s,
-        Some(_) => return Err(ScenarioError::new(format!("{path}.type"), format!("expected a string, one of: {}", names.join(", ")))),
-        None => return Err(ScenarioError::new(format!("{path}.type"), format!("missing; one of: {}", names.join(", ")))),
+        Some(_) => {
+            return Err(ScenarioError::new(
+                format!("{path}.type"),
+                format!("expected a string, one of: {}", names.join(", ")),
+            ))
+        }
+        None => {
+            return Err(ScenarioError::new(format!("{path}.type"), format!("missing; one of: {}", names.join(", "))))
+        }
     };
     let src = TomlParams { value: toml::Value::Table(t), path };
     let Some(cfg) = AqmConfig::parse(&kind, src)? else {
@@ -324,13 +329,15 @@ fn parse_start(v: toml::Value, path: &str) -> R<StartSpec> {
         let _ = t;
         let u: U = typed(v, path)?;
         if u.uniform[1] < u.uniform[0] {
-            return Err(ScenarioError::new(format!("{path}.uniform"), "the interval must be [low, high] with low <= high"));
+            return Err(ScenarioError::new(
+                format!("{path}.uniform"),
+                "the interval must be [low, high] with low <= high",
+            ));
         }
         return Ok(StartSpec::Uniform(u.uniform[0].0, u.uniform[1].0));
     }
-    let d: Dur = typed(v, path).map_err(|e| {
-        ScenarioError::new(e.path, format!("{}; or a table {{ uniform = [\"0s\", \"1s\"] }}", e.msg))
-    })?;
+    let d: Dur = typed(v, path)
+        .map_err(|e| ScenarioError::new(e.path, format!("{}; or a table {{ uniform = [\"0s\", \"1s\"] }}", e.msg)))?;
     Ok(StartSpec::At(d.0))
 }
 
@@ -357,7 +364,10 @@ fn merge_tcp(global: &RawTcp, local: Option<&RawTcp>, path: &str) -> R<TcpConfig
     }
     let max_window = pick!(max_window).unwrap_or(d.max_window);
     if !(1..=1_000_000).contains(&max_window) {
-        return Err(ScenarioError::new(format!("{path}.max_window"), format!("must be 1..1000000 segments, got {max_window}")));
+        return Err(ScenarioError::new(
+            format!("{path}.max_window"),
+            format!("must be 1..1000000 segments, got {max_window}"),
+        ));
     }
     let min_rto = pick!(min_rto).map(|x| x.0).unwrap_or(d.min_rto);
     let initial_rto = pick!(initial_rto).map(|x| x.0).unwrap_or(d.initial_rto);
@@ -398,7 +408,13 @@ fn merge_tcp(global: &RawTcp, local: Option<&RawTcp>, path: &str) -> R<TcpConfig
     })
 }
 
-fn link_spec(raw: RawLink, path: &str, default_rate: Option<f64>, default_delay: Option<Time>, default_limit: Option<u64>) -> R<LinkSpec> {
+fn link_spec(
+    raw: RawLink,
+    path: &str,
+    default_rate: Option<f64>,
+    default_delay: Option<Time>,
+    default_limit: Option<u64>,
+) -> R<LinkSpec> {
     let rate_bps = match (raw.rate, default_rate) {
         (Some(r), _) => r.0,
         (None, Some(r)) => r,
@@ -410,14 +426,22 @@ fn link_spec(raw: RawLink, path: &str, default_rate: Option<f64>, default_delay:
     let delay = match (raw.delay, default_delay) {
         (Some(d), _) => d.0,
         (None, Some(d)) => d,
-        (None, None) => return Err(ScenarioError::new(format!("{path}.delay"), "missing; a one-way propagation delay such as \"10ms\"")),
+        (None, None) => {
+            return Err(ScenarioError::new(
+                format!("{path}.delay"),
+                "missing; a one-way propagation delay such as \"10ms\"",
+            ))
+        }
     };
     let unit = raw.queue_unit.unwrap_or(UnitName::Packets);
     let limit = match (raw.limit, default_limit) {
         (Some(l), _) => l,
         (None, Some(l)) => l,
         (None, None) => {
-            return Err(ScenarioError::new(format!("{path}.limit"), "missing; the buffer size in packets (or bytes with queue_unit = \"bytes\")"))
+            return Err(ScenarioError::new(
+                format!("{path}.limit"),
+                "missing; the buffer size in packets (or bytes with queue_unit = \"bytes\")",
+            ))
         }
     };
     if limit == 0 {
@@ -458,7 +482,11 @@ where
 pub fn load(text: &str, overrides: &[String], default_name: &str) -> R<Scenario> {
     let mut table: toml::Table = text.parse().map_err(|e: toml::de::Error| {
         let msg = e.message().to_string();
-        let loc = e.span().map(|s| line_col(text, s.start)).map(|(l, c)| format!("line {l}, column {c}: ")).unwrap_or_default();
+        let loc = e
+            .span()
+            .map(|s| line_col(text, s.start))
+            .map(|(l, c)| format!("line {l}, column {c}: "))
+            .unwrap_or_default();
         ScenarioError::new("", format!("{loc}invalid TOML: {msg}"))
     })?;
     for o in overrides {
@@ -495,7 +523,10 @@ fn from_table(table: toml::Table, default_name: &str) -> R<Scenario> {
         return Err(ScenarioError::new("simulation.sample_interval", "must be > 0"));
     }
     if duration / sample_interval > 10_000_000 {
-        return Err(ScenarioError::new("simulation.sample_interval", "would record more than 10 million samples; use a longer interval"));
+        return Err(ScenarioError::new(
+            "simulation.sample_interval",
+            "would record more than 10 million samples; use a longer interval",
+        ));
     }
     let Some(braw) = raw.bottleneck else {
         return Err(ScenarioError::new("bottleneck", "missing; a table with rate, delay, limit and aqm"));
@@ -528,7 +559,10 @@ fn from_table(table: toml::Table, default_name: &str) -> R<Scenario> {
             return Err(ScenarioError::new(format!("{p}.name"), "must not be empty"));
         }
         if !names.insert(name.clone()) {
-            return Err(ScenarioError::new(format!("{p}.name"), format!("\"{name}\" is used by another group; names must be unique")));
+            return Err(ScenarioError::new(
+                format!("{p}.name"),
+                format!("\"{name}\" is used by another group; names must be unique"),
+            ));
         }
         let count = g.count.unwrap_or(1);
         if !(1..=10_000_000).contains(&count) {
@@ -546,39 +580,60 @@ fn from_table(table: toml::Table, default_name: &str) -> R<Scenario> {
             TransportName::Tcp => {
                 let app = g.app.as_deref().unwrap_or("bulk");
                 if app != "bulk" {
-                    return Err(ScenarioError::new(format!("{p}.app"), format!("unknown TCP application \"{app}\"; available: bulk")));
+                    return Err(ScenarioError::new(
+                        format!("{p}.app"),
+                        format!("unknown TCP application \"{app}\"; available: bulk"),
+                    ));
                 }
                 for (k, present) in [("rate", g.rate.is_some()), ("packet_size", g.packet_size.is_some())] {
                     if present {
                         return Err(ScenarioError::new(
                             format!("{p}.{k}"),
-                            format!("applies to UDP flows; a TCP flow's rate is set by congestion control{}", if k == "packet_size" { " and its segment size by tcp.mss" } else { "" }),
+                            format!(
+                                "applies to UDP flows; a TCP flow's rate is set by congestion control{}",
+                                if k == "packet_size" { " and its segment size by tcp.mss" } else { "" }
+                            ),
                         ));
                     }
                 }
                 let cfg = merge_tcp(&global_tcp, g.tcp.as_ref(), &format!("{p}.tcp"))?;
                 if let Some(Bytes(0)) = g.size {
-                    return Err(ScenarioError::new(format!("{p}.size"), "must be at least 1 byte (omit it for an unlimited transfer)"));
+                    return Err(ScenarioError::new(
+                        format!("{p}.size"),
+                        "must be at least 1 byte (omit it for an unlimited transfer)",
+                    ));
                 }
                 Transport::Tcp { cfg, size: g.size.map(|b| b.0) }
             }
             TransportName::Udp => {
                 let app = g.app.as_deref().unwrap_or("cbr");
                 if app != "cbr" {
-                    return Err(ScenarioError::new(format!("{p}.app"), format!("unknown UDP application \"{app}\"; available: cbr")));
+                    return Err(ScenarioError::new(
+                        format!("{p}.app"),
+                        format!("unknown UDP application \"{app}\"; available: cbr"),
+                    ));
                 }
                 if g.tcp.is_some() {
                     return Err(ScenarioError::new(format!("{p}.tcp"), "TCP options do not apply to a UDP group"));
                 }
                 if g.size.is_some() {
-                    return Err(ScenarioError::new(format!("{p}.size"), "applies to TCP transfers; a UDP source runs from start to stop"));
+                    return Err(ScenarioError::new(
+                        format!("{p}.size"),
+                        "applies to TCP transfers; a UDP source runs from start to stop",
+                    ));
                 }
                 let Some(rate) = g.rate else {
-                    return Err(ScenarioError::new(format!("{p}.rate"), "missing; a UDP CBR flow needs a sending rate such as \"2Mb/s\""));
+                    return Err(ScenarioError::new(
+                        format!("{p}.rate"),
+                        "missing; a UDP CBR flow needs a sending rate such as \"2Mb/s\"",
+                    ));
                 };
                 let ps = g.packet_size.unwrap_or(1000);
                 if !(1..=65535).contains(&ps) {
-                    return Err(ScenarioError::new(format!("{p}.packet_size"), format!("must be 1..65535 bytes, got {ps}")));
+                    return Err(ScenarioError::new(
+                        format!("{p}.packet_size"),
+                        format!("must be 1..65535 bytes, got {ps}"),
+                    ));
                 }
                 Transport::UdpCbr { rate_bps: rate.0, packet_size: ps as u16 }
             }

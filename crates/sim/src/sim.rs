@@ -128,8 +128,14 @@ impl Sim {
         };
         links.push(mk(&sc.bottleneck, "bottleneck"));
         let rev = &sc.reverse;
-        let rev_simple = matches!(rev.aqm, aqm::AqmConfig::DropTail(_)) && rev.loss_rate == 0.0 && rev.limit.unit == aqm::QueueUnit::Packets;
-        links.push(if rev_simple { Link::simple(rev.rate_bps, rev.delay, rev.limit.value.min(u32::MAX as u64) as u32) } else { mk(rev, "reverse") });
+        let rev_simple = matches!(rev.aqm, aqm::AqmConfig::DropTail(_))
+            && rev.loss_rate == 0.0
+            && rev.limit.unit == aqm::QueueUnit::Packets;
+        links.push(if rev_simple {
+            Link::simple(rev.rate_bps, rev.delay, rev.limit.value.min(u32::MAX as u64) as u32)
+        } else {
+            mk(rev, "reverse")
+        });
         let access_limit = sc.access_limit.min(u32::MAX as u64) as u32;
         let access = |rate: f64, delay: Time| Link::simple(rate, delay, access_limit);
         let mut flows = Vec::with_capacity(n);
@@ -162,8 +168,13 @@ impl Sim {
                 let rtt_prop = 2 * (s_delay + r_delay) + sc.bottleneck.delay + sc.reverse.delay;
                 let app = match &g.transport {
                     Transport::Tcp { cfg, size } => {
-                        let limit = size.map(|b| b.div_ceil(cfg.mss as u64).min(u32::MAX as u64 - 1) as u32).unwrap_or(u32::MAX);
-                        App::Tcp { tx: TcpSender::new(*cfg, fid, g.priority, flags, limit), rx: TcpReceiver::new(cfg, g.priority) }
+                        let limit = size
+                            .map(|b| b.div_ceil(cfg.mss as u64).min(u32::MAX as u64 - 1) as u32)
+                            .unwrap_or(u32::MAX);
+                        App::Tcp {
+                            tx: TcpSender::new(*cfg, fid, g.priority, flags, limit),
+                            rx: TcpReceiver::new(cfg, g.priority),
+                        }
                     }
                     Transport::UdpCbr { rate_bps, packet_size } => {
                         App::Cbr { rate_bps: rate_bps.round().max(1.0) as u64, size: *packet_size, next_k: 0, seq: 0 }
@@ -550,7 +561,8 @@ impl Sim {
         let f = &mut self.flows[fi];
         let (start, stop, prio, flags) = (f.start, f.stop, f.prio, f.flags);
         let App::Cbr { rate_bps, size, next_k, seq } = &mut f.app else { return };
-        let pkt = Packet { sent: now, flow: fi as u32, seq: *seq, size: *size, kind: PktKind::Udp, hop: 0, prio, flags };
+        let pkt =
+            Packet { sent: now, flow: fi as u32, seq: *seq, size: *size, kind: PktKind::Udp, hop: 0, prio, flags };
         *seq += 1;
         *next_k += 1;
         let next = start + ((*next_k as u128 * *size as u128 * 8 * NS_PER_SEC as u128) / *rate_bps as u128) as Time;
@@ -586,7 +598,8 @@ impl Sim {
         ts.qlen.push(q.len() as f64);
         ts.qbytes.push(q.bytes() as f64);
         ts.util.push(if dt > 0 {
-            (st.transmitted_bytes - ts.last_tx_bytes) as f64 * 8.0 / (link.rate_bps as f64 * dt as f64 / NS_PER_SEC as f64)
+            (st.transmitted_bytes - ts.last_tx_bytes) as f64 * 8.0
+                / (link.rate_bps as f64 * dt as f64 / NS_PER_SEC as f64)
         } else {
             f64::NAN
         });
@@ -635,7 +648,10 @@ impl Sim {
         }
         for (i, l) in self.links.iter().enumerate() {
             if let Some(a) = &l.aqm {
-                a.queue.stats.check(a.queue.len() as u64).map_err(|m| SimError::Conservation(format!("link {i}: {m}")))?;
+                a.queue
+                    .stats
+                    .check(a.queue.len() as u64)
+                    .map_err(|m| SimError::Conservation(format!("link {i}: {m}")))?;
             }
         }
         Ok(())
@@ -671,8 +687,14 @@ impl Sim {
         let rate = |bytes: u64| bytes as f64 * 8.0 / w;
         t.push("flow_id", Column::I64((0..n as i64).collect()));
         t.push("group", Column::Str(self.flows.iter().map(|fl| sc.groups[fl.group as usize].name.clone()).collect()));
-        t.push("transport", Column::Str(self.flows.iter().map(|fl| sc.groups[fl.group as usize].transport_name().into()).collect()));
-        t.push("app", Column::Str(self.flows.iter().map(|fl| sc.groups[fl.group as usize].app_name().into()).collect()));
+        t.push(
+            "transport",
+            Column::Str(self.flows.iter().map(|fl| sc.groups[fl.group as usize].transport_name().into()).collect()),
+        );
+        t.push(
+            "app",
+            Column::Str(self.flows.iter().map(|fl| sc.groups[fl.group as usize].app_name().into()).collect()),
+        );
         t.push("priority", Column::I64(self.flows.iter().map(|fl| fl.prio as i64).collect()));
         t.push("start_s", Column::F64(self.flows.iter().map(|fl| fl.start as f64 / 1e9).collect()));
         t.push("rtt_prop_s", Column::F64(self.flows.iter().map(|fl| fl.rtt_prop as f64 / 1e9).collect()));
@@ -690,7 +712,11 @@ impl Sim {
                     .map(|(fl, c)| {
                         let active = fl.stop.min(end).saturating_sub(fl.start.max(sc.warmup)) as f64 / 1e9;
                         let bits = (c.delivered_bytes - c.delivered_retx_bytes.min(c.delivered_bytes)) as f64 * 8.0;
-                        if active > 0.0 { bits / active } else { f64::NAN }
+                        if active > 0.0 {
+                            bits / active
+                        } else {
+                            f64::NAN
+                        }
                     })
                     .collect(),
             ),
@@ -731,7 +757,12 @@ impl Sim {
         t.push("ecn_reductions", Column::F64(window.iter().map(|c| f(c.ecn_reductions)).collect()));
         t.push(
             "rtt_mean_s",
-            Column::F64(window.iter().map(|c| if c.rtt_samples > 0 { c.rtt_sum_ns / c.rtt_samples as f64 / 1e9 } else { f64::NAN }).collect()),
+            Column::F64(
+                window
+                    .iter()
+                    .map(|c| if c.rtt_samples > 0 { c.rtt_sum_ns / c.rtt_samples as f64 / 1e9 } else { f64::NAN })
+                    .collect(),
+            ),
         );
         t.push(
             "rtt_min_s",
@@ -753,13 +784,15 @@ impl Sim {
         // ---- groups
         let mut groups = Vec::new();
         for (gi, g) in sc.groups.iter().enumerate() {
-            let members: Vec<&FlowCounters> = self.flows.iter().zip(&window).filter(|(fl, _)| fl.group as usize == gi).map(|(_, c)| c).collect();
+            let members: Vec<&FlowCounters> =
+                self.flows.iter().zip(&window).filter(|(fl, _)| fl.group as usize == gi).map(|(_, c)| c).collect();
             groups.push(group_summary(g, &members, w, cap));
         }
         let thr: Vec<f64> = window.iter().map(|c| rate(c.bneck_tx_bytes)).collect();
         let is_tcp: Vec<bool> = self.flows.iter().map(|fl| matches!(fl.app, App::Tcp { .. })).collect();
         let tcp_thr: Vec<f64> = thr.iter().zip(&is_tcp).filter(|(_, t)| **t).map(|(x, _)| *x).collect();
-        let tcp_good: Vec<f64> = window.iter().zip(&is_tcp).filter(|(_, t)| **t).map(|(c, _)| rate(c.unique_bytes)).collect();
+        let tcp_good: Vec<f64> =
+            window.iter().zip(&is_tcp).filter(|(_, t)| **t).map(|(c, _)| rate(c.unique_bytes)).collect();
 
         // ---- bottleneck
         let mut drops = Map::new();
@@ -852,7 +885,8 @@ impl Sim {
         });
         let mut summary = clean_nan(summary);
         if self.sc.queue_snapshots {
-            summary["queue_snapshots"] = json!({ "count": self.ts.snap_count, "interval_s": sc.sample_interval as f64 / 1e9 });
+            summary["queue_snapshots"] =
+                json!({ "count": self.ts.snap_count, "interval_s": sc.sample_interval as f64 / 1e9 });
         }
         Results { summary, flows: t, timeseries: ts, snapshots }
     }

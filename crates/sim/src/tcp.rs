@@ -188,7 +188,16 @@ impl TcpSender {
                 self.cwr_pending = false;
             }
         }
-        out.push(Packet { sent: now, flow: self.flow, seq, size: self.cfg.mss, kind: PktKind::Data, hop: 0, prio: self.prio, flags });
+        out.push(Packet {
+            sent: now,
+            flow: self.flow,
+            seq,
+            size: self.cfg.mss,
+            kind: PktKind::Data,
+            hop: 0,
+            prio: self.prio,
+            flags,
+        });
         c.sent_pkts += 1;
         c.sent_bytes += self.cfg.mss as u64;
         if retx {

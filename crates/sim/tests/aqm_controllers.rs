@@ -136,7 +136,10 @@ fn rem_holds_the_backlog_near_b0() {
         let q = f(&b["queue_mean_pkts"]);
         let p = f(&b["drop_ratio"]);
         let b_star = b0 - c * p / (alpha * (1.0 - p));
-        println!("REM b0 {b0}: mean queue {q:.2}, drop ratio {p:.4}, b* {b_star:.2}, utilisation {:.4}", f(&b["utilisation"]));
+        println!(
+            "REM b0 {b0}: mean queue {q:.2}, drop ratio {p:.4}, b* {b_star:.2}, utilisation {:.4}",
+            f(&b["utilisation"])
+        );
         assert!(q >= b_star - 0.15 * b0 && q <= b0, "b0 {b0}: mean queue {q}, b* {b_star}");
         assert!(f(&b["drops"]["early"]) > f(&b["drops"]["overflow"]));
     }
@@ -191,7 +194,11 @@ fn raqm_input_rate_tracks_r0_and_the_link_idles_about_the_drop_ratio() {
     let frozen = run(&raqm_case3(r#"{ type = "raqm", q0 = 50, T = 1000 }"#, 200, 50), 1);
     let fb = &frozen.summary["bottleneck"];
     let f_offered = f(&fb["arrivals"]) * 500.0 / w / r0;
-    println!("RAQM frozen: offered/C {f_offered:.4}, mean queue {:.2}, utilisation {:.4}", f(&fb["queue_mean_pkts"]), f(&fb["utilisation"]));
+    println!(
+        "RAQM frozen: offered/C {f_offered:.4}, mean queue {:.2}, utilisation {:.4}",
+        f(&fb["queue_mean_pkts"]),
+        f(&fb["utilisation"])
+    );
     assert!(f_offered > 1.05, "without the controller the offered load is {f_offered} C");
     assert!(f(&fb["queue_mean_pkts"]) > 80.0);
 }
@@ -289,7 +296,10 @@ fn rio_drops_out_of_profile_packets_more_than_in_profile() {
     let by_group = |r: &Results| {
         let Some(Column::Str(group)) = r.flows.get("group") else { panic!("no group column") };
         let arrivals = r.flows.f64s("bneck_arrivals");
-        let drops: Vec<f64> = ["drops_early", "drops_forced", "drops_overflow"].iter().map(|c| r.flows.f64s(c)).fold(vec![0.0; group.len()], |acc, c| acc.iter().zip(c).map(|(a, b)| a + b).collect());
+        let drops: Vec<f64> = ["drops_early", "drops_forced", "drops_overflow"]
+            .iter()
+            .map(|c| r.flows.f64s(c))
+            .fold(vec![0.0; group.len()], |acc, c| acc.iter().zip(c).map(|(a, b)| a + b).collect());
         let thr = r.flows.f64s("throughput_bps");
         let mut out = [(0.0, 0.0, 0.0); 2]; // (arrivals, drops, throughput)
         for i in 0..group.len() {
@@ -329,12 +339,17 @@ fn rio_drops_out_of_profile_packets_more_than_in_profile() {
 #[test]
 fn scenario_keys_are_the_spec_parameter_names() {
     use aqm::AqmConfig;
-    let scn = |aqm: &str| format!("[bottleneck]\nrate = \"10Mb/s\"\ndelay = \"5ms\"\nlimit = 100\naqm = {aqm}\n[[flows]]\ntransport = \"tcp\"\n");
+    let scn = |aqm: &str| {
+        format!("[bottleneck]\nrate = \"10Mb/s\"\ndelay = \"5ms\"\nlimit = 100\naqm = {aqm}\n[[flows]]\ntransport = \"tcp\"\n")
+    };
     let load = |aqm: &str| sim::load(&scn(aqm), &[], "t").unwrap_or_else(|e| panic!("{aqm}: {e}")).bottleneck.aqm;
     let err = |aqm: &str| sim::load(&scn(aqm), &[], "t").expect_err(aqm);
 
     let AqmConfig::Rio(p) = load(r#"{ type = "rio", min_th_in = 120, rio_ns2_compat = true }"#) else { panic!() };
-    assert_eq!((p.min_th_in, p.max_th_in, p.min_th_out, p.max_p_out, p.rio_ns2_compat), (120.0, 210.0, 100.0, 0.02, true));
+    assert_eq!(
+        (p.min_th_in, p.max_th_in, p.min_th_out, p.max_p_out, p.rio_ns2_compat),
+        (120.0, 210.0, 100.0, 0.02, true)
+    );
     let AqmConfig::Blue(p) = load(r#"{ type = "blue", L_blue = 50 }"#) else { panic!() };
     assert_eq!((p.d1, p.d2, p.freeze_time, p.l_blue), (0.0025, 0.00025, 0.1, Some(50.0)));
     let AqmConfig::Raqm(p) = load(r#"{ type = "raqm", T = 0.5, q0 = 30, raqm_alpha_lag = true }"#) else { panic!() };
@@ -342,7 +357,10 @@ fn scenario_keys_are_the_spec_parameter_names() {
     let AqmConfig::Pi(p) = load(r#"{ type = "pi", q_ref = 30 }"#) else { panic!() };
     assert_eq!((p.a, p.b, p.w, p.q_ref), (1.822e-5, 1.816e-5, 170.0, 30.0));
     let AqmConfig::Rem(p) = load(r#"{ type = "rem", b0 = 30, rem_mean_pkt_size = 1000 }"#) else { panic!() };
-    assert_eq!((p.gamma, p.alpha, p.phi, p.t_upd, p.b0, p.inw, p.mean_pkt_size), (0.001, 0.1, 1.001, 0.002, 30.0, 1.0, 1000));
+    assert_eq!(
+        (p.gamma, p.alpha, p.phi, p.t_upd, p.b0, p.inw, p.mean_pkt_size),
+        (0.001, 0.1, 1.001, 0.002, 30.0, 1.0, 1000)
+    );
 
     for (aqm, path) in [
         (r#"{ type = "rio", max_th_in = 50 }"#, "bottleneck.aqm.max_th_in"),

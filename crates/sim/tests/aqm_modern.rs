@@ -38,7 +38,12 @@ fn bneck(r: &Results, key: &str) -> f64 {
 
 /// A group's entry in the summary, by name.
 fn group<'a>(r: &'a Results, name: &str) -> &'a Value {
-    r.summary["groups"].as_array().expect("groups").iter().find(|g| g["name"] == name).unwrap_or_else(|| panic!("no group {name}"))
+    r.summary["groups"]
+        .as_array()
+        .expect("groups")
+        .iter()
+        .find(|g| g["name"] == name)
+        .unwrap_or_else(|| panic!("no group {name}"))
 }
 
 /// Long-lived TCP flows on a 10 Mb/s bottleneck with a 1000-packet buffer (0.8 s of queue at
@@ -81,7 +86,10 @@ fn delay_run(aqm: &str) -> DelayRun {
         util: bneck(&r, "utilisation"),
         early: f(&r.summary["bottleneck"]["drops"]["early"]),
     };
-    println!("{aqm}: delay mean {:.4} s, p50 {:.4} s, utilisation {:.3}, early drops {}", d.mean, d.p50, d.util, d.early);
+    println!(
+        "{aqm}: delay mean {:.4} s, p50 {:.4} s, utilisation {:.3}, early drops {}",
+        d.mean, d.p50, d.util, d.early
+    );
     d
 }
 
@@ -163,7 +171,8 @@ fn fq_codel_gives_tcp_its_fair_share_against_udp() {
     let share = |r: &Results, g: &str| f(&group(r, g)["share"]);
     let fq = run(&text(r#"{ type = "fq_codel" }"#), 1);
     let dt = run(&text(r#"{ type = "droptail" }"#), 1);
-    let (jf, jd) = (f(&fq.summary["fairness"]["jain_throughput_all"]), f(&dt.summary["fairness"]["jain_throughput_all"]));
+    let (jf, jd) =
+        (f(&fq.summary["fairness"]["jain_throughput_all"]), f(&dt.summary["fairness"]["jain_throughput_all"]));
     println!("fq_codel: tcp {:.3} udp {:.3} jain {jf:.3}", share(&fq, "tcp"), share(&fq, "udp"));
     println!("droptail: tcp {:.3} udp {:.3} jain {jd:.3}", share(&dt, "tcp"), share(&dt, "udp"));
     assert!(jf > 0.95, "FQ-CoDel Jain index {jf}");
@@ -216,7 +225,9 @@ fn wfq_serves_backlogged_levels_in_proportion_to_weights() {
         }
         s
     };
-    let shares = |r: &Results, levels: usize| -> Vec<f64> { (1..=levels).map(|k| f(&group(r, &format!("level{k}"))["share"])).collect() };
+    let shares = |r: &Results, levels: usize| -> Vec<f64> {
+        (1..=levels).map(|k| f(&group(r, &format!("level{k}"))["share"])).collect()
+    };
     for (aqm, weights) in [
         (r#"{ type = "wfq", weights = [1, 3] }"#, vec![1.0, 3.0]),
         (r#"{ type = "wfq", weights = [1, 3], wfq_vtime = "scfq" }"#, vec![1.0, 3.0]),
@@ -276,7 +287,11 @@ fn fred_limits_an_unresponsive_flow_more_than_red() {
     println!("fred: udp {:.3} tcp {:.3}", share(&fred, "udp"), share(&fred, "tcp"));
     println!("red:  udp {:.3} tcp {:.3}", share(&red, "udp"), share(&red, "tcp"));
     assert!(share(&red, "udp") > 0.6, "RED lets the UDP flow dominate: {}", share(&red, "udp"));
-    assert!(share(&fred, "udp") < 0.6 * share(&red, "udp") && share(&fred, "udp") < 0.5, "FRED UDP share {}", share(&fred, "udp"));
+    assert!(
+        share(&fred, "udp") < 0.6 * share(&red, "udp") && share(&fred, "udp") < 0.5,
+        "FRED UDP share {}",
+        share(&fred, "udp")
+    );
     assert!(share(&fred, "tcp") > share(&red, "tcp") * 1.5);
     let d = &group(&fred, "udp")["drops"];
     assert!(f(&d["forced"]) > f(&d["early"]) + f(&d["overflow"]), "FRED's UDP drops: {d}");
@@ -295,13 +310,21 @@ fn scenario_keys_are_the_spec_parameter_names() {
     use aqm::pie::QdelayEstimator;
     use aqm::wfq::Vtime;
     use aqm::AqmConfig;
-    let scn = |aqm: &str| format!("[bottleneck]\nrate = \"10Mb/s\"\ndelay = \"5ms\"\nlimit = 500\naqm = {aqm}\n[[flows]]\ntransport = \"tcp\"\n");
+    let scn = |aqm: &str| {
+        format!("[bottleneck]\nrate = \"10Mb/s\"\ndelay = \"5ms\"\nlimit = 500\naqm = {aqm}\n[[flows]]\ntransport = \"tcp\"\n")
+    };
     let load = |aqm: &str| sim::load(&scn(aqm), &[], "t").unwrap_or_else(|e| panic!("{aqm}: {e}")).bottleneck.aqm;
     let err = |aqm: &str| sim::load(&scn(aqm), &[], "t").expect_err(aqm);
 
     let AqmConfig::Fred(p) = load(r#"{ type = "fred", min_th = 60, max_th = 120 }"#) else { panic!() };
-    assert_eq!((p.max_p, p.w_q, p.min_q, p.mean_pkt_size, p.fred_avg_on_arrival), (0.02, 0.002, 4.0, 1000, AvgOnArrival::IdleOnly));
-    let AqmConfig::Fred(p) = load(r#"{ type = "fred", min_th = 60, max_th = 120, fred_avg_on_arrival = "always" }"#) else { panic!() };
+    assert_eq!(
+        (p.max_p, p.w_q, p.min_q, p.mean_pkt_size, p.fred_avg_on_arrival),
+        (0.02, 0.002, 4.0, 1000, AvgOnArrival::IdleOnly)
+    );
+    let AqmConfig::Fred(p) = load(r#"{ type = "fred", min_th = 60, max_th = 120, fred_avg_on_arrival = "always" }"#)
+    else {
+        panic!()
+    };
     assert_eq!(p.fred_avg_on_arrival, AvgOnArrival::Always);
     let AqmConfig::Wfq(p) = load(r#"{ type = "wfq", weights = [1, 3], buffers = [125, 375] }"#) else { panic!() };
     assert_eq!((p.weights.clone(), p.buffers.clone(), p.wfq_vtime), (vec![1.0, 3.0], Some(vec![125, 375]), Vtime::Gps));
@@ -311,7 +334,10 @@ fn scenario_keys_are_the_spec_parameter_names() {
     assert_eq!((p.target, p.interval, p.maxpacket), (0.005, 0.1, 1000));
     let AqmConfig::Pie(p) = load(r#"{ type = "pie" }"#) else { panic!() };
     assert_eq!((p.target, p.t_update, p.alpha, p.beta, p.max_burst), (0.015, 0.015, 0.125, 1.25, 0.150));
-    assert_eq!((p.qdelay_estimator, p.derandomize, p.boost_above_250ms, p.dq_threshold), (QdelayEstimator::Head, false, false, 16384));
+    assert_eq!(
+        (p.qdelay_estimator, p.derandomize, p.boost_above_250ms, p.dq_threshold),
+        (QdelayEstimator::Head, false, false, 16384)
+    );
     let AqmConfig::FqCodel(p) = load(r#"{ type = "fq_codel", quantum = 1014 }"#) else { panic!() };
     assert_eq!((p.flows, p.quantum, p.target, p.interval, p.hash), (1024, 1014, 0.005, 0.1, FlowHash::Mod));
 
@@ -324,7 +350,10 @@ fn scenario_keys_are_the_spec_parameter_names() {
     for (aqm, path) in [
         (r#"{ type = "fred", min_th = 60, max_th = 50 }"#, "bottleneck.aqm.max_th"),
         (r#"{ type = "fred", min_th = 60, max_th = 120, min_q = -1 }"#, "bottleneck.aqm.min_q"),
-        (r#"{ type = "fred", min_th = 60, max_th = 120, fred_avg_on_arrival = "never" }"#, "bottleneck.aqm.fred_avg_on_arrival"),
+        (
+            r#"{ type = "fred", min_th = 60, max_th = 120, fred_avg_on_arrival = "never" }"#,
+            "bottleneck.aqm.fred_avg_on_arrival",
+        ),
         (r#"{ type = "wfq", weights = [1, 0] }"#, "bottleneck.aqm.weights"),
         (r#"{ type = "wfq", weights = [1, 2], buffers = [10] }"#, "bottleneck.aqm.buffers"),
         (r#"{ type = "codel", target = 0 }"#, "bottleneck.aqm.target"),

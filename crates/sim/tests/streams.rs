@@ -38,7 +38,8 @@ fn adding_flows_or_groups_keeps_other_streams() {
     let more = starts(&scenario("", 8), "a");
     assert_eq!(&more[..5], &base[..]);
     // another group: group "a" is unchanged
-    let other = "[[flows]]\nname = \"b\"\ntransport = \"udp\"\nrate = \"1Mb/s\"\nstart = { uniform = [\"0s\", \"1s\"] }";
+    let other =
+        "[[flows]]\nname = \"b\"\ntransport = \"udp\"\nrate = \"1Mb/s\"\nstart = { uniform = [\"0s\", \"1s\"] }";
     assert_eq!(starts(&scenario(other, 5), "a"), base);
     // a different seed changes them
     let r = sim::run_text(&scenario("", 5), &[], Some(12)).unwrap();

@@ -215,12 +215,20 @@ fn conservation_holds_with_every_kind_of_drop() {
     // access-link overflow: flows lost more packets than the bottleneck dropped
     let fl = &r.flows;
     let queue_drops = sum(fl.f64s("drops_early")) + sum(fl.f64s("drops_forced")) + sum(fl.f64s("drops_overflow"));
-    assert!(queue_drops as u64 > u(&r.summary["bottleneck"]["drops_total"]), "expected drops at the 3-packet access buffers");
+    assert!(
+        queue_drops as u64 > u(&r.summary["bottleneck"]["drops_total"]),
+        "expected drops at the 3-packet access buffers"
+    );
 
     // byte mode
     let rb = run(
         text,
-        &["bottleneck.queue_unit=\"bytes\"", "bottleneck.limit=12000", "bottleneck.aqm.min_th=3000", "bottleneck.aqm.max_th=9000"],
+        &[
+            "bottleneck.queue_unit=\"bytes\"",
+            "bottleneck.limit=12000",
+            "bottleneck.aqm.min_th=3000",
+            "bottleneck.aqm.max_th=9000",
+        ],
         Some(3),
     );
     assert!(u(&rb.summary["bottleneck"]["drops_total"]) > 0);
@@ -408,7 +416,8 @@ fn mathis_bps(rtt: f64, p: f64) -> f64 {
 /// `B = 1 / (RTT sqrt(2bp/3) + T0 min(1, 3 sqrt(3bp/8)) p (1 + 32 p^2))` packets/s, in bits/s.
 fn padhye_bps(rtt: f64, t0: f64, p: f64) -> f64 {
     let b = 1.0;
-    let denom = rtt * (2.0 * b * p / 3.0).sqrt() + t0 * (3.0 * (3.0 * b * p / 8.0).sqrt()).min(1.0) * p * (1.0 + 32.0 * p * p);
+    let denom =
+        rtt * (2.0 * b * p / 3.0).sqrt() + t0 * (3.0 * (3.0 * b * p / 8.0).sqrt()).min(1.0) * p * (1.0 + 32.0 * p * p);
     MSS_BITS / denom
 }
 
@@ -747,7 +756,11 @@ fn red_uniformised_drop_rate_matches_the_renewal_formula() {
         let frac = ndrops as f64 / n as f64;
         // the gap is uniform-like on 1..1/p_b, sd ≈ E[gap]/sqrt(3); 5 sigma on the mean gap
         let rel_tol = 5.0 * (1.0 / 3.0f64).sqrt() / (gaps as f64).sqrt();
-        println!("p_b {pb:.3}: drop fraction {frac:.5}, 1/E[gap] {:.5}, 2 p_b {:.5}, max gap {max_gap}", 1.0 / eg, 2.0 * pb);
+        println!(
+            "p_b {pb:.3}: drop fraction {frac:.5}, 1/E[gap] {:.5}, 2 p_b {:.5}, max gap {max_gap}",
+            1.0 / eg,
+            2.0 * pb
+        );
         assert!((frac * eg - 1.0).abs() < rel_tol, "p_b {pb}: fraction {frac} vs {}", 1.0 / eg);
         assert!(max_gap as f64 <= (1.0 / pb).ceil() + 1e-9, "p_b {pb}: gap {max_gap} > 1/p_b");
     }
@@ -841,7 +854,11 @@ fn load_err(text: &str, overrides: &[&str]) -> sim::ScenarioError {
 fn expect_err(text: &str, overrides: &[&str], path: &str, msg_contains: &str) {
     let e = load_err(text, overrides);
     assert_eq!(e.path, path, "message: {}", e.msg);
-    assert!(e.msg.to_lowercase().contains(&msg_contains.to_lowercase()), "path {path}: message {:?} lacks {msg_contains:?}", e.msg);
+    assert!(
+        e.msg.to_lowercase().contains(&msg_contains.to_lowercase()),
+        "path {path}: message {:?} lacks {msg_contains:?}",
+        e.msg
+    );
 }
 
 #[test]
@@ -876,8 +893,18 @@ fn bad_scenarios_name_the_key_path() {
     expect_err(&GOOD.replace("type = \"red\"", "type = \"nosuchqdisc\""), &[], "bottleneck.aqm.type", "unknown aqm");
     expect_err(GOOD, &["bottleneck.aqm={ min_th = 1, max_th = 2 }"], "bottleneck.aqm.type", "missing");
     // warm-up not shorter than the run
-    expect_err(&GOOD.replace("duration = \"10s\"", "duration = \"10s\"\nwarmup = \"10s\""), &[], "simulation.warmup", "shorter");
-    expect_err(&GOOD.replace("duration = \"10s\"", "duration = \"10s\"\nwarmup = 20"), &[], "simulation.warmup", "shorter");
+    expect_err(
+        &GOOD.replace("duration = \"10s\"", "duration = \"10s\"\nwarmup = \"10s\""),
+        &[],
+        "simulation.warmup",
+        "shorter",
+    );
+    expect_err(
+        &GOOD.replace("duration = \"10s\"", "duration = \"10s\"\nwarmup = 20"),
+        &[],
+        "simulation.warmup",
+        "shorter",
+    );
     // a UDP flow without a rate, and TCP-only / UDP-only keys on the wrong transport
     expect_err(&GOOD.replace("rate = \"2Mb/s\"", ""), &[], "flows[1].rate", "missing");
     expect_err(GOOD, &["flows[0].rate=\"1Mb/s\""], "flows[0].rate", "udp");
@@ -927,7 +954,15 @@ struct Rand {
 fn rand_scenario() -> impl Strategy<Value = Rand> {
     (
         (0u32..=5, 0u32..=2, 0.5f64..10.0, 0.0f64..50.0, 1u64..300, any::<bool>()),
-        prop::option::of((0.0f64..50.0, 1.0f64..100.0, 0.01f64..=1.0, 0.001f64..=1.0, any::<bool>(), any::<bool>(), any::<bool>())),
+        prop::option::of((
+            0.0f64..50.0,
+            1.0f64..100.0,
+            0.01f64..=1.0,
+            0.001f64..=1.0,
+            any::<bool>(),
+            any::<bool>(),
+            any::<bool>(),
+        )),
         (prop_oneof![Just(0.0), 0.0f64..0.1], prop_oneof![Just(0.0), 0.0f64..0.05], 0.1f64..5.0, 40u32..1500),
         (200u32..1500, 1u32..200, any::<bool>(), 1.0f64..100.0, 1u64..1000),
         (1.0f64..6.0, 0.0f64..0.5, prop::option::of(1u64..300_000), any::<u64>()),
