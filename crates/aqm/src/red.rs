@@ -108,21 +108,7 @@ impl RedParams {
 
     /// Check every parameter; the error names the parameter and what is allowed.
     pub fn check(&self) -> Result<(), ParamError> {
-        if !(self.min_th.is_finite() && self.min_th >= 0.0) {
-            return Err(ParamError::new("min_th", format!("must be a number >= 0, got {}", self.min_th)));
-        }
-        if !(self.max_th.is_finite() && self.max_th > self.min_th) {
-            return Err(ParamError::new(
-                "max_th",
-                format!("must be greater than min_th ({}), got {}", self.min_th, self.max_th),
-            ));
-        }
-        if !(self.max_p > 0.0 && self.max_p <= 1.0) {
-            return Err(ParamError::new("max_p", format!("must be in (0, 1], got {}", self.max_p)));
-        }
-        if !(self.w_q > 0.0 && self.w_q <= 1.0) {
-            return Err(ParamError::new("w_q", format!("must be in (0, 1], got {}", self.w_q)));
-        }
+        crate::red_math::check_red(self.min_th, self.max_th, self.max_p, self.w_q)?;
         if self.max_pkt_size == 0 {
             return Err(ParamError::new("max_pkt_size", "must be at least 1 byte"));
         }

@@ -110,6 +110,24 @@ pub fn p_base(avg: f64, t: &Thresholds) -> Region {
     }
 }
 
+/// The checks every RED parameter set shares: `0 <= min_th < max_th`, `max_p` and `w_q` in (0, 1].
+pub fn check_red(min_th: f64, max_th: f64, max_p: f64, w_q: f64) -> Result<(), crate::ParamError> {
+    use crate::ParamError;
+    if !(min_th.is_finite() && min_th >= 0.0) {
+        return Err(ParamError::new("min_th", format!("must be a number >= 0, got {min_th}")));
+    }
+    if !(max_th.is_finite() && max_th > min_th) {
+        return Err(ParamError::new("max_th", format!("must be greater than min_th ({min_th}), got {max_th}")));
+    }
+    if !(max_p > 0.0 && max_p <= 1.0) {
+        return Err(ParamError::new("max_p", format!("must be in (0, 1], got {max_p}")));
+    }
+    if !(w_q > 0.0 && w_q <= 1.0) {
+        return Err(ParamError::new("w_q", format!("must be in (0, 1], got {w_q}")));
+    }
+    Ok(())
+}
+
 /// RED variant (A5).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Variant {
