@@ -10,7 +10,7 @@
 //! arrival still faces RED's test (A20). Regions are ranks, so the buffer keeps a Fenwick tree.
 
 use crate::buffer::LeakyBuffer;
-use crate::family::{admits, check_buffer_mode, drop_victims, family_params, matches};
+use crate::family::{check_buffer_mode, drop_victims, family_params, matches};
 use crate::red_math::{DropTest, Estimator, Region, Variant};
 use crate::{Cx, DropReason, Limit, LinkInfo, ParamError, Params, Pkt, Qdisc, Scheme, Time, NS_PER_SEC};
 use serde::{Deserialize, Serialize};
@@ -294,28 +294,12 @@ impl<P: Pkt> Qdisc<P> for Choked<P> {
             }
         }
         // 8-9
-        if !admits(&self.buf, &self.limit, pkt.size()) {
-            cx.drop(pkt, DropReason::Overflow);
-            return false;
-        }
-        self.buf.push(pkt, cx.now);
-        true
+        crate::family::enqueue_or_overflow(&mut self.buf, &self.limit, pkt, cx)
     }
 
-    fn dequeue(&mut self, _cx: &mut Cx<'_, P>) -> Option<(P, Time)> {
-        self.buf.pop()
-    }
-    fn len(&self) -> usize {
-        self.buf.len()
-    }
-    fn bytes(&self) -> u64 {
-        self.buf.bytes()
-    }
+    crate::family::leaky_views!(buf);
     fn on_link_idle(&mut self, now: Time) {
         self.est.set_idle(now);
-    }
-    fn for_each_waiting(&self, f: &mut dyn FnMut(&P, Time)) {
-        self.buf.for_each(f)
     }
     fn state_names(&self) -> &'static [&'static str] {
         &["avg", "p"]

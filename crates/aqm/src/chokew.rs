@@ -15,7 +15,7 @@
 //! hardware-style parallel draw (`parallel`, §8.7).
 
 use crate::buffer::LeakyBuffer;
-use crate::family::{admits, check_buffer_mode, family_params, matches};
+use crate::family::{check_buffer_mode, family_params, matches};
 use crate::red::{RedParams, RedStage};
 use crate::red_math::{p_base, Estimator};
 use crate::{Cx, DropReason, Limit, LinkInfo, ParamError, Params, Pkt, Qdisc, Scheme, Time, NS_PER_SEC};
@@ -331,12 +331,7 @@ impl<P: Pkt> Qdisc<P> for Chokew<P> {
             }
         }
         // step 6: L > L_lim (physical occupancy in lazy mode, A12)
-        if !admits(&self.buf, &self.limit, pkt.size()) {
-            cx.drop(pkt, DropReason::Overflow);
-            return false;
-        }
-        self.buf.push(pkt, cx.now);
-        true
+        crate::family::enqueue_or_overflow(&mut self.buf, &self.limit, pkt, cx)
     }
 
     fn dequeue(&mut self, cx: &mut Cx<'_, P>) -> Option<(P, Time)> {

@@ -151,6 +151,37 @@ pub fn admits<P: Pkt>(buf: &LeakyBuffer<P>, limit: &crate::Limit, size: u32) -> 
     limit.admits(buf.occupancy(), buf.occupancy_bytes(), size)
 }
 
+/// The last steps of every matched-drop scheme: the buffer test (A4 occupancy), then enqueue.
+#[inline]
+pub fn enqueue_or_overflow<P: Pkt>(buf: &mut LeakyBuffer<P>, limit: &Limit, pkt: P, cx: &mut Cx<'_, P>) -> bool {
+    if !admits(buf, limit, pkt.size()) {
+        cx.drop(pkt, DropReason::Overflow);
+        return false;
+    }
+    buf.push(pkt, cx.now);
+    true
+}
+
+/// The `Qdisc` methods a scheme over a [`LeakyBuffer`] field only delegates: `dequeue` (head
+/// packet, doomed ones discarded), `len`, `bytes`, `for_each_waiting`.
+macro_rules! leaky_views {
+    ($f:ident) => {
+        fn dequeue(&mut self, _cx: &mut Cx<'_, P>) -> Option<(P, Time)> {
+            self.$f.pop()
+        }
+        fn len(&self) -> usize {
+            self.$f.len()
+        }
+        fn bytes(&self) -> u64 {
+            self.$f.bytes()
+        }
+        fn for_each_waiting(&self, f: &mut dyn FnMut(&P, Time)) {
+            self.$f.for_each(f)
+        }
+    };
+}
+pub(crate) use leaky_views;
+
 /// A leaky buffer behind RED's stage: what CHOKe and gCHOKe share. A scheme calls
 /// [`RedLeaky::region`] (steps 1-2: RED's average and region), runs its own matched-drop test, and
 /// then [`RedLeaky::admit`] (RED's decision and the buffer test).
@@ -186,12 +217,7 @@ impl<P: Pkt> RedLeaky<P> {
             };
             pkt = marked;
         }
-        if !admits(&self.buf, &self.limit, pkt.size()) {
-            cx.drop(pkt, DropReason::Overflow);
-            return false;
-        }
-        self.buf.push(pkt, cx.now);
-        true
+        enqueue_or_overflow(&mut self.buf, &self.limit, pkt, cx)
     }
 
     /// Take the head packet; an emptied queue may start RED's idle period (`idle_rule`).

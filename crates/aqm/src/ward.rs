@@ -154,26 +154,10 @@ impl<P: Pkt> Qdisc<P> for Ward<P> {
             return false;
         }
         // 6-7
-        if !admits(&self.buf, &self.limit, pkt.size()) {
-            cx.drop(pkt, DropReason::Overflow);
-            return false;
-        }
-        self.buf.push(pkt, cx.now);
-        true
+        crate::family::enqueue_or_overflow(&mut self.buf, &self.limit, pkt, cx)
     }
 
-    fn dequeue(&mut self, _cx: &mut Cx<'_, P>) -> Option<(P, Time)> {
-        self.buf.pop()
-    }
-    fn len(&self) -> usize {
-        self.buf.len()
-    }
-    fn bytes(&self) -> u64 {
-        self.buf.bytes()
-    }
-    fn for_each_waiting(&self, f: &mut dyn FnMut(&P, Time)) {
-        self.buf.for_each(f)
-    }
+    crate::family::leaky_views!(buf);
 }
 
 impl<P: Pkt> Ward<P> {
