@@ -107,6 +107,9 @@ fn run<'py>(
     if let Some(snap) = &res.snapshots {
         d.set_item("snapshots", table_to_py(py, snap)?)?;
     }
+    if let Some(fs) = &res.flow_series {
+        d.set_item("flow_series", table_to_py(py, fs)?)?;
+    }
     Ok(d)
 }
 

@@ -35,10 +35,27 @@ pub enum Kind {
     Send = 6,
     /// A flow's application stops.
     Stop = 7,
+    /// A short-connection group's next arrival (index = generator).
+    Arrive = 8,
+    /// A web session sends its next request (index = session).
+    Session = 9,
+    /// Periodic per-flow time-series sample.
+    FlowSample = 10,
 }
 
-const KINDS: [Kind; 8] =
-    [Kind::Warmup, Kind::Sample, Kind::AqmTimer, Kind::Link, Kind::Timer, Kind::Start, Kind::Send, Kind::Stop];
+const KINDS: [Kind; 11] = [
+    Kind::Warmup,
+    Kind::Sample,
+    Kind::AqmTimer,
+    Kind::Link,
+    Kind::Timer,
+    Kind::Start,
+    Kind::Send,
+    Kind::Stop,
+    Kind::Arrive,
+    Kind::Session,
+    Kind::FlowSample,
+];
 
 /// Largest entity index an event can carry.
 pub const MAX_INDEX: u32 = (1 << 28) - 1;

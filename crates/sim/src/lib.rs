@@ -25,6 +25,7 @@ pub mod results;
 pub mod scenario;
 pub mod sim;
 pub mod tcp;
+pub mod traffic;
 pub mod units;
 
 pub use results::{Column, Results, Table};

@@ -118,7 +118,7 @@ mod tests {
     use crate::packet::PktKind;
 
     fn pkt(seq: u32) -> Packet {
-        Packet { sent: 0, flow: 0, seq, size: 1000, kind: PktKind::Data, hop: 0, prio: 1, flags: 0 }
+        Packet { sent: 0, flow: 0, seq, size: 1000, kind: PktKind::Data, hop: 0, prio: 1, flags: 0, aux: 0 }
     }
 
     #[test]

@@ -12,6 +12,8 @@ pub enum PktKind {
     Ack = 1,
     /// UDP datagram.
     Udp = 2,
+    /// A web request (receiver to sender, on the ACK path); opens the response connection.
+    Request = 3,
 }
 
 /// Flag: this data segment is a retransmission.
@@ -44,6 +46,8 @@ pub struct Packet {
     /// DiffServ priority level (1 = lowest).
     pub prio: u8,
     pub flags: u8,
+    /// ACK: serial number of the ACK, under which the receiver filed its SACK blocks (tcp::sack).
+    pub aux: u16,
 }
 
 impl Pkt for Packet {

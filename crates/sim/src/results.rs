@@ -41,4 +41,6 @@ pub struct Results {
     pub timeseries: Table,
     /// With `simulation.queue_snapshots`: one row per waiting packet per snapshot (M10).
     pub snapshots: Option<Table>,
+    /// With `simulation.flow_series_interval`: one row per active flow per sample.
+    pub flow_series: Option<Table>,
 }

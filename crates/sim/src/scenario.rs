@@ -7,7 +7,12 @@
 //! ranges and consistency. Tagged sections (`aqm = { type = "red", ... }`) are resolved by hand so
 //! that errors inside them still carry the full key path.
 
-use crate::tcp::TcpConfig;
+use crate::tcp::{CcConfig, Recovery, TcpConfig};
+use crate::traffic::cbr::Cbr;
+use crate::traffic::dist::Dist;
+use crate::traffic::onoff::OnOffSpec;
+use crate::traffic::short::ShortSpec;
+use crate::traffic::web::WebSpec;
 use crate::units::{Bytes, Dur, OneOrMany, Rate};
 use aqm::{AqmConfig, Limit, Time, NS_PER_SEC};
 use serde::de::DeserializeOwned;
@@ -38,13 +43,23 @@ impl std::fmt::Display for ScenarioError {
 
 type R<T> = Result<T, ScenarioError>;
 
+/// What the application of a TCP group does.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TcpApp {
+    /// Bulk transfer (FTP-like): unlimited, or `size` bytes (traffic::bulk).
+    Bulk { size: Option<u64> },
+    /// Poisson-arriving short connections (traffic::short).
+    Short(ShortSpec),
+    /// Request/response web sessions (traffic::web).
+    Web(WebSpec),
+}
+
 /// Transport of a flow group.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Transport {
-    /// TCP bulk transfer (FTP-like): unlimited, or `size` bytes.
-    Tcp { cfg: TcpConfig, size: Option<u64> },
-    /// UDP constant bit rate.
-    UdpCbr { rate_bps: f64, packet_size: u16 },
+    Tcp { cfg: TcpConfig, app: TcpApp },
+    /// UDP constant bit rate, or ON/OFF with CBR at the peak rate while ON (traffic::cbr, onoff).
+    Udp { cbr: Cbr, onoff: Option<OnOffSpec> },
 }
 
 /// When a flow starts.
@@ -75,13 +90,30 @@ impl GroupSpec {
     pub fn transport_name(&self) -> &'static str {
         match self.transport {
             Transport::Tcp { .. } => "tcp",
-            Transport::UdpCbr { .. } => "udp",
+            Transport::Udp { .. } => "udp",
         }
     }
     pub fn app_name(&self) -> &'static str {
-        match self.transport {
-            Transport::Tcp { .. } => "bulk",
-            Transport::UdpCbr { .. } => "cbr",
+        match &self.transport {
+            Transport::Tcp { app: TcpApp::Bulk { .. }, .. } => "bulk",
+            Transport::Tcp { app: TcpApp::Short(_), .. } => "short",
+            Transport::Tcp { app: TcpApp::Web(_), .. } => "web",
+            Transport::Udp { onoff: None, .. } => "cbr",
+            Transport::Udp { onoff: Some(_), .. } => "onoff",
+        }
+    }
+    /// The TCP variant's name, or "" for UDP.
+    pub fn variant_name(&self) -> &'static str {
+        match &self.transport {
+            Transport::Tcp { cfg, .. } => cfg.variant,
+            Transport::Udp { .. } => "",
+        }
+    }
+    /// Flows that exist from the start (dynamic connections of short/web groups are not counted).
+    pub fn static_flows(&self) -> u32 {
+        match &self.transport {
+            Transport::Tcp { app: TcpApp::Short(_) | TcpApp::Web(_), .. } => 0,
+            _ => self.count,
         }
     }
 }
@@ -107,6 +139,8 @@ pub struct Scenario {
     pub sample_interval: Time,
     /// Record the bottleneck queue's composition at every sample in the window (M10).
     pub queue_snapshots: bool,
+    /// Period of the per-flow time series (throughput, goodput, cwnd), if requested.
+    pub flow_series_interval: Option<Time>,
     pub bottleneck: LinkSpec,
     pub reverse: LinkSpec,
     pub access_limit: u64,
@@ -114,8 +148,13 @@ pub struct Scenario {
 }
 
 impl Scenario {
-    pub fn n_flows(&self) -> usize {
+    /// Host pairs (each with four access links): one per flow, session or connection slot.
+    pub fn n_hosts(&self) -> usize {
         self.groups.iter().map(|g| g.count as usize).sum()
+    }
+    /// Flows that exist from the start of the run.
+    pub fn n_static_flows(&self) -> usize {
+        self.groups.iter().map(|g| g.static_flows() as usize).sum()
     }
 }
 
@@ -147,6 +186,7 @@ struct RawSimulation {
     seed: Option<u64>,
     sample_interval: Option<Dur>,
     queue_snapshots: Option<bool>,
+    flow_series_interval: Option<Dur>,
 }
 
 #[derive(Deserialize, Default)]
@@ -197,7 +237,10 @@ fn default_access_limit() -> u64 {
 #[derive(Deserialize, Default, Clone)]
 #[serde(deny_unknown_fields)]
 struct RawTcp {
+    preset: Option<PresetName>,
     variant: Option<TcpVariantName>,
+    recovery: Option<RecoveryName>,
+    rto_restart_on_retransmit: Option<bool>,
     mss: Option<u32>,
     ack_size: Option<u32>,
     initial_window: Option<f64>,
@@ -213,17 +256,36 @@ struct RawTcp {
     ecn: Option<bool>,
 }
 
-/// TCP congestion-control variants this build provides.
-pub const TCP_NAMES: &[(&str, &str)] = &[("newreno", "TCP NewReno: RFC 5681 + RFC 6582 recovery, RFC 6298 RTO")];
+/// TCP variants this build provides (`aqmlab list tcp`).
+pub const TCP_NAMES: &[(&str, &str)] = &[
+    ("reno", "TCP Reno: RFC 5681 slow start, congestion avoidance, fast retransmit and fast recovery"),
+    ("newreno", "TCP NewReno: Reno with RFC 6582 partial-ACK recovery"),
+    ("sack", "TCP SACK: RFC 2018 selective ACKs with RFC 6675 pipe-based loss recovery, Reno congestion control"),
+];
 
-/// Traffic models this build provides.
-pub const TRAFFIC_NAMES: &[(&str, &str)] =
-    &[("bulk", "TCP bulk transfer (FTP-like), unlimited or of a given size"), ("cbr", "UDP constant bit rate")];
+pub use crate::traffic::TRAFFIC_NAMES;
 
 #[derive(Deserialize, Clone, Copy)]
 #[serde(rename_all = "lowercase")]
 enum TcpVariantName {
+    Reno,
     Newreno,
+    Sack,
+}
+
+#[derive(Deserialize, Clone, Copy)]
+#[serde(rename_all = "lowercase")]
+enum RecoveryName {
+    Reno,
+    Newreno,
+    Sack,
+}
+
+#[derive(Deserialize, Clone, Copy)]
+#[serde(rename_all = "lowercase")]
+enum PresetName {
+    Ns2,
+    Modern,
 }
 
 #[derive(Deserialize, Clone, Copy, PartialEq)]
@@ -242,9 +304,18 @@ struct RawGroup {
     app: Option<String>,
     start: Option<toml::Value>,
     stop: Option<Dur>,
-    size: Option<Bytes>,
+    size: Option<toml::Value>,
     rate: Option<Rate>,
     packet_size: Option<u32>,
+    on_time: Option<toml::Value>,
+    off_time: Option<toml::Value>,
+    distribution: Option<String>,
+    shape: Option<f64>,
+    arrival_rate: Option<f64>,
+    flow_duration: Option<toml::Value>,
+    response_size: Option<toml::Value>,
+    think_time: Option<toml::Value>,
+    request_size: Option<u32>,
     priority: Option<i64>,
     in_profile: Option<bool>,
     sender_rate: Option<OneOrMany<Rate>>,
@@ -343,13 +414,30 @@ fn parse_start(v: toml::Value, path: &str) -> R<StartSpec> {
 
 fn merge_tcp(global: &RawTcp, local: Option<&RawTcp>, path: &str) -> R<TcpConfig> {
     let l = local.cloned().unwrap_or_default();
-    let d = TcpConfig::default();
     macro_rules! pick {
         ($f:ident) => {
             l.$f.clone().or(global.$f.clone())
         };
     }
-    let _variant = pick!(variant);
+    // the preset gives every default; the variant its congestion control and loss recovery
+    let mut d = match pick!(preset).unwrap_or(PresetName::Ns2) {
+        PresetName::Ns2 => TcpConfig::ns2(),
+        PresetName::Modern => TcpConfig::modern(),
+    };
+    let (name, cc, recovery) = match pick!(variant) {
+        None => (d.variant, d.cc, d.recovery),
+        Some(TcpVariantName::Reno) => ("reno", CcConfig::Reno, Recovery::Reno),
+        Some(TcpVariantName::Newreno) => ("newreno", CcConfig::Reno, Recovery::NewReno),
+        Some(TcpVariantName::Sack) => ("sack", CcConfig::Reno, Recovery::Sack),
+    };
+    d.variant = name;
+    d.cc = cc;
+    d.recovery = match pick!(recovery) {
+        None => recovery,
+        Some(RecoveryName::Reno) => Recovery::Reno,
+        Some(RecoveryName::Newreno) => Recovery::NewReno,
+        Some(RecoveryName::Sack) => Recovery::Sack,
+    };
     let mss = pick!(mss).unwrap_or(d.mss as u32);
     if !(1..=65535).contains(&mss) {
         return Err(ScenarioError::new(format!("{path}.mss"), format!("must be 1..65535 bytes, got {mss}")));
@@ -392,6 +480,10 @@ fn merge_tcp(global: &RawTcp, local: Option<&RawTcp>, path: &str) -> R<TcpConfig
         return Err(ScenarioError::new(format!("{path}.delack_timeout"), "must be > 0"));
     }
     Ok(TcpConfig {
+        variant: d.variant,
+        cc: d.cc,
+        recovery: d.recovery,
+        rto_restart_on_retransmit: pick!(rto_restart_on_retransmit).unwrap_or(d.rto_restart_on_retransmit),
         mss: mss as u16,
         ack_size: ack_size as u16,
         initial_window: iw,
@@ -475,6 +567,258 @@ where
         }
     }
     Ok(())
+}
+
+/// Which quantity a distribution describes.
+#[derive(Clone, Copy)]
+enum Quantity {
+    Seconds,
+    Bytes,
+}
+
+fn quantity(v: toml::Value, path: &str, q: Quantity) -> R<f64> {
+    Ok(match q {
+        Quantity::Seconds => typed::<Dur>(v, path)?.0 as f64 / NS_PER_SEC as f64,
+        Quantity::Bytes => typed::<Bytes>(v, path)?.0 as f64,
+    })
+}
+
+/// A distribution: a plain value (constant), `{ exponential = mean }`,
+/// `{ pareto = { mean = m, shape = a, max = x } }` or `{ uniform = [lo, hi] }`.
+fn parse_dist(v: toml::Value, path: &str, q: Quantity) -> R<Dist> {
+    let forms = "a value, { exponential = MEAN }, { pareto = { mean = MEAN, shape = A, max = MAX } } or { uniform = [LOW, HIGH] }";
+    let toml::Value::Table(t) = v else {
+        let x = quantity(v, path, q).map_err(|e| ScenarioError::new(e.path, format!("{}; or {forms}", e.msg)))?;
+        return Ok(Dist::Const(x));
+    };
+    if t.len() != 1 {
+        return Err(ScenarioError::new(path, format!("expected {forms}")));
+    }
+    let (k, v) = t.into_iter().next().expect("one entry");
+    let kp = format!("{path}.{k}");
+    let d = match k.as_str() {
+        "exponential" => Dist::Exponential { mean: quantity(v, &kp, q)? },
+        "uniform" => {
+            let toml::Value::Array(a) = v else {
+                return Err(ScenarioError::new(kp, "expected [LOW, HIGH]"));
+            };
+            if a.len() != 2 {
+                return Err(ScenarioError::new(kp, "expected [LOW, HIGH]"));
+            }
+            let mut it = a.into_iter();
+            let lo = quantity(it.next().expect("2"), &format!("{kp}[0]"), q)?;
+            let hi = quantity(it.next().expect("2"), &format!("{kp}[1]"), q)?;
+            if hi < lo {
+                return Err(ScenarioError::new(kp, "the interval must be [LOW, HIGH] with LOW <= HIGH"));
+            }
+            Dist::Uniform { lo, hi }
+        }
+        "pareto" => {
+            let toml::Value::Table(mut pt) = v else {
+                return Err(ScenarioError::new(kp, "expected { mean = MEAN, shape = A } (and optionally max = MAX)"));
+            };
+            let Some(mean) = pt.remove("mean") else {
+                return Err(ScenarioError::new(format!("{kp}.mean"), "missing"));
+            };
+            let mean = quantity(mean, &format!("{kp}.mean"), q)?;
+            let shape = match pt.remove("shape") {
+                Some(x) => typed::<f64>(x, &format!("{kp}.shape"))?,
+                None => return Err(ScenarioError::new(format!("{kp}.shape"), "missing; the tail index, e.g. 1.5")),
+            };
+            if !(shape > 1.0 && shape.is_finite()) {
+                return Err(ScenarioError::new(
+                    format!("{kp}.shape"),
+                    format!("must be > 1 (a Pareto distribution with shape <= 1 has no mean), got {shape}"),
+                ));
+            }
+            let max = pt.remove("max").map(|x| quantity(x, &format!("{kp}.max"), q)).transpose()?;
+            if let Some(extra) = pt.keys().next() {
+                return Err(ScenarioError::new(format!("{kp}.{extra}"), "unknown key; expected mean, shape, max"));
+            }
+            if let Some(m) = max {
+                if m < mean * (shape - 1.0) / shape {
+                    return Err(ScenarioError::new(format!("{kp}.max"), "is below the distribution's minimum"));
+                }
+            }
+            Dist::Pareto { mean, shape, max }
+        }
+        _ => return Err(ScenarioError::new(kp, format!("unknown distribution \"{k}\"; expected {forms}"))),
+    };
+    if d.mean() <= 0.0 {
+        return Err(ScenarioError::new(path, "the mean must be > 0"));
+    }
+    Ok(d)
+}
+
+/// Keys that only some applications take: reject the ones `app` does not.
+fn only_for(g: &RawGroup, p: &str, app: &str, allowed: &[&str]) -> R<()> {
+    let present = [
+        ("size", g.size.is_some()),
+        ("rate", g.rate.is_some()),
+        ("packet_size", g.packet_size.is_some()),
+        ("on_time", g.on_time.is_some()),
+        ("off_time", g.off_time.is_some()),
+        ("distribution", g.distribution.is_some()),
+        ("shape", g.shape.is_some()),
+        ("arrival_rate", g.arrival_rate.is_some()),
+        ("flow_duration", g.flow_duration.is_some()),
+        ("response_size", g.response_size.is_some()),
+        ("think_time", g.think_time.is_some()),
+        ("request_size", g.request_size.is_some()),
+        ("tcp", g.tcp.is_some()),
+    ];
+    for (k, there) in present {
+        if there && !allowed.contains(&k) {
+            let why = match (k, g.transport) {
+                ("tcp", TransportName::Udp) => "TCP options do not apply to a UDP group".to_string(),
+                ("rate", TransportName::Tcp) => "applies to UDP flows; a TCP flow's rate is set by congestion control".into(),
+                ("packet_size", TransportName::Tcp) => {
+                    "applies to UDP flows; a TCP flow's segment size is set by tcp.mss".into()
+                }
+                ("size", TransportName::Udp) => "applies to TCP transfers; a UDP source runs from start to stop".into(),
+                _ => format!("does not apply to app \"{app}\" (it takes: {})", allowed.join(", ")),
+            };
+            return Err(ScenarioError::new(format!("{p}.{k}"), why));
+        }
+    }
+    Ok(())
+}
+
+fn parse_transport(g: &RawGroup, global_tcp: &RawTcp, p: &str) -> R<Transport> {
+    match g.transport {
+        TransportName::Tcp => {
+            let app = g.app.as_deref().unwrap_or("bulk");
+            let cfg = merge_tcp(global_tcp, g.tcp.as_ref(), &format!("{p}.tcp"))?;
+            let app = match app {
+                "bulk" => {
+                    only_for(g, p, app, &["size", "tcp"])?;
+                    let size = g.size.clone().map(|v| typed::<Bytes>(v, &format!("{p}.size"))).transpose()?;
+                    if let Some(Bytes(0)) = size {
+                        return Err(ScenarioError::new(
+                            format!("{p}.size"),
+                            "must be at least 1 byte (omit it for an unlimited transfer)",
+                        ));
+                    }
+                    TcpApp::Bulk { size: size.map(|b| b.0) }
+                }
+                "short" => {
+                    only_for(g, p, app, &["size", "arrival_rate", "flow_duration", "tcp"])?;
+                    let Some(rate) = g.arrival_rate else {
+                        return Err(ScenarioError::new(
+                            format!("{p}.arrival_rate"),
+                            "missing; mean connection arrivals per second, e.g. 10",
+                        ));
+                    };
+                    if !(rate > 0.0 && rate.is_finite()) {
+                        return Err(ScenarioError::new(format!("{p}.arrival_rate"), format!("must be > 0, got {rate}")));
+                    }
+                    let size = g.size.clone().map(|v| parse_dist(v, &format!("{p}.size"), Quantity::Bytes)).transpose()?;
+                    let duration = g
+                        .flow_duration
+                        .clone()
+                        .map(|v| parse_dist(v, &format!("{p}.flow_duration"), Quantity::Seconds))
+                        .transpose()?;
+                    if size.is_none() && duration.is_none() {
+                        return Err(ScenarioError::new(
+                            format!("{p}.size"),
+                            "a short connection needs a size (bytes) or a flow_duration (seconds), or both",
+                        ));
+                    }
+                    TcpApp::Short(ShortSpec { arrival_rate: rate, size, duration })
+                }
+                "web" => {
+                    only_for(g, p, app, &["response_size", "think_time", "request_size", "tcp"])?;
+                    let response = match g.response_size.clone() {
+                        Some(v) => parse_dist(v, &format!("{p}.response_size"), Quantity::Bytes)?,
+                        None => Dist::Pareto { mean: 12_000.0, shape: 1.2, max: Some(2e6) },
+                    };
+                    let think = match g.think_time.clone() {
+                        Some(v) => parse_dist(v, &format!("{p}.think_time"), Quantity::Seconds)?,
+                        None => Dist::Exponential { mean: 1.0 },
+                    };
+                    let rs = g.request_size.unwrap_or(40);
+                    if !(1..=65535).contains(&rs) {
+                        return Err(ScenarioError::new(
+                            format!("{p}.request_size"),
+                            format!("must be 1..65535 bytes, got {rs}"),
+                        ));
+                    }
+                    TcpApp::Web(WebSpec { response, think, request_size: rs as u16 })
+                }
+                other => {
+                    return Err(ScenarioError::new(
+                        format!("{p}.app"),
+                        format!("unknown TCP application \"{other}\"; available: bulk, short, web"),
+                    ))
+                }
+            };
+            Ok(Transport::Tcp { cfg, app })
+        }
+        TransportName::Udp => {
+            let app = g.app.as_deref().unwrap_or("cbr");
+            match app {
+                "cbr" => only_for(g, p, app, &["rate", "packet_size"])?,
+                "onoff" => only_for(g, p, app, &["rate", "packet_size", "on_time", "off_time", "distribution", "shape"])?,
+                other => {
+                    return Err(ScenarioError::new(
+                        format!("{p}.app"),
+                        format!("unknown UDP application \"{other}\"; available: cbr, onoff"),
+                    ))
+                }
+            }
+            let Some(rate) = g.rate else {
+                return Err(ScenarioError::new(
+                    format!("{p}.rate"),
+                    if app == "cbr" {
+                        "missing; a UDP CBR flow needs a sending rate such as \"2Mb/s\""
+                    } else {
+                        "missing; the peak (ON) rate such as \"2Mb/s\""
+                    },
+                ));
+            };
+            let ps = g.packet_size.unwrap_or(1000);
+            if !(1..=65535).contains(&ps) {
+                return Err(ScenarioError::new(format!("{p}.packet_size"), format!("must be 1..65535 bytes, got {ps}")));
+            }
+            let cbr = Cbr { rate_bps: rate.0.round().max(1.0) as u64, size: ps as u16 };
+            let onoff = if app == "onoff" {
+                let dist = g.distribution.as_deref().unwrap_or("exponential");
+                let shape = g.shape.unwrap_or(1.5);
+                if dist == "exponential" && g.shape.is_some() {
+                    return Err(ScenarioError::new(format!("{p}.shape"), "applies to distribution = \"pareto\""));
+                }
+                if !(shape > 1.0 && shape.is_finite()) {
+                    return Err(ScenarioError::new(
+                        format!("{p}.shape"),
+                        format!("must be > 1 (a Pareto distribution with shape <= 1 has no mean), got {shape}"),
+                    ));
+                }
+                let mean = |v: &Option<toml::Value>, k: &str| -> R<f64> {
+                    let Some(v) = v.clone() else {
+                        return Err(ScenarioError::new(format!("{p}.{k}"), "missing; the mean period such as \"0.5s\""));
+                    };
+                    let m = quantity(v, &format!("{p}.{k}"), Quantity::Seconds)?;
+                    if m <= 0.0 {
+                        return Err(ScenarioError::new(format!("{p}.{k}"), "must be > 0"));
+                    }
+                    Ok(m)
+                };
+                let (on, off) = (mean(&g.on_time, "on_time")?, mean(&g.off_time, "off_time")?);
+                let mk = |m: f64| match dist {
+                    "exponential" => Ok(Dist::Exponential { mean: m }),
+                    "pareto" => Ok(Dist::Pareto { mean: m, shape, max: None }),
+                    other => Err(ScenarioError::new(
+                        format!("{p}.distribution"),
+                        format!("unknown distribution \"{other}\"; available: exponential, pareto"),
+                    )),
+                };
+                Some(OnOffSpec { on: mk(on)?, off: mk(off)? })
+            } else {
+                None
+            };
+            Ok(Transport::Udp { cbr, onoff })
+        }
+    }
 }
 
 /// Parse TOML text (a scenario file's contents), apply `overrides` (`key.path=value`), validate.
@@ -576,74 +920,13 @@ fn from_table(table: toml::Table, default_name: &str) -> R<Scenario> {
         check_list(&g.sender_delay, format!("{p}.sender_delay"))?;
         check_list(&g.receiver_rate, format!("{p}.receiver_rate"))?;
         check_list(&g.receiver_delay, format!("{p}.receiver_delay"))?;
-        let transport = match g.transport {
-            TransportName::Tcp => {
-                let app = g.app.as_deref().unwrap_or("bulk");
-                if app != "bulk" {
-                    return Err(ScenarioError::new(
-                        format!("{p}.app"),
-                        format!("unknown TCP application \"{app}\"; available: bulk"),
-                    ));
-                }
-                for (k, present) in [("rate", g.rate.is_some()), ("packet_size", g.packet_size.is_some())] {
-                    if present {
-                        return Err(ScenarioError::new(
-                            format!("{p}.{k}"),
-                            format!(
-                                "applies to UDP flows; a TCP flow's rate is set by congestion control{}",
-                                if k == "packet_size" { " and its segment size by tcp.mss" } else { "" }
-                            ),
-                        ));
-                    }
-                }
-                let cfg = merge_tcp(&global_tcp, g.tcp.as_ref(), &format!("{p}.tcp"))?;
-                if let Some(Bytes(0)) = g.size {
-                    return Err(ScenarioError::new(
-                        format!("{p}.size"),
-                        "must be at least 1 byte (omit it for an unlimited transfer)",
-                    ));
-                }
-                Transport::Tcp { cfg, size: g.size.map(|b| b.0) }
-            }
-            TransportName::Udp => {
-                let app = g.app.as_deref().unwrap_or("cbr");
-                if app != "cbr" {
-                    return Err(ScenarioError::new(
-                        format!("{p}.app"),
-                        format!("unknown UDP application \"{app}\"; available: cbr"),
-                    ));
-                }
-                if g.tcp.is_some() {
-                    return Err(ScenarioError::new(format!("{p}.tcp"), "TCP options do not apply to a UDP group"));
-                }
-                if g.size.is_some() {
-                    return Err(ScenarioError::new(
-                        format!("{p}.size"),
-                        "applies to TCP transfers; a UDP source runs from start to stop",
-                    ));
-                }
-                let Some(rate) = g.rate else {
-                    return Err(ScenarioError::new(
-                        format!("{p}.rate"),
-                        "missing; a UDP CBR flow needs a sending rate such as \"2Mb/s\"",
-                    ));
-                };
-                let ps = g.packet_size.unwrap_or(1000);
-                if !(1..=65535).contains(&ps) {
-                    return Err(ScenarioError::new(
-                        format!("{p}.packet_size"),
-                        format!("must be 1..65535 bytes, got {ps}"),
-                    ));
-                }
-                Transport::UdpCbr { rate_bps: rate.0, packet_size: ps as u16 }
-            }
-        };
+        let transport = parse_transport(&g, &global_tcp, &p)?;
         let start = match g.start {
             Some(v) => parse_start(v, &format!("{p}.start"))?,
             None => match transport {
                 // experiments.md §1.2: TCP flows start uniformly in [0, 1] s, UDP at 0
                 Transport::Tcp { .. } => StartSpec::Uniform(0, NS_PER_SEC),
-                Transport::UdpCbr { .. } => StartSpec::At(0),
+                Transport::Udp { .. } => StartSpec::At(0),
             },
         };
         let latest_start = match start {
@@ -681,6 +964,11 @@ fn from_table(table: toml::Table, default_name: &str) -> R<Scenario> {
         seed: sim.seed.unwrap_or(1),
         sample_interval,
         queue_snapshots: sim.queue_snapshots.unwrap_or(false),
+        flow_series_interval: match sim.flow_series_interval {
+            Some(Dur(0)) => return Err(ScenarioError::new("simulation.flow_series_interval", "must be > 0")),
+            Some(Dur(d)) => Some(d),
+            None => None,
+        },
         bottleneck,
         reverse,
         access_limit: access.limit,
@@ -717,7 +1005,7 @@ mod tests {
     fn loads_a_valid_scenario_with_defaults() {
         let s = load(OK, &[], "t").unwrap();
         assert_eq!(s.duration, 10 * NS_PER_SEC);
-        assert_eq!(s.n_flows(), 4);
+        assert_eq!(s.n_hosts(), 4);
         assert_eq!(s.groups[1].name, "udp1");
         assert_eq!(s.reverse.rate_bps, 1e6);
         assert_eq!(s.groups[0].start, StartSpec::Uniform(0, NS_PER_SEC));

@@ -12,8 +12,12 @@ use crate::link::Link;
 use crate::measure::{jain, FlowCounters, LinkMeasure};
 use crate::packet::{Packet, PktKind, F_IN_PROFILE, F_RETX};
 use crate::results::{Column, Results, Table};
-use crate::scenario::{GroupSpec, Scenario, StartSpec, Transport};
-use crate::tcp::{TcpReceiver, TcpSender};
+use crate::scenario::{GroupSpec, Scenario, StartSpec, TcpApp, Transport};
+use crate::tcp::{TcpConfig, TcpReceiver, TcpSender};
+use crate::traffic::onoff::UdpSource;
+use crate::traffic::short::ShortGen;
+use crate::traffic::web::Session;
+use crate::traffic::{bulk, web::WebSpec};
 use aqm::rng::{name_hash, Rng};
 use aqm::{DropReason, LinkInfo, Qdisc, Queue, QueueStats, Time, NS_PER_SEC};
 use serde_json::{json, Map, Value};
@@ -40,8 +44,8 @@ impl std::fmt::Display for SimError {
 }
 
 enum App {
-    Tcp { tx: TcpSender, rx: TcpReceiver },
-    Cbr { rate_bps: u64, size: u16, next_k: u64, seq: u32 },
+    Tcp { tx: Box<TcpSender>, rx: Box<TcpReceiver> },
+    Udp(UdpSource),
 }
 
 /// Where a flow's paths start in `Sim::paths`: kept apart from `Flow` so that forwarding a packet
@@ -56,13 +60,27 @@ struct Route {
 
 struct Flow {
     group: u32,
+    /// Host pair the flow runs between.
+    host: u32,
     start: Time,
     stop: Time,
     prio: u8,
     flags: u8,
-    rtt_prop: Time,
+    /// Web response connection: its session (u32::MAX otherwise).
+    session: u32,
+    /// Web response connection whose request has not reached the server yet.
+    awaiting_request: bool,
     app: App,
 }
+
+/// A sender host S_i and a receiver host D_i with their four access links.
+#[derive(Clone, Copy)]
+struct Host {
+    route: Route,
+    rtt_prop: Time,
+}
+
+const NO_SESSION: u32 = u32::MAX;
 
 const NO_TIMER: Time = Time::MAX;
 const BNECK: usize = 0;
@@ -77,7 +95,12 @@ pub struct Sim {
     links: Vec<Link>,
     paths: Vec<u32>,
     routes: Vec<Route>,
+    hosts: Vec<Host>,
     flows: Vec<Flow>,
+    /// Short-connection generators (group index, generator, first host).
+    shorts: Vec<(u32, ShortGen, u32)>,
+    sessions: Vec<Session>,
+    fseries: FlowSeries,
     ctr: Vec<FlowCounters>,
     base: Option<(Vec<FlowCounters>, QueueStats)>,
     timers: Vec<Time>,
@@ -110,14 +133,27 @@ struct Series {
     snap_count: u64,
 }
 
+/// Per-flow time series (`simulation.flow_series_interval`): one row per active flow per sample.
+#[derive(Default)]
+struct FlowSeries {
+    time: Vec<f64>,
+    flow: Vec<i64>,
+    thr: Vec<f64>,
+    good: Vec<f64>,
+    cwnd: Vec<f64>,
+    last: Vec<(u64, u64)>,
+    last_t: Time,
+}
+
 impl Sim {
     /// Build the dumbbell of `sc`. `seed` replaces the scenario's seed when given.
     pub fn new(sc: Scenario, seed: Option<u64>) -> Result<Sim, SimError> {
         let seed = seed.unwrap_or(sc.seed);
-        let n = sc.n_flows();
-        let n_links = 2 + 4 * n;
-        if n_links as u64 > crate::event::MAX_INDEX as u64 || (2 * n) as u64 > crate::event::MAX_INDEX as u64 {
-            return Err(SimError::Build(format!("{n} flows exceed what the event set can index")));
+        let n_hosts = sc.n_hosts();
+        let n = sc.n_static_flows();
+        let n_links = 2 + 4 * n_hosts;
+        if n_links as u64 > crate::event::MAX_INDEX as u64 || (2 * n_hosts) as u64 > crate::event::MAX_INDEX as u64 {
+            return Err(SimError::Build(format!("{n_hosts} flows exceed what the event set can index")));
         }
         let mut links = Vec::with_capacity(n_links);
         let mk = |spec: &crate::scenario::LinkSpec, name: &str| {
@@ -138,13 +174,16 @@ impl Sim {
         });
         let access_limit = sc.access_limit.min(u32::MAX as u64) as u32;
         let access = |rate: f64, delay: Time| Link::simple(rate, delay, access_limit);
+        let mut hosts = Vec::with_capacity(n_hosts);
         let mut flows = Vec::with_capacity(n);
         let mut routes = Vec::with_capacity(n);
-        let mut paths = Vec::with_capacity(6 * n);
+        let mut paths = Vec::with_capacity(6 * n_hosts);
+        let mut shorts = Vec::new();
+        let mut sessions = Vec::new();
         let mut ev = EventQueue::with_capacity(4 * n + 16);
         for (gi, g) in sc.groups.iter().enumerate() {
+            let first_host = hosts.len() as u32;
             for i in 0..g.count as usize {
-                let fid = flows.len() as u32;
                 let s_rate = g.sender_rate.get(i).0;
                 let s_delay = g.sender_delay.get(i).0;
                 let r_rate = g.receiver_rate.get(i).0;
@@ -158,36 +197,78 @@ impl Sim {
                 paths.extend_from_slice(&[base, BNECK as u32, base + 2]);
                 let rev = paths.len() as u32;
                 paths.extend_from_slice(&[base + 3, REVERSE as u32, base + 1]);
-                let mut rng = Rng::stream(seed, &format!("flow:{}", g.name), i as u64);
-                let start = match g.start {
-                    StartSpec::At(t) => t,
-                    StartSpec::Uniform(lo, hi) => lo + ((hi - lo) as f64 * rng.uniform()).round() as Time,
-                };
-                let stop = g.stop.unwrap_or(Time::MAX);
-                let flags = if g.in_profile { F_IN_PROFILE } else { 0 };
                 let rtt_prop = 2 * (s_delay + r_delay) + sc.bottleneck.delay + sc.reverse.delay;
-                let app = match &g.transport {
-                    Transport::Tcp { cfg, size } => {
-                        let limit = size
-                            .map(|b| b.div_ceil(cfg.mss as u64).min(u32::MAX as u64 - 1) as u32)
-                            .unwrap_or(u32::MAX);
-                        App::Tcp {
-                            tx: TcpSender::new(*cfg, fid, g.priority, flags, limit),
-                            rx: TcpReceiver::new(cfg, g.priority),
+                hosts.push(Host { route: Route { fwd, rev, fwd_len: 3, rev_len: 3 }, rtt_prop });
+            }
+            let stop = g.stop.unwrap_or(Time::MAX);
+            let flags = if g.in_profile { F_IN_PROFILE } else { 0 };
+            match &g.transport {
+                Transport::Tcp { app: TcpApp::Short(spec), .. } => {
+                    // arrivals from the group's start (the first after one inter-arrival time)
+                    let rng = Rng::stream(seed, &format!("arrivals:{}", g.name), 0);
+                    let mut gen = ShortGen::new(*spec, g.count, rng);
+                    let from = match g.start {
+                        StartSpec::At(t) => t,
+                        StartSpec::Uniform(lo, _) => lo,
+                    };
+                    let t = from + gen.gap();
+                    if t < sc.duration && t < stop {
+                        ev.push(t, Kind::Arrive, shorts.len() as u32);
+                    }
+                    shorts.push((gi as u32, gen, first_host));
+                }
+                Transport::Tcp { app: TcpApp::Web(_), .. } => {
+                    for i in 0..g.count {
+                        let mut rng = Rng::stream(seed, &format!("flow:{}", g.name), i as u64);
+                        let start = start_time(g.start, &mut rng);
+                        if start < sc.duration && start < stop {
+                            ev.push(start, Kind::Session, sessions.len() as u32);
                         }
-                    }
-                    Transport::UdpCbr { rate_bps, packet_size } => {
-                        App::Cbr { rate_bps: rate_bps.round().max(1.0) as u64, size: *packet_size, next_k: 0, seq: 0 }
-                    }
-                };
-                if start < sc.duration {
-                    ev.push(start, Kind::Start, fid);
-                    if stop < sc.duration {
-                        ev.push(stop, Kind::Stop, fid);
+                        sessions.push(Session::new(first_host + i, gi as u32, rng));
                     }
                 }
-                routes.push(Route { fwd, rev, fwd_len: 3, rev_len: 3 });
-                flows.push(Flow { group: gi as u32, start, stop, prio: g.priority, flags, rtt_prop, app });
+                _ => {
+                    for i in 0..g.count {
+                        let fid = flows.len() as u32;
+                        let mut rng = Rng::stream(seed, &format!("flow:{}", g.name), i as u64);
+                        let start = start_time(g.start, &mut rng);
+                        let app = match &g.transport {
+                            Transport::Tcp { cfg, app: TcpApp::Bulk { size } } => {
+                                let limit = bulk::segments(*size, cfg.mss);
+                                tcp_app(cfg, fid, g.priority, flags, limit)
+                            }
+                            Transport::Udp { cbr, onoff } => {
+                                let onoff = onoff.map(|o| (o, Rng::stream(seed, &format!("onoff:{}", g.name), i as u64)));
+                                App::Udp(UdpSource::new(*cbr, onoff))
+                            }
+                            Transport::Tcp { .. } => unreachable!("dynamic TCP apps handled above"),
+                        };
+                        if start < sc.duration {
+                            ev.push(start, Kind::Start, fid);
+                            if stop < sc.duration {
+                                ev.push(stop, Kind::Stop, fid);
+                            }
+                        }
+                        let host = first_host + i;
+                        routes.push(hosts[host as usize].route);
+                        flows.push(Flow {
+                            group: gi as u32,
+                            host,
+                            start,
+                            stop,
+                            prio: g.priority,
+                            flags,
+                            session: NO_SESSION,
+                            awaiting_request: false,
+                            app,
+                        });
+                    }
+                }
+            }
+        }
+        if let Some(iv) = sc.flow_series_interval {
+            if iv < sc.duration {
+                ev.push(iv, Kind::FlowSample, 0);
             }
         }
         if sc.warmup > 0 {
@@ -228,6 +309,10 @@ impl Sim {
             links,
             paths,
             routes,
+            hosts,
+            shorts,
+            sessions,
+            fseries: FlowSeries::default(),
             ctr: vec![FlowCounters::default(); n],
             base: None,
             timers: vec![NO_TIMER; 2 * n],
@@ -257,7 +342,10 @@ impl Sim {
                 Kind::Link => self.on_link_event(idx as usize),
                 Kind::AqmTimer => self.on_aqm_timer(idx as usize),
                 Kind::Timer => self.on_timer(idx as usize),
-                Kind::Send => self.on_cbr_send(idx as usize),
+                Kind::Send => self.on_udp_send(idx as usize),
+                Kind::Arrive => self.on_arrive(idx as usize),
+                Kind::Session => self.on_session(idx as usize),
+                Kind::FlowSample => self.on_flow_sample(),
                 Kind::Start => self.on_start(idx as usize),
                 Kind::Stop => self.on_stop(idx as usize),
                 Kind::Sample => self.on_sample(),
@@ -416,10 +504,19 @@ impl Sim {
     fn record_drop(&mut self, pkt: &Packet, reason: DropReason) {
         self.dropped += 1;
         let c = &mut self.ctr[pkt.flow as usize];
-        if pkt.kind == PktKind::Ack {
-            c.ack_drops += 1;
-        } else {
-            c.drops[reason.index()] += 1;
+        match pkt.kind {
+            PktKind::Ack => c.ack_drops += 1,
+            PktKind::Request => {
+                // a lost web request is sent again after the initial RTO, as a lost SYN would be
+                c.ack_drops += 1;
+                if let App::Tcp { tx, .. } = &self.flows[pkt.flow as usize].app {
+                    let retry = self.now + tx.cfg.initial_rto;
+                    if retry < self.sc.duration {
+                        self.ev.push(retry, Kind::Start, pkt.flow);
+                    }
+                }
+            }
+            _ => c.drops[reason.index()] += 1,
         }
     }
 
@@ -428,7 +525,7 @@ impl Sim {
     fn forward(&mut self, mut pkt: Packet) {
         pkt.hop += 1;
         let f = &self.routes[pkt.flow as usize];
-        let (start, len) = if pkt.kind == PktKind::Ack { (f.rev, f.rev_len) } else { (f.fwd, f.fwd_len) };
+        let (start, len) = if is_reverse(pkt.kind) { (f.rev, f.rev_len) } else { (f.fwd, f.fwd_len) };
         if pkt.hop < len {
             let next = self.paths[(start + pkt.hop as u32) as usize] as usize;
             self.link_arrive(next, pkt);
@@ -443,7 +540,7 @@ impl Sim {
     fn inject(&mut self, pkt: Packet) {
         self.created += 1;
         let f = &self.routes[pkt.flow as usize];
-        let first = if pkt.kind == PktKind::Ack { self.paths[f.rev as usize] } else { self.paths[f.fwd as usize] };
+        let first = if is_reverse(pkt.kind) { self.paths[f.rev as usize] } else { self.paths[f.fwd as usize] };
         self.link_arrive(first as usize, pkt);
     }
 
@@ -476,11 +573,26 @@ impl Sim {
             }
             PktKind::Ack => {
                 let mut out = std::mem::take(&mut self.scratch);
-                if let App::Tcp { tx, .. } = &mut self.flows[fi].app {
-                    tx.on_ack(pkt.seq, pkt.flags, now, &mut out, &mut self.ctr[fi]);
+                let mut completed = false;
+                if let App::Tcp { tx, rx } = &mut self.flows[fi].app {
+                    let blocks = rx.sack_blocks(pkt.aux).unwrap_or_default();
+                    let was = tx.completed_at.is_some();
+                    tx.on_ack(pkt.seq, pkt.flags, pkt.sent, blocks.as_slice(), now, &mut out, &mut self.ctr[fi]);
+                    completed = !was && tx.completed_at.is_some();
                 }
                 self.inject_scratch(out);
                 self.sync_timer(fi, 0);
+                if completed {
+                    self.on_completed(fi);
+                }
+            }
+            PktKind::Request => {
+                // the web request reached the server: the response connection opens
+                let f = &mut self.flows[fi];
+                if f.awaiting_request {
+                    f.awaiting_request = false;
+                    self.open_tcp(fi);
+                }
             }
             PktKind::Udp => {
                 let c = &mut self.ctr[fi];
@@ -536,42 +648,164 @@ impl Sim {
         self.sync_timer(fi, slot);
     }
 
+    /// A TCP connection's sender starts sending.
+    fn open_tcp(&mut self, fi: usize) {
+        let now = self.now;
+        let App::Tcp { tx, .. } = &mut self.flows[fi].app else { return };
+        let mut out = std::mem::take(&mut self.scratch);
+        tx.start(now, &mut out, &mut self.ctr[fi]);
+        self.inject_scratch(out);
+        self.sync_timer(fi, 0);
+    }
+
     fn on_start(&mut self, fi: usize) {
         let now = self.now;
-        match &mut self.flows[fi].app {
-            App::Tcp { tx, .. } => {
-                let mut out = std::mem::take(&mut self.scratch);
-                tx.start(now, &mut out, &mut self.ctr[fi]);
-                self.inject_scratch(out);
-                self.sync_timer(fi, 0);
+        let (prio, group) = (self.flows[fi].prio, self.flows[fi].group);
+        let f = &mut self.flows[fi];
+        match &mut f.app {
+            App::Tcp { .. } if f.session != NO_SESSION => {
+                // a web response connection: the client sends its request first (again, if it
+                // was lost)
+                if !f.awaiting_request {
+                    return;
+                }
+                let spec = self.web_spec(group);
+                let req = Packet {
+                    sent: now,
+                    flow: fi as u32,
+                    seq: 0,
+                    size: spec.request_size,
+                    kind: PktKind::Request,
+                    hop: 0,
+                    prio,
+                    flags: 0,
+                    aux: 0,
+                };
+                self.inject(req);
             }
-            App::Cbr { .. } => self.on_cbr_send(fi),
+            App::Tcp { .. } => self.open_tcp(fi),
+            App::Udp(src) => {
+                let t = src.start(now);
+                if t == now {
+                    self.on_udp_send(fi);
+                } else if t < f.stop && t < self.sc.duration {
+                    self.ev.push(t, Kind::Send, fi as u32);
+                }
+            }
         }
     }
 
     fn on_stop(&mut self, fi: usize) {
         if let App::Tcp { tx, .. } = &mut self.flows[fi].app {
             tx.stop_app();
+            if tx.rto_deadline == 0 && tx.completed_at.is_none() && tx.snd_una() > 0 {
+                // everything sent is acknowledged: the connection is done
+                tx.completed_at = Some(self.now);
+                self.on_completed(fi);
+            }
         }
     }
 
-    /// Emit the next CBR packet; packet k leaves at start + floor(k · 8 · size / rate).
-    fn on_cbr_send(&mut self, fi: usize) {
+    /// Emit the next UDP packet and schedule the one after (CBR, or ON/OFF).
+    fn on_udp_send(&mut self, fi: usize) {
         let now = self.now;
         let f = &mut self.flows[fi];
-        let (start, stop, prio, flags) = (f.start, f.stop, f.prio, f.flags);
-        let App::Cbr { rate_bps, size, next_k, seq } = &mut f.app else { return };
-        let pkt =
-            Packet { sent: now, flow: fi as u32, seq: *seq, size: *size, kind: PktKind::Udp, hop: 0, prio, flags };
-        *seq += 1;
-        *next_k += 1;
-        let next = start + ((*next_k as u128 * *size as u128 * 8 * NS_PER_SEC as u128) / *rate_bps as u128) as Time;
+        let (stop, prio, flags) = (f.stop, f.prio, f.flags);
+        let App::Udp(src) = &mut f.app else { return };
+        let size = src.cbr.size;
+        let pkt = Packet { sent: now, flow: fi as u32, seq: src.seq, size, kind: PktKind::Udp, hop: 0, prio, flags, aux: 0 };
+        let next = src.advance();
         let c = &mut self.ctr[fi];
         c.sent_pkts += 1;
-        c.sent_bytes += *size as u64;
+        c.sent_bytes += size as u64;
         self.inject(pkt);
         if next < stop && next < self.sc.duration {
             self.ev.push(next, Kind::Send, fi as u32);
+        }
+    }
+
+    /// Add a TCP connection on `host` (a short connection or a web response): a new flow id.
+    fn new_connection(&mut self, group: u32, host: u32, limit: u32, stop: Time, session: u32) -> usize {
+        let g = &self.sc.groups[group as usize];
+        let Transport::Tcp { cfg, .. } = &g.transport else { unreachable!("connections are TCP") };
+        let fid = self.flows.len();
+        let flags = if g.in_profile { F_IN_PROFILE } else { 0 };
+        let app = tcp_app(cfg, fid as u32, g.priority, flags, limit);
+        self.flows.push(Flow {
+            group,
+            host,
+            start: self.now,
+            stop,
+            prio: g.priority,
+            flags,
+            session,
+            awaiting_request: session != NO_SESSION,
+            app,
+        });
+        self.routes.push(self.hosts[host as usize].route);
+        self.ctr.push(FlowCounters::default());
+        self.timers.extend_from_slice(&[NO_TIMER, NO_TIMER]);
+        fid
+    }
+
+    /// A short-connection group's next arrival.
+    fn on_arrive(&mut self, k: usize) {
+        let now = self.now;
+        let (group, gen, first_host) = &mut self.shorts[k];
+        let group = *group;
+        let conn = gen.conn();
+        let host = *first_host + conn.host;
+        let gap = gen.gap();
+        let gstop = self.sc.groups[group as usize].stop.unwrap_or(Time::MAX);
+        let Transport::Tcp { cfg, .. } = &self.sc.groups[group as usize].transport else { return };
+        let limit = bulk::segments(conn.bytes, cfg.mss);
+        let stop = conn.duration.map_or(Time::MAX, |d| now + d);
+        let fid = self.new_connection(group, host, limit, stop, NO_SESSION);
+        self.open_tcp(fid);
+        if stop < self.sc.duration {
+            self.ev.push(stop, Kind::Stop, fid as u32);
+        }
+        let next = now + gap;
+        if next < self.sc.duration && next < gstop {
+            self.ev.push(next, Kind::Arrive, k as u32);
+        }
+    }
+
+    fn web_spec(&self, group: u32) -> WebSpec {
+        match &self.sc.groups[group as usize].transport {
+            Transport::Tcp { app: TcpApp::Web(w), .. } => *w,
+            _ => unreachable!("a session belongs to a web group"),
+        }
+    }
+
+    /// A web session sends its next request: a new response connection.
+    fn on_session(&mut self, k: usize) {
+        let group = self.sessions[k].group;
+        let spec = self.web_spec(group);
+        let g = &self.sc.groups[group as usize];
+        if self.now >= g.stop.unwrap_or(Time::MAX) {
+            return;
+        }
+        let Transport::Tcp { cfg, .. } = &g.transport else { return };
+        let mss = cfg.mss;
+        let s = &mut self.sessions[k];
+        let bytes = s.response(&spec);
+        let host = s.host;
+        let fid = self.new_connection(group, host, bulk::segments(Some(bytes), mss), Time::MAX, k as u32);
+        self.on_start(fid);
+    }
+
+    /// A finite connection's data are all acknowledged: a web session thinks, then asks again.
+    fn on_completed(&mut self, fi: usize) {
+        let k = self.flows[fi].session;
+        if k == NO_SESSION {
+            return;
+        }
+        let spec = self.web_spec(self.flows[fi].group);
+        let think = self.sessions[k as usize].think(&spec);
+        let t = self.now + think;
+        if t < self.sc.duration {
+            self.ev.push(t, Kind::Session, k);
         }
     }
 
@@ -633,6 +867,45 @@ impl Sim {
         }
     }
 
+    /// Per-flow sample: throughput at the bottleneck and goodput over the last interval, and the
+    /// congestion window now, for every flow that has started and is not finished (or moved data
+    /// in the interval).
+    fn on_flow_sample(&mut self) {
+        let now = self.now;
+        self.advance(BNECK, now);
+        let fs = &mut self.fseries;
+        let dt = (now - fs.last_t) as f64 / NS_PER_SEC as f64;
+        fs.last.resize(self.flows.len(), (0, 0));
+        let t = now as f64 / NS_PER_SEC as f64;
+        for (i, f) in self.flows.iter().enumerate() {
+            if f.start > now {
+                continue;
+            }
+            let c = &self.ctr[i];
+            let (tx, good) = (c.bneck_tx_bytes, c.unique_bytes);
+            let (ltx, lgood) = fs.last[i];
+            let (cwnd, finished) = match &f.app {
+                App::Tcp { tx, .. } => (tx.cwnd(), tx.completed_at.is_some_and(|c| c < fs.last_t)),
+                App::Udp(_) => (f64::NAN, f.stop < fs.last_t),
+            };
+            if finished && tx == ltx && good == lgood {
+                continue;
+            }
+            fs.time.push(t);
+            fs.flow.push(i as i64);
+            fs.thr.push((tx - ltx) as f64 * 8.0 / dt);
+            fs.good.push((good - lgood) as f64 * 8.0 / dt);
+            fs.cwnd.push(cwnd);
+            fs.last[i] = (tx, good);
+        }
+        fs.last_t = now;
+        if let Some(iv) = self.sc.flow_series_interval {
+            if now + iv < self.sc.duration {
+                self.ev.push(now + iv, Kind::FlowSample, 0);
+            }
+        }
+    }
+
     /// The bottleneck's queue.
     fn bq(&self) -> &Queue<Packet> {
         &self.links[BNECK].aqm.as_ref().expect("bottleneck queue").queue
@@ -662,8 +935,9 @@ impl Sim {
         let end = sc.duration;
         let w = (end - sc.warmup) as f64 / NS_PER_SEC as f64;
         let zero = FlowCounters::default();
+        // flows created after the warm-up have no snapshot: they count from zero
         let window: Vec<FlowCounters> = match &self.base {
-            Some((b, _)) => self.ctr.iter().zip(b).map(|(c, b)| c.since(b)).collect(),
+            Some((b, _)) => self.ctr.iter().enumerate().map(|(i, c)| c.since(b.get(i).unwrap_or(&zero))).collect(),
             None => self.ctr.iter().map(|c| c.since(&zero)).collect(),
         };
         let cap = self.links[BNECK].rate_bps as f64;
@@ -695,9 +969,17 @@ impl Sim {
             "app",
             Column::Str(self.flows.iter().map(|fl| sc.groups[fl.group as usize].app_name().into()).collect()),
         );
+        t.push(
+            "variant",
+            Column::Str(self.flows.iter().map(|fl| sc.groups[fl.group as usize].variant_name().into()).collect()),
+        );
+        t.push("host", Column::I64(self.flows.iter().map(|fl| fl.host as i64).collect()));
         t.push("priority", Column::I64(self.flows.iter().map(|fl| fl.prio as i64).collect()));
         t.push("start_s", Column::F64(self.flows.iter().map(|fl| fl.start as f64 / 1e9).collect()));
-        t.push("rtt_prop_s", Column::F64(self.flows.iter().map(|fl| fl.rtt_prop as f64 / 1e9).collect()));
+        t.push(
+            "rtt_prop_s",
+            Column::F64(self.flows.iter().map(|fl| self.hosts[fl.host as usize].rtt_prop as f64 / 1e9).collect()),
+        );
         t.push("throughput_bps", Column::F64(window.iter().map(|c| rate(c.bneck_tx_bytes)).collect()));
         t.push("goodput_bps", Column::F64(window.iter().map(|c| rate(c.unique_bytes)).collect()));
         t.push("delivered_bps", Column::F64(window.iter().map(|c| rate(c.delivered_bytes)).collect()));
@@ -730,7 +1012,7 @@ impl Sim {
                     .map(|(fl, c)| {
                         let size = match &fl.app {
                             App::Tcp { tx, .. } => tx.cfg.mss as f64,
-                            App::Cbr { size, .. } => *size as f64,
+                            App::Udp(src) => src.cbr.size as f64,
                         };
                         c.max_seq_rcvd as f64 * size * 8.0 / (end as f64 / 1e9)
                     })
@@ -888,8 +1170,38 @@ impl Sim {
             summary["queue_snapshots"] =
                 json!({ "count": self.ts.snap_count, "interval_s": sc.sample_interval as f64 / 1e9 });
         }
-        Results { summary, flows: t, timeseries: ts, snapshots }
+        let flow_series = self.sc.flow_series_interval.map(|_| {
+            let fs = &self.fseries;
+            let mut st = Table::default();
+            st.push("time_s", Column::F64(fs.time.clone()));
+            st.push("flow_id", Column::I64(fs.flow.clone()));
+            let group = |f: &i64| sc.groups[self.flows[*f as usize].group as usize].name.clone();
+            st.push("group", Column::Str(fs.flow.iter().map(group).collect()));
+            st.push("throughput_bps", Column::F64(fs.thr.clone()));
+            st.push("goodput_bps", Column::F64(fs.good.clone()));
+            st.push("cwnd", Column::F64(fs.cwnd.clone()));
+            st
+        });
+        Results { summary, flows: t, timeseries: ts, snapshots, flow_series }
     }
+}
+
+/// When a flow (or session) starts: fixed, or drawn from its own stream.
+fn start_time(spec: StartSpec, rng: &mut Rng) -> Time {
+    match spec {
+        StartSpec::At(t) => t,
+        StartSpec::Uniform(lo, hi) => lo + ((hi - lo) as f64 * rng.uniform()).round() as Time,
+    }
+}
+
+fn tcp_app(cfg: &TcpConfig, fid: u32, prio: u8, flags: u8, limit: u32) -> App {
+    App::Tcp { tx: Box::new(TcpSender::new(*cfg, fid, prio, flags, limit)), rx: Box::new(TcpReceiver::new(cfg, prio)) }
+}
+
+/// ACKs and web requests travel the reverse path (receiver to sender).
+#[inline]
+fn is_reverse(k: PktKind) -> bool {
+    matches!(k, PktKind::Ack | PktKind::Request)
 }
 
 fn group_summary(g: &GroupSpec, members: &[&FlowCounters], w: f64, cap: f64) -> Value {

@@ -1,28 +1,92 @@
-//! TCP NewReno: sender and receiver, windows in packets (ns-2 style sequence numbers).
+//! TCP: one sender core, pluggable congestion control and loss recovery, and a receiver.
 //!
 //! Read first: RFC 5681 (congestion control: slow start, congestion avoidance, fast retransmit and
 //! fast recovery), RFC 6582 (NewReno's partial-ACK handling, the `recover` variable and its guard
 //! against a second fast retransmit after a timeout), RFC 6298 (RTO computation, Karn's rule,
-//! exponential back-off).
+//! exponential back-off), RFC 2018 and RFC 6675 (SACK and its loss recovery).
+//!
+//! A *variant* (`tcp.variant` in a scenario) is a congestion-control algorithm
+//! ([`cc::CongestionControl`], one file each: [`reno`], [`vegas`], [`cubic`]) plus a loss-recovery
+//! algorithm ([`Recovery`]: Reno, NewReno — [`newreno`] — or SACK — [`sack`]). The sender core
+//! here owns everything they share: sequence numbers, the send loop, RTT estimation, the
+//! retransmission timer and ECN.
 //!
 //! Modelling choices (documented in docs/tcp.md):
 //! * Sequence numbers count segments; every data segment has the flow's `mss` bytes on the wire
 //!   and carries `mss` bytes of payload (the spec ignores TCP/IP header bytes, experiments.md §1.2).
-//! * One segment at a time is timed for RTT (no timestamps option), and no segment that was
-//!   retransmitted is timed (Karn). The back-off is cleared by the next valid sample.
-//! * Full ACK ends recovery with `cwnd = ssthresh`; the timer is re-armed only on the first partial
-//!   ACK (the "Impatient" variant of RFC 3782 §4).
+//! * One segment at a time is timed for the RTO estimator (no timestamps option), and no segment
+//!   that was retransmitted is timed (Karn). The back-off is cleared by the next valid sample.
+//!   Congestion control additionally sees a per-ACK RTT from the echoed send time of the segment
+//!   that triggered the ACK (what Vegas and ns-2's timestamp echo use).
 //! * The receiver ACKs every segment (ns-2 default sink) unless delayed ACKs are on: then every
 //!   `delack_count`-th in-order segment, or when `delack_timeout` expires, and at once on
 //!   out-of-order or duplicate segments and on segments that fill a hole (RFC 5681 §4.2).
 
+pub mod cc;
+pub mod newreno;
+pub mod reno;
+pub mod sack;
+
+use self::cc::{AckInfo, CongestionControl, Window};
+use self::sack::{Block, Scoreboard};
 use crate::measure::FlowCounters;
 use crate::packet::{Packet, PktKind, F_CE, F_CWR, F_ECE, F_ECT, F_RETX};
 use aqm::{Time, NS_PER_SEC};
 
+/// Loss recovery after three duplicate ACKs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Recovery {
+    /// RFC 5681 fast recovery: leave it on the first ACK of new data ([`reno`]).
+    Reno,
+    /// RFC 6582: retransmit on partial ACKs and stay in recovery ([`newreno`]).
+    NewReno,
+    /// RFC 6675 pipe-based recovery driven by SACK blocks ([`sack`]).
+    Sack,
+}
+
+impl Recovery {
+    pub fn name(self) -> &'static str {
+        match self {
+            Recovery::Reno => "reno",
+            Recovery::NewReno => "newreno",
+            Recovery::Sack => "sack",
+        }
+    }
+}
+
+/// Congestion-control algorithm and its parameters.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum CcConfig {
+    /// RFC 5681 AIMD (Reno, NewReno and SACK).
+    Reno,
+}
+
+/// The congestion-control state of one connection (enum dispatch; one arm per algorithm).
+#[derive(Debug, Clone)]
+pub enum Cc {
+    Reno(reno::Reno),
+}
+
+impl Cc {
+    pub fn new(cfg: &CcConfig) -> Cc {
+        match cfg {
+            CcConfig::Reno => Cc::Reno(reno::Reno),
+        }
+    }
+    fn get(&mut self) -> &mut dyn CongestionControl {
+        match self {
+            Cc::Reno(c) => c,
+        }
+    }
+}
+
 /// Per-flow TCP options (validated by the scenario loader).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct TcpConfig {
+    /// Name of the variant (`tcp.variant`), for reports.
+    pub variant: &'static str,
+    pub cc: CcConfig,
+    pub recovery: Recovery,
     /// Data segment size on the wire (bytes); also the payload counted as goodput.
     pub mss: u16,
     /// ACK size on the wire (bytes).
@@ -37,6 +101,9 @@ pub struct TcpConfig {
     /// Clock granularity G of RFC 6298 (RTO = SRTT + max(G, 4 RTTVAR)).
     pub granularity: Time,
     pub dupack_threshold: u32,
+    /// Restart the retransmission timer when a segment is retransmitted by fast retransmit or on
+    /// a partial ACK (ns-2 and Linux do; RFC 6298 restarts it only on new ACKs).
+    pub rto_restart_on_retransmit: bool,
     pub delayed_ack: bool,
     pub delack_count: u32,
     pub delack_timeout: Time,
@@ -45,10 +112,13 @@ pub struct TcpConfig {
     pub ecn: bool,
 }
 
-impl Default for TcpConfig {
-    /// The simulator-wide defaults of experiments.md §1.2 (ns-2.35 agents).
-    fn default() -> Self {
+impl TcpConfig {
+    /// The simulator-wide defaults of experiments.md §1.2 (ns-2.35 agents), with `variant`.
+    pub fn ns2() -> Self {
         TcpConfig {
+            variant: "newreno",
+            cc: CcConfig::Reno,
+            recovery: Recovery::NewReno,
             mss: 1000,
             ack_size: 40,
             initial_window: 2.0,
@@ -58,18 +128,42 @@ impl Default for TcpConfig {
             max_rto: 60 * NS_PER_SEC,
             granularity: NS_PER_SEC / 100,
             dupack_threshold: 3,
+            rto_restart_on_retransmit: true,
             delayed_ack: false,
             delack_count: 2,
             delack_timeout: NS_PER_SEC / 10,
             ecn: false,
         }
     }
+
+    /// Linux-like defaults (docs/tcp.md): initial window 10 (RFC 6928), minimum RTO 200 ms with a
+    /// 1 ms clock, delayed ACKs (every second segment, 40 ms), a large receive window.
+    pub fn modern() -> Self {
+        TcpConfig {
+            initial_window: 10.0,
+            max_window: 65_535,
+            granularity: NS_PER_SEC / 1000,
+            initial_rto: NS_PER_SEC,
+            max_rto: 120 * NS_PER_SEC,
+            delayed_ack: true,
+            delack_count: 2,
+            delack_timeout: NS_PER_SEC / 25,
+            ..TcpConfig::ns2()
+        }
+    }
 }
 
-/// Sending side of a NewReno connection.
+impl Default for TcpConfig {
+    fn default() -> Self {
+        TcpConfig::ns2()
+    }
+}
+
+/// Sending side of a TCP connection.
 #[derive(Debug, Clone)]
 pub struct TcpSender {
     pub cfg: TcpConfig,
+    cc: Cc,
     flow: u32,
     prio: u8,
     flags: u8,
@@ -100,12 +194,15 @@ pub struct TcpSender {
     ecn_recover: i64,
     /// ECN: set CWR on the next new data segment.
     cwr_pending: bool,
+    /// SACK scoreboard (SACK recovery only).
+    sb: Option<Box<Scoreboard>>,
 }
 
 impl TcpSender {
     pub fn new(cfg: TcpConfig, flow: u32, prio: u8, flags: u8, limit: u32) -> Self {
         TcpSender {
             cfg,
+            cc: Cc::new(&cfg.cc),
             flow,
             prio,
             flags,
@@ -130,6 +227,7 @@ impl TcpSender {
             completed_at: None,
             ecn_recover: -1,
             cwr_pending: false,
+            sb: (cfg.recovery == Recovery::Sack).then(|| Box::new(Scoreboard::new(cfg.max_window))),
         }
     }
 
@@ -142,9 +240,23 @@ impl TcpSender {
     pub fn srtt(&self) -> Option<f64> {
         self.has_rtt.then_some(self.srtt)
     }
+    pub fn in_recovery(&self) -> bool {
+        self.in_recovery
+    }
+    /// Segments acknowledged cumulatively.
+    pub fn snd_una(&self) -> u32 {
+        self.snd_una
+    }
+    /// The congestion-control state (for tests and traces).
+    pub fn cc(&self) -> &Cc {
+        &self.cc
+    }
     /// Stop offering new data (application stop): nothing beyond what was already sent.
     pub fn stop_app(&mut self) {
         self.limit = self.limit.min(self.snd_max);
+        if self.snd_una >= self.limit && self.completed_at.is_none() && self.snd_max > 0 {
+            self.rto_deadline = 0;
+        }
     }
 
     /// Any window reduction (ECN-Echo, fast retransmit, timeout) is the response to congestion in
@@ -177,6 +289,15 @@ impl TcpSender {
         (self.cwnd.floor() as u32).clamp(1, self.cfg.max_window)
     }
 
+    fn win(&self) -> Window {
+        Window { cwnd: self.cwnd, ssthresh: self.ssthresh }
+    }
+
+    fn set_win(&mut self, w: Window) {
+        self.cwnd = w.cwnd.max(1.0);
+        self.ssthresh = w.ssthresh;
+    }
+
     fn send_seg(&mut self, seq: u32, now: Time, out: &mut Vec<Packet>, c: &mut FlowCounters) {
         let retx = seq < self.snd_max;
         let mut flags = self.flags | if retx { F_RETX } else { 0 };
@@ -197,6 +318,7 @@ impl TcpSender {
             hop: 0,
             prio: self.prio,
             flags,
+            aux: 0,
         });
         c.sent_pkts += 1;
         c.sent_bytes += self.cfg.mss as u64;
@@ -216,12 +338,55 @@ impl TcpSender {
         }
     }
 
+    /// A retransmission by fast retransmit or on a partial ACK.
+    fn retransmit(&mut self, seq: u32, now: Time, out: &mut Vec<Packet>, c: &mut FlowCounters) {
+        self.timing = false;
+        self.send_seg(seq, now, out, c);
+        if self.cfg.rto_restart_on_retransmit {
+            self.rto_deadline = now + self.rto();
+        }
+    }
+
     fn send_available(&mut self, now: Time, out: &mut Vec<Packet>, c: &mut FlowCounters) {
+        if self.in_recovery && self.cfg.recovery == Recovery::Sack {
+            self.sack_send(now, out, c);
+            return;
+        }
         let wnd = self.window();
         while self.snd_nxt < self.limit && self.snd_nxt < self.snd_una.saturating_add(wnd) {
             let s = self.snd_nxt;
             self.send_seg(s, now, out, c);
             self.snd_nxt += 1;
+        }
+    }
+
+    /// RFC 6675 §5 step (C): send while `cwnd - pipe >= 1`, each segment chosen by NextSeg.
+    fn sack_send(&mut self, now: Time, out: &mut Vec<Packet>, c: &mut FlowCounters) {
+        let dupthresh = self.cfg.dupack_threshold;
+        loop {
+            let sb = self.sb.as_ref().expect("SACK scoreboard");
+            let sc = sb.scan(self.snd_max, dupthresh);
+            if self.cwnd - (sc.pipe as f64) < 1.0 {
+                break;
+            }
+            let rwnd_end = self.snd_una.saturating_add(self.cfg.max_window);
+            let seg = if let Some(s) = sc.lost_rxt {
+                s
+            } else if self.snd_max < self.limit && self.snd_max < rwnd_end {
+                self.snd_max
+            } else if let Some(s) = sc.hole_rxt {
+                s
+            } else {
+                break;
+            };
+            if seg < self.snd_max {
+                let sb = self.sb.as_mut().expect("SACK scoreboard");
+                sb.high_rxt = sb.high_rxt.max(seg + 1);
+                self.retransmit(seg, now, out, c);
+            } else {
+                self.send_seg(seg, now, out, c);
+                self.snd_nxt = self.snd_max;
+            }
         }
     }
 
@@ -245,8 +410,59 @@ impl TcpSender {
         c.rtt_min_ns = c.rtt_min_ns.min(r);
     }
 
-    /// An ACK with cumulative acknowledgement `ack` and `flags` arrived at `now`.
-    pub fn on_ack(&mut self, ack: u32, flags: u8, now: Time, out: &mut Vec<Packet>, c: &mut FlowCounters) {
+    /// Enter loss recovery (fast retransmit): congestion control sets `ssthresh`, the recovery
+    /// algorithm the window and what to retransmit.
+    fn enter_recovery(&mut self, info: &AckInfo, out: &mut Vec<Packet>, c: &mut FlowCounters) {
+        c.fast_retx += 1;
+        let mut w = self.win();
+        let ss = self.cc.get().on_loss(&mut w, info);
+        self.set_win(w);
+        self.ssthresh = ss;
+        self.recover = self.snd_max as i64 - 1;
+        self.in_recovery = true;
+        self.partial_seen = false;
+        self.ecn_reduced();
+        let now = info.now;
+        match self.cfg.recovery {
+            Recovery::Reno | Recovery::NewReno => {
+                let s = self.snd_una;
+                self.retransmit(s, now, out, c);
+                self.cwnd = self.ssthresh + self.cfg.dupack_threshold as f64;
+                self.send_available(now, out, c);
+            }
+            Recovery::Sack => {
+                // RFC 6675 §5 step (4): cwnd = ssthresh, retransmit NextSeg, then step (C)
+                self.cwnd = self.ssthresh.max(1.0);
+                let s = self.snd_una;
+                let sb = self.sb.as_mut().expect("SACK scoreboard");
+                sb.high_rxt = s + 1;
+                self.retransmit(s, now, out, c);
+                self.sack_send(now, out, c);
+            }
+        }
+    }
+
+    fn exit_recovery(&mut self, now: Time) {
+        self.in_recovery = false;
+        self.dupacks = 0;
+        self.cwnd = self.ssthresh.max(1.0);
+        let mut w = self.win();
+        self.cc.get().on_recovery_exit(&mut w, now);
+        self.set_win(w);
+    }
+
+    /// An ACK arrived at `now`: cumulative acknowledgement `ack`, `flags`, the echoed send time of
+    /// the segment that triggered it, and its SACK blocks (empty without SACK).
+    pub fn on_ack(
+        &mut self,
+        ack: u32,
+        flags: u8,
+        echo: Time,
+        blocks: &[Block],
+        now: Time,
+        out: &mut Vec<Packet>,
+        c: &mut FlowCounters,
+    ) {
         if ack > self.snd_max {
             return; // cannot acknowledge what was never sent
         }
@@ -254,50 +470,65 @@ impl TcpSender {
         // retransmission; not during loss recovery, which already reduced it. The next reduction
         // waits for an ACK that covers the first segment sent after this one (the CWR segment),
         // and the window does not also grow on the reducing ACK.
+        let flight = self.flight();
+        let info = AckInfo {
+            now,
+            acked: ack.saturating_sub(self.snd_una),
+            flight,
+            rtt: (ack > self.snd_una && echo <= now).then(|| now - echo),
+            srtt: self.srtt(),
+            snd_una: ack.max(self.snd_una),
+            snd_max: self.snd_max,
+        };
         let mut reduced = false;
         if self.cfg.ecn && flags & F_ECE != 0 && !self.in_recovery && ack as i64 > self.ecn_recover {
             c.ecn_reductions += 1;
-            self.ssthresh = (self.flight() / 2.0).max(2.0);
-            // halve, never raise (after a timeout cwnd can be below flight / 2)
+            let mut w = self.win();
+            let ss = self.cc.get().on_loss(&mut w, &info);
+            self.set_win(w);
+            self.ssthresh = ss;
+            // reduce, never raise (after a timeout cwnd can be below flight / 2)
             self.cwnd = self.cwnd.min(self.ssthresh);
             self.ecn_reduced();
             reduced = true;
+        }
+        let mut new_sack = false;
+        if let Some(sb) = self.sb.as_mut() {
+            sb.advance(ack.max(self.snd_una));
+            new_sack = sb.mark(blocks, self.snd_max);
         }
         if ack > self.snd_una {
             if self.timing && ack > self.timed_seq {
                 self.timing = false;
                 self.rtt_sample(now.saturating_sub(self.timed_at) as f64, c);
             }
-            let newly = (ack - self.snd_una) as f64;
+            let newly = ack - self.snd_una;
             self.snd_una = ack;
             if self.snd_nxt < ack {
                 self.snd_nxt = ack;
             }
             let mut restart = true;
             if self.in_recovery {
-                if ack as i64 > self.recover {
-                    // full acknowledgement: leave fast recovery (RFC 6582 §3.2 step 3)
-                    self.in_recovery = false;
-                    self.dupacks = 0;
-                    self.cwnd = self.ssthresh;
-                } else {
-                    // partial acknowledgement (step 4): retransmit the first unacknowledged segment,
-                    // deflate by the amount acknowledged, add back one segment.
-                    let s = self.snd_una;
-                    self.timing = false;
-                    self.send_seg(s, now, out, c);
-                    self.cwnd = (self.cwnd - newly + 1.0).max(1.0);
-                    restart = !self.partial_seen;
-                    self.partial_seen = true;
+                let full = ack as i64 > self.recover;
+                match self.cfg.recovery {
+                    Recovery::Reno => self.exit_recovery(now),
+                    _ if full => self.exit_recovery(now),
+                    Recovery::NewReno => {
+                        // partial acknowledgement (RFC 6582 §3.2 step 4)
+                        let s = self.snd_una;
+                        self.retransmit(s, now, out, c);
+                        self.cwnd = newreno::deflate(self.cwnd, newly);
+                        restart = !self.partial_seen;
+                        self.partial_seen = true;
+                    }
+                    Recovery::Sack => {} // pipe-based sending below
                 }
             } else {
                 self.dupacks = 0;
-                if reduced {
-                    // no growth on the ACK that carried the reduction
-                } else if self.cwnd < self.ssthresh {
-                    self.cwnd += 1.0; // slow start
-                } else {
-                    self.cwnd += 1.0 / self.cwnd; // congestion avoidance
+                if !reduced {
+                    let mut w = self.win();
+                    self.cc.get().on_ack(&mut w, &info);
+                    self.set_win(w);
                 }
             }
             if self.snd_una >= self.snd_max {
@@ -307,26 +538,34 @@ impl TcpSender {
             }
             if self.snd_una >= self.limit && self.completed_at.is_none() {
                 self.completed_at = Some(now);
+                self.rto_deadline = 0;
             }
             self.send_available(now, out, c);
         } else if ack == self.snd_una && self.snd_max > self.snd_una {
+            let sack = self.cfg.recovery == Recovery::Sack;
+            // RFC 6675 §2: with SACK, a duplicate ACK is one that SACKs new data
+            if sack && !new_sack && !blocks.is_empty() {
+                return;
+            }
             self.dupacks += 1;
             if self.in_recovery {
-                self.cwnd += 1.0; // inflate
+                if !sack {
+                    self.cwnd += 1.0; // inflate
+                }
                 self.send_available(now, out, c);
-            } else if self.dupacks == self.cfg.dupack_threshold && ack as i64 > self.recover {
-                // fast retransmit (RFC 6582 §3.2 step 2, RFC 5681 §3.2 steps 2-3)
-                c.fast_retx += 1;
-                self.ssthresh = (self.flight() / 2.0).max(2.0);
-                self.recover = self.snd_max as i64 - 1;
-                self.in_recovery = true;
-                self.partial_seen = false;
-                self.timing = false;
-                let s = self.snd_una;
-                self.send_seg(s, now, out, c);
-                self.cwnd = self.ssthresh + self.cfg.dupack_threshold as f64;
-                self.ecn_reduced();
-                self.send_available(now, out, c);
+                return;
+            }
+            let mut w = self.win();
+            self.cc.get().on_dup_ack(&mut w, &info);
+            self.set_win(w);
+            let thresh = self.dupacks >= self.cfg.dupack_threshold
+                && (sack || self.dupacks == self.cfg.dupack_threshold)
+                || sack && self.sb.as_ref().is_some_and(|sb| sb.is_lost(ack, self.cfg.dupack_threshold));
+            // no second fast retransmit for the window already being recovered, nor for duplicate
+            // ACKs caused by a timeout's go-back-N (RFC 6582 §3.2 step 2; ns-2's `bug_fix_`)
+            if thresh && ack as i64 > self.recover {
+                // fast retransmit (RFC 5681 §3.2 steps 2-3, RFC 6582 §3.2 step 2, RFC 6675 §5)
+                self.enter_recovery(&info, out, c);
             }
         }
     }
@@ -338,7 +577,11 @@ impl TcpSender {
             return;
         }
         c.timeouts += 1;
-        self.ssthresh = (self.flight() / 2.0).max(2.0);
+        let flight = self.flight();
+        let mut w = self.win();
+        let ss = self.cc.get().on_rto(&mut w, flight, now);
+        self.set_win(w);
+        self.ssthresh = ss;
         self.cwnd = 1.0;
         self.backoff = (self.backoff + 1).min(20);
         self.recover = self.snd_max as i64 - 1;
@@ -346,6 +589,9 @@ impl TcpSender {
         self.dupacks = 0;
         self.timing = false;
         self.snd_nxt = self.snd_una; // go back N
+        if let Some(sb) = self.sb.as_mut() {
+            sb.clear();
+        }
         self.ecn_reduced();
         self.rto_deadline = now + self.rto();
         self.send_available(now, out, c);
@@ -370,6 +616,8 @@ pub struct TcpReceiver {
     prio: u8,
     /// ECN: echo ECE on every ACK from a CE mark until a CWR arrives (RFC 3168 §6.1.3).
     ece: bool,
+    /// SACK blocks to report (SACK recovery only).
+    sack: Option<Box<sack::SackBlocks>>,
 }
 
 impl TcpReceiver {
@@ -388,7 +636,25 @@ impl TcpReceiver {
             last_echo: 0,
             prio,
             ece: false,
+            sack: (cfg.recovery == Recovery::Sack).then(|| Box::new(sack::SackBlocks::new(cfg.max_window))),
         }
+    }
+
+    /// The SACK blocks of the ACK with serial `aux` (see [`sack`]); empty without SACK.
+    pub fn sack_blocks(&self, aux: u16) -> Option<sack::AckBlocks> {
+        self.sack.as_ref().and_then(|s| s.read(aux))
+    }
+
+    /// The received block around out-of-order segment `s` (which is set in the bitmap).
+    fn block_around(&self, s: u32) -> Block {
+        let (mut l, mut r) = (s, s + 1);
+        while l > self.rcv_nxt + 1 && self.bit(l - 1) {
+            l -= 1;
+        }
+        while r - self.rcv_nxt < self.cap() && self.bit(r) {
+            r += 1;
+        }
+        (l, r)
     }
 
     #[inline]
@@ -427,6 +693,7 @@ impl TcpReceiver {
             hop: 0,
             prio: self.prio,
             flags: if self.ece { F_ECE } else { 0 },
+            aux: self.sack.as_mut().map(|s| s.stamp()).unwrap_or(0),
         }
     }
 
@@ -461,6 +728,11 @@ impl TcpReceiver {
             self.set(s, true);
             self.ooo_count += 1;
         }
+        if self.sack.is_some() {
+            let blk = (s > self.rcv_nxt && s - self.rcv_nxt < self.cap() && self.bit(s)).then(|| self.block_around(s));
+            let nxt = self.rcv_nxt;
+            self.sack.as_mut().expect("sack").update(blk, nxt);
+        }
         if first {
             c.unique_pkts += 1;
             c.unique_bytes += p.size as u64;
@@ -489,7 +761,7 @@ mod tests {
     use super::*;
 
     fn data(seq: u32) -> Packet {
-        Packet { sent: 0, flow: 0, seq, size: 1000, kind: PktKind::Data, hop: 0, prio: 1, flags: 0 }
+        Packet { sent: 0, flow: 0, seq, size: 1000, kind: PktKind::Data, hop: 0, prio: 1, flags: 0, aux: 0 }
     }
 
     #[test]
@@ -516,15 +788,15 @@ mod tests {
         assert_eq!(out.len(), 2); // IW = 2
         out.clear();
         // ACK 1 and 2: slow start, cwnd 2 -> 4, each ACK releases 2 segments
-        s.on_ack(1, 0, 10, &mut out, &mut c);
-        s.on_ack(2, 0, 11, &mut out, &mut c);
+        s.on_ack(1, 0, 0, &[], 10, &mut out, &mut c);
+        s.on_ack(2, 0, 0, &[], 11, &mut out, &mut c);
         assert_eq!(s.cwnd(), 4.0);
         assert_eq!(out.len(), 4);
         assert_eq!(out.last().unwrap().seq, 5);
         out.clear();
         // segment 2 and 4 lost: dup ACKs for 2 (from 3, 5)... use 3 dupacks
         for _ in 0..3 {
-            s.on_ack(2, 0, 20, &mut out, &mut c);
+            s.on_ack(2, 0, 0, &[], 20, &mut out, &mut c);
         }
         assert_eq!(c.fast_retx, 1);
         assert_eq!(out[0].seq, 2);
@@ -534,12 +806,12 @@ mod tests {
         assert_eq!(s.cwnd(), 5.0);
         out.clear();
         // partial ACK up to 4 (segment 4 also lost): retransmit 4, deflate by 2, add 1
-        s.on_ack(4, 0, 30, &mut out, &mut c);
+        s.on_ack(4, 0, 0, &[], 30, &mut out, &mut c);
         assert_eq!(out[0].seq, 4);
         assert_eq!(s.cwnd(), 4.0);
         out.clear();
         // full ACK beyond recover (5): cwnd = ssthresh
-        s.on_ack(6, 0, 40, &mut out, &mut c);
+        s.on_ack(6, 0, 0, &[], 40, &mut out, &mut c);
         assert_eq!(s.cwnd(), 2.0);
         assert_eq!(c.timeouts, 0);
     }
@@ -561,11 +833,11 @@ mod tests {
         // Karn: the retransmitted segment is not timed; a later new segment gives the sample that
         // clears the back-off.
         out.clear();
-        s.on_ack(1, 0, 3 * NS_PER_SEC + 50_000_000, &mut out, &mut c);
+        s.on_ack(1, 0, 0, &[], 3 * NS_PER_SEC + 50_000_000, &mut out, &mut c);
         assert_eq!(c.rtt_samples, 0);
         assert_eq!(s.rto(), 6 * NS_PER_SEC);
         let seq = out.iter().map(|p| p.seq).max().unwrap();
-        s.on_ack(seq + 1, 0, 3 * NS_PER_SEC + 100_000_000, &mut out, &mut c);
+        s.on_ack(seq + 1, 0, 0, &[], 3 * NS_PER_SEC + 100_000_000, &mut out, &mut c);
         assert_eq!(c.rtt_samples, 1);
         // one sample R = 50 ms: RTO = R + max(G, 2R) = 150 ms, floored at min_rto 200 ms
         assert_eq!(s.rto(), NS_PER_SEC / 5);
@@ -580,13 +852,13 @@ mod tests {
         s.start(0, &mut out, &mut c);
         assert!(out.iter().all(|p| p.flags & F_ECT != 0), "new data is ECN-capable");
         for a in 1..=6 {
-            s.on_ack(a, 0, a as Time, &mut out, &mut c);
+            s.on_ack(a, 0, 0, &[], a as Time, &mut out, &mut c);
         }
         let before = s.cwnd();
         let flight = (s.snd_max - s.snd_una) as f64;
         out.clear();
         // an ECN-Echo: halve (ssthresh = flight / 2), no retransmission
-        s.on_ack(7, F_ECE, 10, &mut out, &mut c);
+        s.on_ack(7, F_ECE, 0, &[], 10, &mut out, &mut c);
         assert_eq!(c.ecn_reductions, 1);
         assert_eq!(s.cwnd(), (flight / 2.0).max(2.0));
         assert!(s.cwnd() < before);
@@ -596,7 +868,7 @@ mod tests {
         let mut a = 7;
         while out.is_empty() {
             a += 1;
-            s.on_ack(a, F_ECE, 11, &mut out, &mut c);
+            s.on_ack(a, F_ECE, 0, &[], 11, &mut out, &mut c);
         }
         assert_eq!(c.ecn_reductions, 1);
         assert!(out[0].flags & F_CWR != 0);
@@ -633,16 +905,16 @@ mod tests {
         let mut c = FlowCounters::default();
         s.start(0, &mut out, &mut c);
         for a in 1..=6 {
-            s.on_ack(a, 0, a as Time, &mut out, &mut c);
+            s.on_ack(a, 0, 0, &[], a as Time, &mut out, &mut c);
         }
         // three duplicate ACKs: fast retransmit halves the window
         for _ in 0..3 {
-            s.on_ack(6, 0, 10, &mut out, &mut c);
+            s.on_ack(6, 0, 0, &[], 10, &mut out, &mut c);
         }
         assert_eq!(c.fast_retx, 1);
         // the full ACK ends recovery; an echo for data of the same window must not halve again
         let full = s.snd_max;
-        s.on_ack(full, F_ECE, 20, &mut out, &mut c);
+        s.on_ack(full, F_ECE, 0, &[], 20, &mut out, &mut c);
         assert_eq!(c.ecn_reductions, 0);
         // after a timeout, an echo never raises cwnd above its post-timeout value
         out.clear();

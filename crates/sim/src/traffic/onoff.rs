@@ -1,0 +1,140 @@
+//! UDP ON/OFF (experiments.md §1.4): while ON, CBR at the peak rate; ON and OFF durations drawn
+//! independently from exponential ([RAQM] case 4) or Pareto ([WARD] §3.2, shape 1.5) distributions
+//! with the configured means. A source starts with an ON period at its start time.
+//!
+//! As in ns-2's `Application/Traffic/Exponential` and `/Pareto`, an ON period of length `D` carries
+//! `round(D / gap)` packets (so the long-run rate is `peak · mean_on / (mean_on + mean_off)`
+//! without a bias from a partial last packet); an ON period too short for one packet sends none.
+//! The OFF period starts when the ON period's time `D` ends.
+
+use super::cbr::Cbr;
+use super::dist::Dist;
+use aqm::rng::Rng;
+use aqm::Time;
+
+/// ON/OFF period distributions (ON and OFF durations in seconds).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct OnOffSpec {
+    pub on: Dist,
+    pub off: Dist,
+}
+
+/// A UDP source: CBR, or ON/OFF when `onoff` is set.
+#[derive(Debug, Clone)]
+pub struct UdpSource {
+    pub cbr: Cbr,
+    pub seq: u32,
+    /// Index of the next packet in the current sending period.
+    k: u64,
+    /// Packets of the current ON period (u64::MAX for plain CBR).
+    burst: u64,
+    period_start: Time,
+    /// ON/OFF: when the current ON period's time ends.
+    on_end: Time,
+    onoff: Option<(OnOffSpec, Rng)>,
+    /// ON periods begun and their total drawn length (ns), for checks.
+    pub on_periods: u64,
+    pub on_time_ns: f64,
+}
+
+const NS: f64 = 1e9;
+
+impl UdpSource {
+    pub fn new(cbr: Cbr, onoff: Option<(OnOffSpec, Rng)>) -> Self {
+        UdpSource { cbr, seq: 0, k: 0, burst: u64::MAX, period_start: 0, on_end: Time::MAX, onoff, on_periods: 0, on_time_ns: 0.0 }
+    }
+
+    /// Begin ON periods from `t` until one has at least one packet; returns when its first packet
+    /// leaves.
+    fn begin_on(&mut self, mut t: Time) -> Time {
+        let gap = self.cbr.gap_ns();
+        let (spec, rng) = self.onoff.as_mut().expect("on/off source");
+        loop {
+            let d = (spec.on.sample(rng) * NS).round().max(0.0);
+            self.on_periods += 1;
+            self.on_time_ns += d;
+            let n = (d / gap).round() as u64;
+            if n > 0 {
+                self.period_start = t;
+                self.on_end = t + d as Time;
+                self.burst = n;
+                self.k = 0;
+                return t;
+            }
+            let off = (spec.off.sample(rng) * NS).round().max(0.0) as Time;
+            t += d as Time + off;
+        }
+    }
+
+    /// The source starts at `t`: when its first packet leaves.
+    pub fn start(&mut self, t: Time) -> Time {
+        if self.onoff.is_some() {
+            self.begin_on(t)
+        } else {
+            self.period_start = t;
+            self.k = 0;
+            t
+        }
+    }
+
+    /// A packet was just sent: when the next one leaves.
+    pub fn advance(&mut self) -> Time {
+        self.seq = self.seq.wrapping_add(1);
+        self.k += 1;
+        if self.k < self.burst {
+            return self.period_start + self.cbr.offset(self.k);
+        }
+        // the ON period's packets are out: OFF until the next ON period
+        let (spec, rng) = self.onoff.as_mut().expect("on/off source");
+        let off = (spec.off.sample(rng) * NS).round().max(0.0) as Time;
+        let next = self.on_end + off;
+        self.begin_on(next)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn source(on: Dist, off: Dist) -> UdpSource {
+        let cbr = Cbr { rate_bps: 80_000, size: 500 }; // 20 packets/s while ON
+        UdpSource::new(cbr, Some((OnOffSpec { on, off }, Rng::stream(3, "onoff", 0))))
+    }
+
+    fn long_run_rate(mut s: UdpSource, horizon: Time) -> f64 {
+        let mut t = s.start(0);
+        let mut n = 0u64;
+        while t < horizon {
+            n += 1;
+            t = s.advance();
+        }
+        n as f64 * 500.0 * 8.0 / (horizon as f64 / NS)
+    }
+
+    #[test]
+    fn exponential_onoff_mean_rate() {
+        // RAQM case 4: mean ON = mean OFF = 1 s, 80 kb/s while ON -> 40 kb/s on average
+        let s = source(Dist::Exponential { mean: 1.0 }, Dist::Exponential { mean: 1.0 });
+        let r = long_run_rate(s, 20_000 * 1_000_000_000);
+        assert!((r / 40_000.0 - 1.0).abs() < 0.03, "rate {r}");
+    }
+
+    #[test]
+    fn pareto_onoff_mean_rate() {
+        // WARD: shape 1.5, duty cycle 1/4 -> a quarter of the peak (heavy tails converge slowly)
+        let s = source(
+            Dist::Pareto { mean: 0.5, shape: 1.5, max: None },
+            Dist::Pareto { mean: 1.5, shape: 1.5, max: None },
+        );
+        let r = long_run_rate(s, 200_000 * 1_000_000_000);
+        assert!((r / 20_000.0 - 1.0).abs() < 0.05, "rate {r}");
+    }
+
+    #[test]
+    fn plain_cbr_never_stops() {
+        let mut s = UdpSource::new(Cbr { rate_bps: 8000, size: 1000 }, None);
+        assert_eq!(s.start(5), 5);
+        assert_eq!(s.advance(), 5 + 1_000_000_000);
+        assert_eq!(s.advance(), 5 + 2_000_000_000);
+    }
+}
