@@ -35,7 +35,8 @@ fn validate(text: &str, name: &str, overrides: Vec<String>) -> PyResult<String> 
     let d = serde_json::json!({
         "name": sc.name,
         "description": sc.description,
-        "flows": sc.n_flows(),
+        "flows": sc.n_static_flows(),
+        "hosts": sc.n_hosts(),
         "groups": sc.groups.iter().map(|g| serde_json::json!({"name": g.name, "count": g.count, "transport": g.transport_name(), "app": g.app_name()})).collect::<Vec<_>>(),
         "duration_s": sc.duration as f64 / 1e9,
         "warmup_s": sc.warmup as f64 / 1e9,
