@@ -138,3 +138,76 @@ mod tests {
         assert_eq!(s.advance(), 5 + 2_000_000_000);
     }
 }
+
+#[cfg(test)]
+mod period_tests {
+    use super::*;
+
+    /// Rebuild the ON and OFF periods from the packet departure times the source produces (a gap
+    /// longer than the packet gap ends an ON period) — what a receiver would see.
+    fn periods(mut s: UdpSource, horizon: Time) -> (Vec<f64>, Vec<f64>) {
+        let gap = s.cbr.gap_ns();
+        let mut t = s.start(0);
+        let (mut on, mut off) = (Vec::new(), Vec::new());
+        let (mut n, mut last) = (0u64, t);
+        while t < horizon {
+            if t > last && (t - last) as f64 > 1.5 * gap {
+                on.push(n as f64 * gap / NS);
+                off.push((t - last) as f64 / NS - gap / NS);
+                n = 0;
+            }
+            n += 1;
+            last = t;
+            t = s.advance();
+        }
+        (on, off)
+    }
+
+    fn mean(x: &[f64]) -> f64 {
+        x.iter().sum::<f64>() / x.len() as f64
+    }
+
+    /// Hill estimator of the tail index over the largest `k` values.
+    fn hill(x: &[f64], k: usize) -> f64 {
+        let mut v = x.to_vec();
+        v.sort_by(|a, b| b.partial_cmp(a).unwrap());
+        k as f64 / v[..k].iter().map(|y| (y / v[k]).ln()).sum::<f64>()
+    }
+
+    #[test]
+    fn exponential_periods_have_the_configured_means() {
+        // 2 Mb/s peak, 1000 B: 4 ms gap; mean ON 0.5 s, OFF 1.5 s
+        let cbr = Cbr { rate_bps: 2_000_000, size: 1000 };
+        let spec = OnOffSpec { on: Dist::Exponential { mean: 0.5 }, off: Dist::Exponential { mean: 1.5 } };
+        let s = UdpSource::new(cbr, Some((spec, Rng::stream(11, "onoff", 0))));
+        let (on, off) = periods(s, 40_000 * 1_000_000_000);
+        println!("{} periods: mean ON {:.4} s, mean OFF {:.4} s", on.len(), mean(&on), mean(&off));
+        assert!((mean(&on) / 0.5 - 1.0).abs() < 0.05);
+        assert!((mean(&off) / 1.5 - 1.0).abs() < 0.05);
+        // exponential: the coefficient of variation is 1
+        let cv = (on.iter().map(|x| (x - mean(&on)).powi(2)).sum::<f64>() / on.len() as f64).sqrt() / mean(&on);
+        assert!((cv - 1.0).abs() < 0.05, "ON coefficient of variation {cv}");
+    }
+
+    #[test]
+    fn pareto_periods_have_the_configured_means_and_tail_index() {
+        let cbr = Cbr { rate_bps: 400_000, size: 1000 }; // 20 ms gap: fewer packets to step through
+        let spec = OnOffSpec {
+            on: Dist::Pareto { mean: 0.5, shape: 1.5, max: None },
+            off: Dist::Pareto { mean: 1.5, shape: 1.5, max: None },
+        };
+        let s = UdpSource::new(cbr, Some((spec, Rng::stream(11, "onoff", 1))));
+        let (on, off) = periods(s, 400_000 * 1_000_000_000);
+        let (hon, hoff) = (hill(&on, on.len() / 100), hill(&off, off.len() / 100));
+        println!(
+            "{} periods: mean ON {:.4} s, mean OFF {:.4} s, tail index ON {hon:.3}, OFF {hoff:.3}",
+            on.len(),
+            mean(&on),
+            mean(&off)
+        );
+        // heavy tails (infinite variance) make the sample mean converge slowly: 200k periods
+        assert!((mean(&on) / 0.5 - 1.0).abs() < 0.05);
+        assert!((mean(&off) / 1.5 - 1.0).abs() < 0.05);
+        assert!((hon / 1.5 - 1.0).abs() < 0.15 && (hoff / 1.5 - 1.0).abs() < 0.15);
+    }
+}
