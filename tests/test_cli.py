@@ -26,7 +26,7 @@ def test_run_example_writes_all_results(tmp_path, example):
     ts = pd.read_csv(out / "timeseries.csv")
     assert {"time_s", "queue_pkts", "utilisation", "aqm_avg"} <= set(ts.columns)
     # the printed table names every group and the bottleneck
-    assert "bottleneck: red" in r.stdout and "udp/cbr" in r.stdout and "tcp/bulk" in r.stdout
+    assert "bottleneck: red" in r.stdout and "udp/cbr" in r.stdout and "newreno/bulk" in r.stdout
 
 
 def test_same_seed_same_summary_other_seed_differs(tmp_path, small):
@@ -63,8 +63,10 @@ def test_list_prints_names_one_per_line():
     names = r.stdout.split()
     assert "red" in names and "droptail" in names
     assert len(r.stdout.strip().splitlines()) == len(names)
-    assert aqmlab("list", "tcp").stdout.split() == ["newreno"]
-    assert set(aqmlab("list", "traffic").stdout.split()) >= {"bulk", "cbr"}
+    assert set(aqmlab("list", "tcp").stdout.split()) >= {"reno", "newreno", "sack"}
+    assert set(aqmlab("list", "traffic").stdout.split()) == {"bulk", "cbr", "onoff", "short", "web"}
+    described = aqmlab("list", "tcp", "-d").stdout
+    assert "RFC 6675" in described and "RFC 6582" in described
 
 
 BAD = [
@@ -81,6 +83,20 @@ BAD = [
     (("[simulation]", "[simulation]\ncolour = 1"), "simulation.colour"),
     (("max_th = 30 }", "max_th = 30, max_p = 1.5 }"), "bottleneck.aqm.max_p"),
     (('transport = "udp"', 'transport = "sctp"'), "flows[1].transport"),
+    (("count = 4", 'count = 4\ntcp = { variant = "tahoe" }'), "flows[0].tcp.variant"),
+    (("count = 4", 'count = 4\ntcp = { preset = "linux" }'), "flows[0].tcp.preset"),
+    (('rate = "500kb/s"', 'rate = "500kb/s"\napp = "onoff"\non_time = "1s"'), "flows[1].off_time"),
+    (
+        ('rate = "500kb/s"', 'rate = "500kb/s"\napp = "onoff"\non_time = "1s"\noff_time = "1s"\ndistribution = "pareto"\nshape = 1.0'),
+        "flows[1].shape",
+    ),
+    (('rate = "500kb/s"', 'rate = "500kb/s"\napp = "onoff"\non_time = "1s"\noff_time = "1s"\ndistribution = "weibull"'), "flows[1].distribution"),
+    (("count = 4", 'count = 4\napp = "short"'), "flows[0].arrival_rate"),
+    (("count = 4", 'count = 4\napp = "short"\narrival_rate = 5'), "flows[0].size"),
+    (("count = 4", 'count = 4\napp = "web"\nresponse_size = { pareto = { mean = "12KB", shape = 0.9 } }'), "flows[0].response_size.pareto.shape"),
+    (("count = 4", 'count = 4\napp = "web"\nthink_time = { gamma = 1 }'), "flows[0].think_time.gamma"),
+    (("count = 4", 'count = 4\narrival_rate = 5'), "flows[0].arrival_rate"),
+    (("count = 4", 'count = 4\napp = "video"'), "flows[0].app"),
 ]
 
 
@@ -135,3 +151,56 @@ def test_bench_paper_point_reports_figures():
     for k in ["wall_s", "events_per_s", "data_pkts_per_s", "all_pkts_per_s", "peak_rss_mib"]:
         assert row[k] > 0, k
     assert row["flows"] == 34
+
+
+TRAFFIC = """
+name = "mix"
+[simulation]
+duration = "30s"
+flow_series_interval = "1s"
+[bottleneck]
+rate = "2Mb/s"
+delay = "10ms"
+limit = 60
+aqm = { type = "red", min_th = 10, max_th = 40 }
+[[flows]]
+name = "sack"
+transport = "tcp"
+count = 3
+tcp = { variant = "sack" }
+[[flows]]
+name = "web"
+transport = "tcp"
+app = "web"
+count = 4
+tcp = { variant = "reno" }
+[[flows]]
+name = "onoff"
+transport = "udp"
+app = "onoff"
+rate = "400kb/s"
+on_time = "0.5s"
+off_time = "1.5s"
+distribution = "pareto"
+"""
+
+
+def test_tcp_variants_and_traffic_models_end_to_end(tmp_path):
+    sc = tmp_path / "mix.toml"
+    sc.write_text(TRAFFIC)
+    out = tmp_path / "o"
+    r = aqmlab("run", sc, "--out", out)
+    assert r.returncode == 0, r.stderr
+    assert "sack/bulk" in r.stdout and "reno/web" in r.stdout and "udp/onoff" in r.stdout
+    flows = pd.read_csv(out / "flows.csv")
+    web = flows[flows.app == "web"]
+    # every web response is its own connection (flow id) on one of the 4 session host pairs
+    assert len(web) > 20 and web.host.nunique() == 4 and web.flow_id.is_unique
+    assert web.completion_time_s.notna().sum() >= len(web) - 4
+    assert set(flows.variant) == {"sack", "reno", "none"}
+    fs = pd.read_parquet(out / "flow_series.parquet")
+    assert {"time_s", "flow_id", "group", "throughput_bps", "goodput_bps", "cwnd"} <= set(fs.columns)
+    assert fs[fs.group == "onoff"].cwnd.isna().all() and (fs[fs.group == "sack"].cwnd >= 1).all()
+    s = json.loads((out / "summary.json").read_text())
+    g = {x["name"]: x for x in s["groups"]}
+    assert g["web"]["completed"] >= 20 and g["web"]["completion_time_median_s"] > 0

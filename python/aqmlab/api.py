@@ -62,6 +62,9 @@ class Result:
     snapshots: pd.DataFrame | None = None
     """With ``simulation.queue_snapshots = true``: one row per waiting packet per snapshot
     (``queue_snapshots.csv``), for the spatial distribution of flows in the queue (M10)."""
+    flow_series: pd.DataFrame | None = None
+    """With ``simulation.flow_series_interval``: one row per active flow per sample — throughput at
+    the bottleneck and goodput over the interval, and the congestion window (``flow_series.csv``)."""
 
     def jain(self, column: str = "throughput_bps", group: str | Iterable[str] | None = None, flows=None) -> float:
         """Jain's fairness index (Σx)²/(n·Σx²) of ``column`` over a chosen set of flows.
@@ -98,6 +101,8 @@ class Result:
         tables = [("flows", self.flows), ("timeseries", self.timeseries)]
         if self.snapshots is not None:
             tables.append(("queue_snapshots", self.snapshots))
+        if self.flow_series is not None:
+            tables.append(("flow_series", self.flow_series))
         for name, df in tables:
             csv = d / f"{name}.csv"
             df.to_csv(csv, index=False)
@@ -137,7 +142,8 @@ def run(
     if overrides:
         summary["scenario"]["overrides"] = list(overrides)
     snaps = _frame(raw["snapshots"]) if "snapshots" in raw else None
-    return Result(summary, _frame(raw["flows"]), _frame(raw["timeseries"]), wall, snaps)
+    fseries = _frame(raw["flow_series"]) if "flow_series" in raw else None
+    return Result(summary, _frame(raw["flows"]), _frame(raw["timeseries"]), wall, snaps, fseries)
 
 
 def spatial_distribution(result: Result, grid: int = 200) -> pd.DataFrame:

@@ -104,12 +104,12 @@ def summary_table(res: Result) -> str:
         lines.append(f"ECN: {b['ce_marks']} packets delivered with a CE mark instead of being dropped")
     if b.get("link_loss_drops"):
         lines.append(f"random link loss before the bottleneck queue: {b['link_loss_drops']} packets")
-    head = f"{'group':<12} {'type':<9} {'flows':>5} {'throughput':>12} {'share':>7} {'goodput/flow':>13} {'drops':>7} {'timeouts':>8} {'Jain(thr)':>9}"
+    head = f"{'group':<12} {'type':<13} {'flows':>5} {'throughput':>12} {'share':>7} {'goodput/flow':>13} {'drops':>7} {'timeouts':>8} {'Jain(thr)':>9}"
     lines += ["", head, "-" * len(head)]
     for g in s["groups"]:
-        kind = f"{g['transport']}/{g['app']}"
+        kind = f"{g['variant'] if g['transport'] == 'tcp' else g['transport']}/{g['app']}"
         lines.append(
-            f"{g['name'][:12]:<12} {kind:<9} {g['flows']:>5} {fmt_rate(g['throughput_bps']):>12} "
+            f"{g['name'][:12]:<12} {kind:<13} {g['flows']:>5} {fmt_rate(g['throughput_bps']):>12} "
             f"{g['share'] * 100:>6.1f}% {fmt_rate(g['goodput_per_flow_bps']):>13} "
             f"{sum(g['drops'].values()):>7} {g['timeouts']:>8} {fmt_num(g['jain_throughput']):>9}"
         )

@@ -102,11 +102,11 @@ impl GroupSpec {
             Transport::Udp { onoff: Some(_), .. } => "onoff",
         }
     }
-    /// The TCP variant's name, or "" for UDP.
+    /// The TCP variant's name, or "none" for UDP.
     pub fn variant_name(&self) -> &'static str {
         match &self.transport {
             Transport::Tcp { cfg, .. } => cfg.variant,
-            Transport::Udp { .. } => "",
+            Transport::Udp { .. } => "none",
         }
     }
     /// Flows that exist from the start (dynamic connections of short/web groups are not counted).

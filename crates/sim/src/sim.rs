@@ -1062,13 +1062,23 @@ impl Sim {
                     .collect(),
             ),
         );
+        t.push("stop_s", Column::F64(self.flows.iter().map(|fl| if fl.stop == Time::MAX { f64::NAN } else { fl.stop as f64 / 1e9 }).collect()));
 
         // ---- groups
+        let fct: Vec<f64> = self
+            .flows
+            .iter()
+            .map(|fl| match &fl.app {
+                App::Tcp { tx, .. } => tx.completed_at.map(|c| (c - fl.start) as f64 / 1e9).unwrap_or(f64::NAN),
+                _ => f64::NAN,
+            })
+            .collect();
         let mut groups = Vec::new();
         for (gi, g) in sc.groups.iter().enumerate() {
-            let members: Vec<&FlowCounters> =
-                self.flows.iter().zip(&window).filter(|(fl, _)| fl.group as usize == gi).map(|(_, c)| c).collect();
-            groups.push(group_summary(g, &members, w, cap));
+            let idx: Vec<usize> = (0..self.flows.len()).filter(|&i| self.flows[i].group as usize == gi).collect();
+            let members: Vec<&FlowCounters> = idx.iter().map(|&i| &window[i]).collect();
+            let fcts: Vec<f64> = idx.iter().map(|&i| fct[i]).filter(|x| x.is_finite()).collect();
+            groups.push(group_summary(g, &members, &fcts, w, cap));
         }
         let thr: Vec<f64> = window.iter().map(|c| rate(c.bneck_tx_bytes)).collect();
         let is_tcp: Vec<bool> = self.flows.iter().map(|fl| matches!(fl.app, App::Tcp { .. })).collect();
@@ -1204,7 +1214,7 @@ fn is_reverse(k: PktKind) -> bool {
     matches!(k, PktKind::Ack | PktKind::Request)
 }
 
-fn group_summary(g: &GroupSpec, members: &[&FlowCounters], w: f64, cap: f64) -> Value {
+fn group_summary(g: &GroupSpec, members: &[&FlowCounters], fcts: &[f64], w: f64, cap: f64) -> Value {
     let rate = |b: u64| b as f64 * 8.0 / w;
     let thr: Vec<f64> = members.iter().map(|c| rate(c.bneck_tx_bytes)).collect();
     let good: Vec<f64> = members.iter().map(|c| rate(c.unique_bytes)).collect();
@@ -1214,10 +1224,18 @@ fn group_summary(g: &GroupSpec, members: &[&FlowCounters], w: f64, cap: f64) -> 
     for r in DropReason::ALL {
         drops.insert(r.name().into(), json!(members.iter().map(|c| c.drops[r.index()]).sum::<u64>()));
     }
+    let mut sorted = fcts.to_vec();
+    sorted.sort_by(|a, b| a.total_cmp(b));
+    let fct_mean = if sorted.is_empty() { f64::NAN } else { sorted.iter().sum::<f64>() / sorted.len() as f64 };
+    let fct_median = if sorted.is_empty() { f64::NAN } else { sorted[sorted.len() / 2] };
     json!({
         "name": g.name,
         "transport": g.transport_name(),
         "app": g.app_name(),
+        "variant": g.variant_name(),
+        "completed": sorted.len(),
+        "completion_time_mean_s": fct_mean,
+        "completion_time_median_s": fct_median,
         "flows": members.len(),
         "throughput_bps": sum_thr,
         "goodput_bps": sum_good,
