@@ -253,6 +253,7 @@ struct RawTcp {
     delayed_ack: Option<bool>,
     delack_count: Option<u32>,
     delack_timeout: Option<Dur>,
+    byte_counting: Option<bool>,
     ecn: Option<bool>,
 }
 
@@ -496,6 +497,7 @@ fn merge_tcp(global: &RawTcp, local: Option<&RawTcp>, path: &str) -> R<TcpConfig
         delayed_ack: pick!(delayed_ack).unwrap_or(d.delayed_ack),
         delack_count,
         delack_timeout,
+        byte_counting: pick!(byte_counting).unwrap_or(d.byte_counting),
         ecn: pick!(ecn).unwrap_or(d.ecn),
     })
 }
@@ -966,6 +968,12 @@ fn from_table(table: toml::Table, default_name: &str) -> R<Scenario> {
         queue_snapshots: sim.queue_snapshots.unwrap_or(false),
         flow_series_interval: match sim.flow_series_interval {
             Some(Dur(0)) => return Err(ScenarioError::new("simulation.flow_series_interval", "must be > 0")),
+            Some(Dur(d)) if duration / d > 1_000_000 => {
+                return Err(ScenarioError::new(
+                    "simulation.flow_series_interval",
+                    "would record more than a million samples per flow; use a longer interval",
+                ))
+            }
             Some(Dur(d)) => Some(d),
             None => None,
         },

@@ -110,6 +110,8 @@ pub struct Sim {
     delivered: u64,
     dropped: u64,
     events: u64,
+    /// A short/web group opened more connections than the event set can index.
+    too_many: bool,
     // time series
     ts: Series,
 }
@@ -321,6 +323,7 @@ impl Sim {
             delivered: 0,
             dropped: 0,
             events: 0,
+            too_many: false,
             flows,
             ts,
             sc,
@@ -353,6 +356,12 @@ impl Sim {
             }
             if self.events & 0xFFFF == 0 && !progress(t as f64 / NS_PER_SEC as f64) {
                 return Err(SimError::Interrupted);
+            }
+            if self.too_many {
+                return Err(SimError::Build(format!(
+                    "more than {} connections: too many for one run (lower arrival_rate, count or duration)",
+                    crate::event::MAX_INDEX / 2
+                )));
             }
         }
         self.now = end;
@@ -725,7 +734,12 @@ impl Sim {
     }
 
     /// Add a TCP connection on `host` (a short connection or a web response): a new flow id.
-    fn new_connection(&mut self, group: u32, host: u32, limit: u32, stop: Time, session: u32) -> usize {
+    fn new_connection(&mut self, group: u32, host: u32, limit: u32, stop: Time, session: u32) -> Option<usize> {
+        if 2 * self.flows.len() + 1 > crate::event::MAX_INDEX as usize {
+            // more connections than the event set can index: the run stops with an error
+            self.too_many = true;
+            return None;
+        }
         let g = &self.sc.groups[group as usize];
         let Transport::Tcp { cfg, .. } = &g.transport else { unreachable!("connections are TCP") };
         let fid = self.flows.len();
@@ -745,7 +759,7 @@ impl Sim {
         self.routes.push(self.hosts[host as usize].route);
         self.ctr.push(FlowCounters::default());
         self.timers.extend_from_slice(&[NO_TIMER, NO_TIMER]);
-        fid
+        Some(fid)
     }
 
     /// A short-connection group's next arrival.
@@ -760,7 +774,7 @@ impl Sim {
         let Transport::Tcp { cfg, .. } = &self.sc.groups[group as usize].transport else { return };
         let limit = bulk::segments(conn.bytes, cfg.mss);
         let stop = conn.duration.map_or(Time::MAX, |d| now + d);
-        let fid = self.new_connection(group, host, limit, stop, NO_SESSION);
+        let Some(fid) = self.new_connection(group, host, limit, stop, NO_SESSION) else { return };
         self.open_tcp(fid);
         if stop < self.sc.duration {
             self.ev.push(stop, Kind::Stop, fid as u32);
@@ -791,12 +805,19 @@ impl Sim {
         let s = &mut self.sessions[k];
         let bytes = s.response(&spec);
         let host = s.host;
-        let fid = self.new_connection(group, host, bulk::segments(Some(bytes), mss), Time::MAX, k as u32);
+        let Some(fid) = self.new_connection(group, host, bulk::segments(Some(bytes), mss), Time::MAX, k as u32) else {
+            return;
+        };
         self.on_start(fid);
     }
 
-    /// A finite connection's data are all acknowledged: a web session thinks, then asks again.
+    /// A finite connection's data are all acknowledged: its buffers are released, and a web
+    /// session thinks, then asks again.
     fn on_completed(&mut self, fi: usize) {
+        if let App::Tcp { tx, rx } = &mut self.flows[fi].app {
+            tx.release_buffers();
+            rx.release_buffers();
+        }
         let k = self.flows[fi].session;
         if k == NO_SESSION {
             return;
@@ -972,6 +993,18 @@ impl Sim {
         t.push(
             "variant",
             Column::Str(self.flows.iter().map(|fl| sc.groups[fl.group as usize].variant_name().into()).collect()),
+        );
+        t.push(
+            "recovery",
+            Column::Str(
+                self.flows
+                    .iter()
+                    .map(|fl| match &fl.app {
+                        App::Tcp { tx, .. } => tx.cfg.recovery.name().into(),
+                        App::Udp(_) => "none".into(),
+                    })
+                    .collect(),
+            ),
         );
         t.push("host", Column::I64(self.flows.iter().map(|fl| fl.host as i64).collect()));
         t.push("priority", Column::I64(self.flows.iter().map(|fl| fl.prio as i64).collect()));

@@ -20,7 +20,9 @@ pub struct Window {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct AckInfo {
     pub now: Time,
-    /// Segments newly acknowledged by this ACK (0 for a duplicate).
+    /// Segments this ACK credits for window growth (0 for a duplicate): 1 per ACK with ns-2's
+    /// per-ACK counting (`byte_counting = false`, the `ns2` preset), or the segments it newly
+    /// acknowledges with RFC 3465 byte counting (`byte_counting = true`, the `modern` preset).
     pub acked: u32,
     /// Segments outstanding before this ACK (`snd_max - snd_una`).
     pub flight: f64,
@@ -60,16 +62,18 @@ pub trait CongestionControl {
     fn on_recovery_exit(&mut self, _w: &mut Window, _now: Time) {}
 }
 
-/// RFC 5681 growth: slow start below `ssthresh` (one segment per segment acknowledged, at most
-/// `ssthresh` — RFC 5681 §3.1 leaves the crossing ACK to either phase; one segment per ACK as in
-/// ns-2 is used), then one segment per window (`cwnd += 1/cwnd` per ACK).
+/// RFC 5681 growth for `acked` credited segments (see [`AckInfo::acked`]): below `ssthresh`, slow
+/// start adds `min(acked, 2)` segments (RFC 3465's limit L = 2; with per-ACK counting that is one
+/// segment per ACK, as ns-2 does); at or above it, congestion avoidance adds `acked / cwnd`
+/// (about one segment per window of data). The ACK that crosses `ssthresh` counts as slow start
+/// (RFC 5681 §3.1 allows either).
 pub fn reno_increase(w: &mut Window, acked: u32) {
     if acked == 0 {
         return;
     }
     if w.cwnd < w.ssthresh {
-        w.cwnd += 1.0;
+        w.cwnd += acked.min(2) as f64;
     } else {
-        w.cwnd += 1.0 / w.cwnd;
+        w.cwnd += acked as f64 / w.cwnd;
     }
 }

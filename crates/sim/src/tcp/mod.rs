@@ -107,6 +107,8 @@ pub struct TcpConfig {
     pub delayed_ack: bool,
     pub delack_count: u32,
     pub delack_timeout: Time,
+    /// Credit window growth by segments acknowledged (RFC 3465, as Linux) instead of by ACKs (ns-2).
+    pub byte_counting: bool,
     /// ECN (RFC 3168): new data is sent ECN-capable, the receiver echoes CE marks, and the sender
     /// halves its window at most once per window of data on an echo.
     pub ecn: bool,
@@ -132,6 +134,7 @@ impl TcpConfig {
             delayed_ack: false,
             delack_count: 2,
             delack_timeout: NS_PER_SEC / 10,
+            byte_counting: false,
             ecn: false,
         }
     }
@@ -148,6 +151,7 @@ impl TcpConfig {
             delayed_ack: true,
             delack_count: 2,
             delack_timeout: NS_PER_SEC / 25,
+            byte_counting: true,
             ..TcpConfig::ns2()
         }
     }
@@ -256,6 +260,17 @@ impl TcpSender {
         self.limit = self.limit.min(self.snd_max);
         if self.snd_una >= self.limit && self.completed_at.is_none() && self.snd_max > 0 {
             self.rto_deadline = 0;
+        }
+    }
+
+    /// The connection is over: give back the SACK scoreboard's memory (a later duplicate ACK finds
+    /// nothing outstanding).
+    pub fn release_buffers(&mut self) {
+        if self.sb.is_some() {
+            self.sb = Some(Box::new(Scoreboard::new(1)));
+            if let Some(sb) = self.sb.as_mut() {
+                sb.advance(self.snd_una);
+            }
         }
     }
 
@@ -471,9 +486,10 @@ impl TcpSender {
         // waits for an ACK that covers the first segment sent after this one (the CWR segment),
         // and the window does not also grow on the reducing ACK.
         let flight = self.flight();
+        let newly = ack.saturating_sub(self.snd_una);
         let info = AckInfo {
             now,
-            acked: ack.saturating_sub(self.snd_una),
+            acked: if self.cfg.byte_counting { newly } else { newly.min(1) },
             flight,
             rtt: (ack > self.snd_una && echo <= now).then(|| now - echo),
             srtt: self.srtt(),
@@ -640,9 +656,20 @@ impl TcpReceiver {
         }
     }
 
-    /// The SACK blocks of the ACK with serial `aux` (see [`sack`]); empty without SACK.
-    pub fn sack_blocks(&self, aux: u16) -> Option<sack::AckBlocks> {
-        self.sack.as_ref().and_then(|s| s.read(aux))
+    /// The SACK blocks of the ACK with serial `aux` (see [`sack`]); `None` without SACK.
+    pub fn sack_blocks(&mut self, aux: u16) -> Option<sack::AckBlocks> {
+        self.sack.as_mut().and_then(|s| s.read(aux))
+    }
+
+    /// The connection is over: give back the out-of-order bitmap and the SACK ring (nothing is
+    /// out of order any more; a late duplicate is still acknowledged, without blocks).
+    pub fn release_buffers(&mut self) {
+        if self.ooo_count == 0 {
+            self.ooo = vec![0u64; 1].into_boxed_slice();
+        }
+        if self.sack.is_some() {
+            self.sack = Some(Box::new(sack::SackBlocks::new(1)));
+        }
     }
 
     /// The received block around out-of-order segment `s` (which is set in the bitmap).

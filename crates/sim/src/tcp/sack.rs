@@ -24,9 +24,11 @@
 //! **On the wire**: an ACK packet is a 24-byte `Copy` value with no room for blocks, so the
 //! receiver writes each ACK's blocks into a ring indexed by an ACK serial number and the packet
 //! carries the serial (`Packet::aux`). The sender reads the blocks when the ACK arrives — exactly
-//! the blocks that ACK would carry; a lost ACK's blocks are never read. The ring holds more entries
-//! than ACKs that can be in flight; an entry that was overwritten is detected by its serial and
-//! read as "no blocks" (counted in `sack_ring_misses`).
+//! the blocks that ACK would carry; a lost ACK's blocks are never read. The ring starts with 8
+//! entries and doubles whenever an entry not yet read would be overwritten, so it holds every ACK
+//! in flight (memory follows the window, not `max_window`); an entry that was nevertheless
+//! overwritten (only possible at its 65 536-entry bound) is detected by its serial and read as an
+//! ACK without blocks.
 
 /// A SACK block: segments `l..r` were received (`r` exclusive).
 pub type Block = (u32, u32);
@@ -51,16 +53,19 @@ impl AckBlocks {
 #[derive(Debug, Clone)]
 pub struct SackBlocks {
     recent: AckBlocks,
-    ring: Vec<(u32, AckBlocks)>,
+    /// (serial, read by the sender, blocks); grows when an unread entry would be overwritten.
+    ring: Vec<(u32, bool, AckBlocks)>,
     serial: u32,
+    max_len: usize,
 }
 
 impl SackBlocks {
-    /// A ring large enough for `max_window` segments in flight (each data segment triggers at most
-    /// one ACK) with a wide margin.
+    /// The ring starts small and doubles whenever an entry the sender has not read yet would be
+    /// overwritten (i.e. more ACKs are in flight than it holds), up to a bound well above the
+    /// `max_window` ACKs that can be in flight. Memory follows the connection's actual window.
     pub fn new(max_window: u32) -> Self {
-        let n = ((max_window as usize) * 4 + 64).next_power_of_two().min(1 << 16);
-        SackBlocks { recent: AckBlocks::default(), ring: vec![(u32::MAX, AckBlocks::default()); n], serial: 0 }
+        let max_len = ((max_window as usize) * 2 + 16).next_power_of_two().min(1 << 16);
+        SackBlocks { recent: AckBlocks::default(), ring: vec![(u32::MAX, true, AckBlocks::default()); 8], serial: 0, max_len }
     }
 
     /// A segment arrived that is now inside the received block `blk` above `rcv_nxt` (or was
@@ -89,21 +94,45 @@ impl SackBlocks {
         self.recent = next;
     }
 
+    fn grow(&mut self) {
+        let n = self.ring.len() * 2;
+        let mut ring = vec![(u32::MAX, true, AckBlocks::default()); n];
+        for e in &self.ring {
+            if e.0 != u32::MAX {
+                ring[e.0 as usize & (n - 1)] = *e;
+            }
+        }
+        self.ring = ring;
+    }
+
     /// Record the blocks of the ACK about to be sent; returns its serial (low 16 bits go on the
     /// wire).
     pub fn stamp(&mut self) -> u16 {
         let s = self.serial;
         self.serial = self.serial.wrapping_add(1);
+        while !self.ring[s as usize & (self.ring.len() - 1)].1 && self.ring.len() < self.max_len {
+            self.grow();
+        }
         let i = s as usize & (self.ring.len() - 1);
-        self.ring[i] = (s, self.recent);
+        self.ring[i] = (s, false, self.recent);
         s as u16
     }
 
-    /// The blocks of the ACK with serial `aux`, if its ring entry is still there.
-    pub fn read(&self, aux: u16) -> Option<AckBlocks> {
+    /// The blocks of the ACK with serial `aux` (marking them read), if its entry is still there.
+    pub fn read(&mut self, aux: u16) -> Option<AckBlocks> {
         let i = aux as usize & (self.ring.len() - 1);
-        let (s, b) = self.ring[i];
-        (s != u32::MAX && s as u16 == aux).then_some(b)
+        let e = &mut self.ring[i];
+        if e.0 != u32::MAX && e.0 as u16 == aux {
+            e.1 = true;
+            Some(e.2)
+        } else {
+            None
+        }
+    }
+
+    /// Entries in the ring (for tests and memory accounting).
+    pub fn capacity(&self) -> usize {
+        self.ring.len()
     }
 }
 
@@ -285,13 +314,32 @@ mod tests {
     }
 
     #[test]
-    fn ring_detects_overwritten_entries() {
-        let mut r = SackBlocks::new(1);
+    fn ring_grows_with_acks_in_flight_and_stays_small_otherwise() {
+        let mut r = SackBlocks::new(1000);
+        // ACKs read as soon as they are sent: the ring never grows
+        for _ in 0..10_000 {
+            let s = r.stamp();
+            assert!(r.read(s).is_some());
+        }
+        assert_eq!(r.capacity(), 8);
+        // 100 ACKs in flight: it grows to hold them all, and each is read back intact
+        r.update(Some((5, 7)), 3);
+        let serials: Vec<u16> = (0..100).map(|_| r.stamp()).collect();
+        assert_eq!(r.capacity(), 128);
+        for s in serials {
+            assert_eq!(r.read(s).unwrap().as_slice(), &[(5, 7)]);
+        }
+    }
+
+    #[test]
+    fn ring_detects_overwritten_entries_at_its_bound() {
+        let mut r = SackBlocks::new(1); // bound: 32 entries
         let first = r.stamp();
-        for _ in 0..r.ring.len() {
+        for _ in 0..64 {
             r.stamp();
         }
-        assert!(r.read(first).is_none() || r.ring.len() == 1 << 16);
+        assert_eq!(r.capacity(), 32);
+        assert!(r.read(first).is_none());
     }
 
     #[test]
