@@ -1,6 +1,7 @@
 """The `aqmlab` command.
 
     aqmlab run SCENARIO [--seed N] [--out DIR] [--set key.path=value ...]
+    aqmlab sweep SCENARIO --vary key.path=v1,v2,... [--seeds K] [--jobs N] [--out DIR]
     aqmlab validate SCENARIO [--set ...]
     aqmlab list aqm|tcp|traffic [--describe]
     aqmlab bench [--point NAME ...] [--repeat K] [--json]
@@ -214,6 +215,85 @@ def cmd_bench(a) -> int:
     return 0
 
 
+def _cache_arg(a):
+    if a.no_cache:
+        return False
+    return a.cache if a.cache else True
+
+
+def _jobs_arg(a):
+    if a.jobs is not None and a.jobs < 1:
+        raise UserError("--jobs: must be a positive integer")
+    return a.jobs
+
+
+SWEEP_SHOW = [("bottleneck.utilisation", "util", "{:.3f}"), ("bottleneck.queue_mean_pkts", "queue", "{:.1f}"),
+              ("bottleneck.delay_mean_s", "delay s", "{:.3f}"), ("tcp.goodput_bps", "TCP goodput", None),
+              ("udp.share", "UDP share", "{:.3f}"), ("fairness.jain_throughput_all", "Jain", "{:.3f}")]
+
+
+def sweep_table(runs, coords) -> str:
+    """Mean over seeds of a few metrics per point, as printed by `aqmlab sweep`."""
+    cols = [(c, h, f) for c, h, f in SWEEP_SHOW if c in runs.columns and runs[c].notna().any()]
+    keyed = runs.assign(**{f"__k{i}": runs[c].map(str) for i, c in enumerate(coords)})
+    kcols = [f"__k{i}" for i in range(len(coords))]
+    means = keyed.groupby(kcols, sort=False)[[c for c, _, _ in cols]].mean() if kcols else \
+        runs[[c for c, _, _ in cols]].mean().to_frame().T
+    n = keyed.groupby(kcols, sort=False).size() if kcols else None
+    heads = list(coords) + ["seeds"] + [h for _, h, _ in cols]
+    rows = []
+    for i, (idx, r) in enumerate(means.iterrows()):
+        idx = idx if isinstance(idx, tuple) else (idx,)
+        cells = [str(v) for v in idx] if kcols else []
+        cells.append(str(int(n.iloc[i])) if n is not None else str(len(runs)))
+        for c, _, f in cols:
+            v = r[c]
+            cells.append("-" if v != v else (fmt_rate(v) if f is None else f.format(v)))
+        rows.append(cells)
+    width = [max(len(h), *(len(r[j]) for r in rows)) for j, h in enumerate(heads)]
+    line = lambda cells: "  ".join(c.rjust(w) if j >= len(coords) else c.ljust(w) for j, (c, w) in enumerate(zip(cells, width)))
+    out = [line(heads), "-" * len(line(heads))] + [line(r) for r in rows]
+    return "\n".join(out)
+
+
+def cmd_sweep(a) -> int:
+    from .sweep import RunFailed, Sweep, SweepError, TABLES
+
+    src = _source(a.scenario)
+    out = Path(a.out) if a.out else Path("results") / f"{src.name}-sweep"
+    if out.exists() and not out.is_dir():
+        raise UserError(f"--out {out}: exists and is not a directory")
+    tables = [t.strip() for t in a.tables.split(",") if t.strip()] if a.tables else []
+    names = {v: k for k, v in TABLES.items()} | {k: k for k in TABLES}
+    for t in tables:
+        if t not in names:
+            raise UserError(f"--tables {t}: unknown table; one of: {', '.join(TABLES.values())}")
+    try:
+        sw = Sweep(src, a.vary or [], a.seeds, seed=a.seed, overrides=a.set or [])
+        tasks = sw.tasks()
+    except SweepError as e:
+        msg = str(e)
+        raise UserError(msg if msg.startswith(src.label) else f"{a.scenario}: {msg}")
+    from .sweep import SweepResult, execute, open_cache
+
+    cache, tmp = open_cache(_cache_arg(a))
+    try:
+        stats = execute(tasks, cache, jobs=_jobs_arg(a), progress=not a.quiet)
+    except RunFailed as e:
+        print(f"error: {e}", file=sys.stderr)
+        return EXIT_FAILED
+    res = SweepResult(sw, tasks, cache, stats, tmp)
+    try:
+        files = res.save(out, tables=[names[t] for t in tables])
+    except OSError as e:
+        raise UserError(f"--out {out}: cannot write results: {e.strerror or e}")
+    if not a.quiet:
+        print(sweep_table(res.runs, res.coords))
+        print(f"\n{stats['total']} runs ({stats['cached']} from the cache, {stats['computed']} run now)")
+        print(f"results: {out}/ ({', '.join(p.name for p in files)})")
+    return 0
+
+
 def cmd_model(a) -> int:
     """`aqmlab model ...`: delegated to aqmlab.models.cli; model errors become one-line UserErrors."""
     from .models import ModelError
@@ -253,6 +333,23 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--repeat", type=int, default=1, help="runs per point; the fastest is reported")
     b.add_argument("--json", action="store_true", help="print JSON instead of a table")
     b.set_defaults(fn=cmd_bench)
+
+    sw = sub.add_parser("sweep", help="run a scenario over varied values and seeds (parallel, cached)")
+    sw.add_argument("scenario", help="scenario file (TOML)")
+    sw.add_argument("--vary", action="append", metavar="KEY.PATH=V1,V2,...",
+                    help="values of one key (repeatable; several give their cartesian product)")
+    sw.add_argument("--seeds", type=int, default=1, help="runs per point, seeds S, S+1, ... (default 1)")
+    sw.add_argument("--seed", type=int, help="first seed S (default: the scenario's simulation.seed)")
+    sw.add_argument("--set", action="append", metavar="KEY.PATH=VALUE", help="override for every run (repeatable)")
+    sw.add_argument("--jobs", "-j", type=int, help="parallel processes (default: all cores)")
+    sw.add_argument("--cache", metavar="DIR", help="result cache (default: $AQMLAB_CACHE or ~/.cache/aqmlab)")
+    sw.add_argument("--no-cache", action="store_true", help="neither reuse nor keep results between sweeps")
+    sw.add_argument("--out", help="output directory (default: results/<scenario file stem>-sweep)")
+    sw.add_argument("--tables", default="flows", metavar="T1,T2",
+                    help="result tables to gather besides runs: flows, timeseries, queue_snapshots, flow_series "
+                         "(default flows; '' for none)")
+    sw.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
+    sw.set_defaults(fn=cmd_sweep)
 
     from .models.cli import add_subcommands as add_model_subcommands
 
