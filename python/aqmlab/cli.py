@@ -3,7 +3,8 @@
     aqmlab run SCENARIO [--seed N] [--out DIR] [--set key.path=value ...]
     aqmlab sweep SCENARIO --vary key.path=v1,v2,... [--seeds K] [--jobs N] [--out DIR]
     aqmlab validate SCENARIO [--set ...]
-    aqmlab list aqm|tcp|traffic [--describe]
+    aqmlab list aqm|tcp|traffic|experiments [--describe]
+    aqmlab reproduce ID ... | --all [--quick] [--jobs N] [--out DIR]
     aqmlab bench [--point NAME ...] [--repeat K] [--json]
     aqmlab model choke|chokew|raqm|ward [--param value ...] [--json] [--plot FILE] [--run DIR ...]
 
@@ -185,6 +186,21 @@ def cmd_validate(a) -> int:
 
 
 def cmd_list(a) -> int:
+    if a.kind == "experiments":
+        from .reproduce import ExperimentError, list_experiments
+
+        try:
+            exps = list_experiments(a.experiments)
+        except ExperimentError as e:
+            raise UserError(str(e))
+        if not exps:
+            from .reproduce import experiments_dir
+
+            raise UserError(f"{experiments_dir(a.experiments)}: no experiments found (give --experiments DIR)")
+        w = max(len(e.id) for e in exps)
+        for e in exps:
+            print(f"{e.id:<{w}}  {e.description}" + (f"  [{e.paper}: {e.source}]" if a.describe else ""))
+        return 0
     for name, desc in _core.names(a.kind):
         print(f"{name:<12} {desc}" if a.describe else name)
     return 0
@@ -294,6 +310,37 @@ def cmd_sweep(a) -> int:
     return 0
 
 
+def cmd_reproduce(a) -> int:
+    from .reproduce import ExperimentError, reproduce, select
+    from .sweep import RunFailed
+
+    out = Path(a.out)
+    if out.exists() and not out.is_dir():
+        raise UserError(f"--out {out}: exists and is not a directory")
+    if a.all and a.ids:
+        raise UserError("give experiment ids or --all, not both")
+    try:
+        exps = select(a.ids, a.all, a.experiments)
+    except ExperimentError as e:
+        raise UserError(str(e))
+    log = (lambda s: None) if a.quiet else (lambda s: print(s, file=sys.stderr))
+    try:
+        done = reproduce(exps, out, quick=a.quick, jobs=_jobs_arg(a), cache=_cache_arg(a), extra_set=a.set or [],
+                         keep_going=a.keep_going, progress=not a.quiet, log=log)
+    except ExperimentError as e:
+        raise UserError(str(e))
+    except RunFailed as e:
+        print(f"error: {e}", file=sys.stderr)
+        return EXIT_FAILED
+    bad = [d for d in done if d.errors or d.skipped]
+    if not a.quiet:
+        print(f"report: {out / 'report.md'} and {out / 'report.html'}")
+    for d in bad:
+        for msg in ([d.skipped] if d.skipped else d.errors):
+            print(f"error: {d.exp.id}: {msg}", file=sys.stderr)
+    return EXIT_FAILED if bad else 0
+
+
 def cmd_model(a) -> int:
     """`aqmlab model ...`: delegated to aqmlab.models.cli; model errors become one-line UserErrors."""
     from .models import ModelError
@@ -324,8 +371,9 @@ def build_parser() -> argparse.ArgumentParser:
     v.set_defaults(fn=cmd_validate)
 
     ls = sub.add_parser("list", help="list available AQMs, TCP variants or traffic models")
-    ls.add_argument("kind", choices=["aqm", "tcp", "traffic"])
+    ls.add_argument("kind", choices=["aqm", "tcp", "traffic", "experiments"])
     ls.add_argument("-d", "--describe", action="store_true", help="add a one-line description")
+    ls.add_argument("--experiments", metavar="DIR", help="experiment definitions (default: ./experiments)")
     ls.set_defaults(fn=cmd_list)
 
     b = sub.add_parser("bench", help="run the benchmark points")
@@ -350,6 +398,21 @@ def build_parser() -> argparse.ArgumentParser:
                          "(default flows; '' for none)")
     sw.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
     sw.set_defaults(fn=cmd_sweep)
+
+    rp = sub.add_parser("reproduce", help="run the papers' experiments; figures, tables and a report")
+    rp.add_argument("ids", nargs="*", metavar="ID", help="experiment ids (see `aqmlab list experiments`)")
+    rp.add_argument("--all", action="store_true", help="every experiment")
+    rp.add_argument("--quick", action="store_true", help="each experiment's quick settings (fewer seeds, shorter runs)")
+    rp.add_argument("--out", default="reproduction", help="output directory (default: reproduction)")
+    rp.add_argument("--jobs", "-j", type=int, help="parallel processes (default: all cores)")
+    rp.add_argument("--cache", metavar="DIR", help="result cache (default: $AQMLAB_CACHE or ~/.cache/aqmlab)")
+    rp.add_argument("--no-cache", action="store_true", help="neither reuse nor keep results")
+    rp.add_argument("--set", action="append", metavar="KEY.PATH=VALUE", help="override for every run (repeatable)")
+    rp.add_argument("--experiments", metavar="DIR", help="experiment definitions (default: ./experiments)")
+    rp.add_argument("--keep-going", action="store_true",
+                    help="skip experiments whose scenarios do not validate (listed in the report) instead of stopping")
+    rp.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
+    rp.set_defaults(fn=cmd_reproduce)
 
     from .models.cli import add_subcommands as add_model_subcommands
 

@@ -140,7 +140,8 @@ def toml_value(x) -> str:
 
 _BINOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
            ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow}
-_FUNCS = {"int": int, "float": float, "round": round, "min": min, "max": max, "str": str, "abs": abs}
+_FUNCS = {"int": int, "float": float, "round": round, "min": min, "max": max, "str": str, "abs": abs,
+          "ceil": math.ceil, "floor": math.floor}
 
 
 def _eval(node, env: Mapping):
@@ -167,7 +168,7 @@ def expand(template: str, env: Mapping) -> str:
     """Replace every ``${expr}`` in ``template`` by the value of ``expr`` over ``env``.
 
     ``expr`` may use numbers, strings, the names in ``env``, ``+ - * / // % **`` and ``int``,
-    ``float``, ``round``, ``min``, ``max``, ``str``, ``abs``. A value is written as it would be in
+    ``float``, ``round``, ``min``, ``max``, ``str``, ``abs``, ``ceil``, ``floor``. A value is written as it would be in
     TOML for a number, and as plain text for a string (so ``"${rate}kb/s"`` works).
     """
     out, i = [], 0
@@ -208,12 +209,30 @@ class Choice:
 
 @dataclass(frozen=True)
 class Dimension:
+    """A list of choices. With ``names`` (several column names) every choice's value is a tuple
+    with one value per name: the dimension sets several coordinates at once (a zipped axis)."""
+
     name: str
     choices: tuple
+    names: tuple | None = None
 
     def __post_init__(self):
         if not self.choices:
             raise SweepError(f"{self.name}: give at least one value")
+        if self.names is not None:
+            for c in self.choices:
+                if not isinstance(c.value, (tuple, list)) or len(c.value) != len(self.names):
+                    raise SweepError(f"{self.name}: each value must give {len(self.names)} values "
+                                     f"({', '.join(self.names)}), got {c.value!r}")
+
+    @property
+    def columns(self) -> list[str]:
+        return list(self.names) if self.names is not None else [self.name]
+
+    def coords(self, choice: Choice) -> dict:
+        if self.names is not None:
+            return dict(zip(self.names, choice.value))
+        return {self.name: choice.value}
 
 
 def vary_dimension(key: str, values: Iterable) -> Dimension:
@@ -402,12 +421,14 @@ class Sweep:
     ``scenario``: a path, TOML string, dict or :class:`~aqmlab.api.Source`; ``dims``: dimensions
     (:class:`Dimension`, a ``"key=v1,v2"`` string, or a ``{key: [values]}`` mapping);
     ``seeds``: seeds per point; ``seed``: first seed (default: the scenario's); ``overrides``:
-    ``--set`` strings applied to every run before the dimensions' own; ``base_dir``: where the
-    choices' ``scenario`` paths are looked up.
+    ``--set`` strings applied to every run before the dimensions' own; ``post``: ``--set`` strings
+    applied after them (they win); ``base_dir``: where the choices' ``scenario`` paths are looked up.
+    Both lists may use ``${...}`` templates.
     """
 
     def __init__(self, scenario, dims=(), seeds: int = 1, *, seed: int | None = None,
-                 overrides: Sequence[str] = (), base_dir: str | os.PathLike | None = None):
+                 overrides: Sequence[str] = (), base_dir: str | os.PathLike | None = None,
+                 post: Sequence[str] = ()):
         self.source = scenario if isinstance(scenario, Source) else read_source(scenario)
         self.dims: list[Dimension] = []
         for d in ([dims] if isinstance(dims, (str, Mapping, Dimension)) else list(dims)):
@@ -419,7 +440,7 @@ class Sweep:
                 self.dims += [vary_dimension(k, v) for k, v in d.items()]
             else:
                 raise SweepError(f"not a dimension: {d!r}")
-        names = [d.name for d in self.dims]
+        names = [n for d in self.dims for n in d.columns]
         dup = sorted({n for n in names if names.count(n) > 1})
         if dup:
             raise SweepError(f"{dup[0]}: varied twice; give all its values in one --vary")
@@ -430,12 +451,13 @@ class Sweep:
         self.seeds = seeds
         self.seed = seed
         self.overrides = list(overrides)
+        self.post = list(post)
         self.base_dir = Path(base_dir) if base_dir is not None else None
         self._sources: dict[str, Source] = {}
 
     @property
     def coord_names(self) -> list[str]:
-        return [d.name for d in self.dims]
+        return [n for d in self.dims for n in d.columns]
 
     def _source_of(self, path: str | None) -> Source:
         if path is None:
@@ -451,10 +473,15 @@ class Sweep:
     def points(self) -> list[Point]:
         pts = []
         for combo in itertools.product(*[d.choices for d in self.dims]):
-            coords = {d.name: c.value for d, c in zip(self.dims, combo)}
+            coords = {}
+            for d, c in zip(self.dims, combo):
+                coords.update(d.coords(c))
             env = {k: v for k, v in coords.items() if isinstance(k, str) and k.isidentifier()}
             scen = None
-            ov = list(self.overrides)
+            try:
+                ov = [expand(s, env) for s in self.overrides]
+            except SweepError as e:
+                raise SweepError(f"--set {e}")
             for d, c in zip(self.dims, combo):
                 if c.scenario is not None:
                     scen = c.scenario
@@ -462,6 +489,10 @@ class Sweep:
                     ov += [expand(s, env) for s in c.set]
                 except SweepError as e:
                     raise SweepError(f"{d.name}={c.value}: {e}")
+            try:
+                ov += [expand(s, env) for s in self.post]
+            except SweepError as e:
+                raise SweepError(f"--set {e}")
             pts.append(Point(coords, self._source_of(scen), ov))
         return pts
 
