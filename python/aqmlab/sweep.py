@@ -38,6 +38,7 @@ import hashlib
 import itertools
 import json
 import math
+import numbers
 import operator
 import os
 import shutil
@@ -50,6 +51,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Callable, Iterable, Mapping, Sequence
 
+import numpy as np
 import pandas as pd
 
 from . import __version__, _core
@@ -113,11 +115,12 @@ def parse_value(text: str):
 
 def toml_value(x) -> str:
     """Python value -> TOML value text (inline tables for dicts)."""
-    if isinstance(x, bool):
+    if isinstance(x, (bool, np.bool_)):
         return "true" if x else "false"
-    if isinstance(x, int):
-        return str(x)
-    if isinstance(x, float):
+    if isinstance(x, numbers.Integral):
+        return str(int(x))
+    if isinstance(x, numbers.Real):
+        x = float(x)
         if math.isnan(x):
             return "nan"
         if math.isinf(x):

@@ -542,7 +542,7 @@ def fig_group_bar(ctx: Context, spec: dict) -> Output:
     runs = _select(ctx, ctx.runs, spec)
     for ax, (pv, sub) in zip(axes, panels):
         _panel_title(ax, ctx, spec, pv)
-        summ = summarise(sub, [by], [m.col])
+        summ = summarise(sub.assign(**{by: sub[by].map(_category)}), [by], [m.col])
         cats = [str(labels.get(str(c), c)) for c in summ[by]]
         ax.bar(range(len(cats)), summ[m.col] * m.scale, 0.6, yerr=np.nan_to_num(summ[f"{m.col}_ci95"] * m.scale),
                capsize=3, color=[PALETTE[i % len(PALETTE)] for i in range(len(cats))])
@@ -567,6 +567,13 @@ def fig_group_bar(ctx: Context, spec: dict) -> Output:
     files = _finish(fig, axes, spec, ctx, by, m.axis_label)
     return Output("figure", spec["name"], spec.get("title", spec["name"]), files, notes=notes,
                   caption=spec.get("caption", ""))
+
+
+def _category(v):
+    """A category value as text: numbers rounded to 9 significant digits (so 0.006000000000000001 is 0.006)."""
+    if isinstance(v, (float, np.floating)):
+        return f"{float(v):.9g}"
+    return str(v)
 
 
 def fig_rcf(ctx: Context, spec: dict) -> Output:
