@@ -148,7 +148,10 @@ def _finish(fig, axes, spec: dict, ctx: Context, xlabel: str, ylabel: str, legen
     title = spec.get("title", spec["name"])
     if ctx.quick:
         title += "  [quick]"
-    fig.suptitle(title, fontsize=11)
+    import textwrap
+
+    width = int(fig.get_figwidth() * 13)
+    fig.suptitle("\n".join(textwrap.wrap(title, width)), fontsize=11)
     fig.tight_layout()
     ctx.out.mkdir(parents=True, exist_ok=True)
     files = []
@@ -253,7 +256,9 @@ def _xy_data(ctx: Context, spec: dict):
     x = spec["x"]
     series = list(spec.get("series", ctx.default_series()))
     panel = spec.get("panels")
-    by = [c for c in [panel] + series if c] + ([x] if x in ctx.coords else [])
+    by = [c for c in [panel] + series if c]
+    # x a coordinate: one point per value; x a metric: one point per run point (every coordinate)
+    by += [x] if x in ctx.coords else [c for c in ctx.coords if c not in by]
     cols = [m.col for m in ys] + ([x] if x not in ctx.coords else [])
     missing = [c for c in cols if c not in df.columns]
     tab = summarise(df, by, cols) if len(df) else pd.DataFrame(columns=by + cols)
@@ -283,6 +288,8 @@ def fig_xy(ctx: Context, spec: dict) -> Output:
                     continue
                 if numeric_x:
                     s = s.sort_values(x)
+                    if not x_is_coord:  # points in the order of the measured x
+                        s = s[np.isfinite(s[x].to_numpy(dtype=float))]
                     xv = s[x].to_numpy(dtype=float) * (xm.scale if xm else 1.0)
                 else:
                     xv = np.array([xs_cat.index(v) for v in s[x].astype(str)], dtype=float)
@@ -293,8 +300,18 @@ def fig_xy(ctx: Context, spec: dict) -> Output:
                 ax.errorbar(xv, yv, yerr=np.nan_to_num(yerr), xerr=None if xerr is None else np.nan_to_num(xerr),
                             marker=MARKERS[idx % len(MARKERS)], color=PALETTE[idx % len(PALETTE)], capsize=3,
                             ms=4, lw=1.2, label=_label(key, m, len(ys)))
-            notes += [(f"({ctx.coord_label(panel)} = {pv}) " if pv is not None else "") + n
-                      for n in _rank_sentences(mtab, x, keys_all, lambda k, m=m: ": ".join(map(str, k)) or m.label, m)]
+            where = f"({ctx.coord_label(panel)} = {pv}) " if pv is not None else ""
+            if x_is_coord:
+                notes += [where + n for n in
+                          _rank_sentences(mtab, x, keys_all, lambda k, m=m: ": ".join(map(str, k)) or m.label, m)]
+            else:
+                for key in keys_all:
+                    s = mtab[mtab["__series"] == key]
+                    xv, yv = s[x].to_numpy(dtype=float) * xm.scale, s[m.col].to_numpy(dtype=float) * m.scale
+                    if np.isfinite(xv).any() and np.isfinite(yv).any():
+                        notes.append(where + f"{': '.join(map(str, key)) or m.label}: {xm.label} "
+                                     f"{xm.fmt(np.nanmin(xv))}–{xm.fmt(np.nanmax(xv))} {xm.unit}, {m.label} "
+                                     f"{m.fmt(np.nanmin(yv))}–{m.fmt(np.nanmax(yv))} {m.unit} over {len(s)} points.")
         if not numeric_x:
             ax.set_xticks(range(len(xs_cat)))
             ax.set_xticklabels(xs_cat, rotation=30 if max(map(len, xs_cat), default=0) > 6 else 0)
@@ -417,7 +434,7 @@ def _ts_plot(ctx: Context, spec: dict, table: str, agg_flows: dict | None) -> Ou
             if s.empty:
                 continue
             lbl = ": ".join(map(str, key)) or m.label
-            ax.plot(s["time_s"], s[m.col] * m.scale, lw=0.8, color=PALETTE[si % len(PALETTE)], label=lbl,
+            ax.plot(s["time_s"], s[m.col] * m.scale, lw=0.7, alpha=0.85, color=PALETTE[si % len(PALETTE)], label=lbl,
                     drawstyle="steps-post" if table != "timeseries" else "default")
             v = s[m.col].to_numpy(dtype=float) * m.scale
             stats.append((lbl, float(np.nanmean(v)), float(np.nanstd(v))))
