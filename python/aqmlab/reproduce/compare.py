@@ -61,7 +61,8 @@ def _published(r: dict) -> str:
     if "value" in r:
         return f"{r['value']:g}{u}"
     if "range" in r:
-        return f"{r['range'][0]:g}–{r['range'][1]:g}{u}"
+        lo, hi = r["range"]
+        return f"{lo:g}{u}" if lo == hi else f"{lo:g}–{hi:g}{u}"
     if "min" in r and "max" in r:
         return f"{r['min']:g}–{r['max']:g}{u}"
     if "min" in r:
