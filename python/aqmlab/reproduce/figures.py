@@ -260,6 +260,10 @@ def _xy_data(ctx: Context, spec: dict):
     # x a coordinate: one point per value; x a metric: one point per run point (every coordinate)
     by += [x] if x in ctx.coords else [c for c in ctx.coords if c not in by]
     cols = [m.col for m in ys] + ([x] if x not in ctx.coords else [])
+    for c in cols:
+        if c not in ctx.runs.columns:
+            raise SpecError(f"{c!r} is neither a coordinate ({', '.join(ctx.coords)}) nor a column of the runs "
+                            f"table (see aqmlab.runmetrics)")
     missing = [c for c in cols if c not in df.columns]
     tab = summarise(df, by, cols) if len(df) else pd.DataFrame(columns=by + cols)
     for c in missing:
