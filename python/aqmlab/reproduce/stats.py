@@ -132,7 +132,10 @@ def summarise(df: pd.DataFrame, by: list[str], cols: list[str]) -> pd.DataFrame:
     else:
         key = df[by].astype(str).agg("\x1f".join, axis=1) if len(by) > 1 else df[by[0]].astype(str)
         order = list(dict.fromkeys(key))
-        groups = [(tuple(df.loc[key == k, by].iloc[0]), df[key == k]) for k in order]
+        groups = []
+        for k in order:
+            sub = df[key == k]
+            groups.append((tuple(sub[c].iloc[0] for c in by), sub))
     for vals, sub in groups:
         r = dict(zip(by, vals))
         for c in cols:

@@ -78,14 +78,16 @@ def table_metrics(ctx: Context, spec: dict) -> Output:
         csv[f"{m.label} n"] = summ[f"{m.col}_n"]
         headers.append(m.axis_label)
     md_rows = []
-    for _, r in summ.iterrows():
-        md_rows.append([str(r[c]) for c in rows] + [m.fmt(r[m.col] * m.scale, r[f"{m.col}_ci95"] * m.scale)
-                                                     for m in cols])
+    for i in range(len(summ)):  # not iterrows: it would turn integer coordinates into floats
+        md_rows.append([str(summ[c].iloc[i]) for c in rows] +
+                       [m.fmt(summ[m.col].iloc[i] * m.scale, summ[f"{m.col}_ci95"].iloc[i] * m.scale) for m in cols])
     md = _md(headers, md_rows)
     notes = []
-    if len(rows) == 1 and len(summ) > 1:
+    categorical = len(rows) == 1 and (rows[0] == ctx.exp.variants_name or summ[rows[0]].map(
+        lambda v: isinstance(v, str)).all())
+    if categorical and len(summ) > 1:  # an order of the schemes (not of the values of a swept parameter)
         for m in cols:
-            vals = [(str(r[rows[0]]), r[m.col] * m.scale) for _, r in summ.iterrows() if np.isfinite(r[m.col])]
+            vals = [(str(k), v * m.scale) for k, v in zip(summ[rows[0]], summ[m.col]) if np.isfinite(v)]
             if len(vals) > 1:
                 vals.sort(key=lambda t: -t[1])
                 notes.append(f"{m.label}: " + " > ".join(f"{k} ({m.fmt(v)})" for k, v in vals) +
@@ -118,15 +120,15 @@ def table_pivot(ctx: Context, spec: dict) -> Output:
     md = f"{m.axis_label}; rows: {ctx.coord_label(r)}, columns: {ctx.coord_label(c)}\n\n" + _md(
         [ctx.coord_label(r)] + [str(v) for v in cvals], md_rows)
     notes = []
-    if len(rvals) > 1:
+    if len(rvals) > 1 and r == ctx.exp.variants_name:  # which scheme is best in each column
         for cv in cvals:
             sel = summ[summ[c].astype(str) == str(cv)]
             sel = sel[np.isfinite(sel[m.col].astype(float))]
             if len(sel) > 1:
-                hi = sel.loc[sel[m.col].idxmax()]
-                lo = sel.loc[sel[m.col].idxmin()]
-                notes.append(f"{ctx.coord_label(c)} = {cv}: highest {m.label} with {ctx.coord_label(r)} = {hi[r]} "
-                             f"({m.fmt(hi[m.col] * m.scale)}), lowest with {lo[r]} ({m.fmt(lo[m.col] * m.scale)}).")
+                hi, lo = sel[m.col].idxmax(), sel[m.col].idxmin()
+                notes.append(f"{ctx.coord_label(c)} = {cv}: highest {m.label} with {ctx.coord_label(r)} = "
+                             f"{summ.at[hi, r]} ({m.fmt(summ.at[hi, m.col] * m.scale)}), lowest with {summ.at[lo, r]} "
+                             f"({m.fmt(summ.at[lo, m.col] * m.scale)}).")
     files = _write(ctx, spec["name"], pd.DataFrame(csv_rows), md)
     return Output("table", spec["name"], spec.get("title", spec["name"]), files, markdown=md, notes=notes,
                   caption=spec.get("caption", ""))
