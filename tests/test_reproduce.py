@@ -240,3 +240,49 @@ def test_bad_experiment_files_are_one_line_errors(tiny, tmp_path, edit, message)
     assert r.returncode == 2, (r.stdout, r.stderr)
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and ERROR_LINE.match(lines[0]) and message in lines[0], r.stderr
+
+
+def test_figures_of_per_flow_series(tiny, tmp_path):
+    """The per-flow time series (flow_series, an engine feature of issue 3) feeds two figure kinds.
+    Runs carrying a synthetic series are put in the cache, and reproduce draws from them."""
+    import numpy as np
+
+    import aqmlab
+    from aqmlab.api import Source
+    from aqmlab.sweep import Cache
+
+    f = tiny / "tiny" / "experiment.toml"
+    f.write_text(f.read_text() + """
+[[figures]]
+name = "udp-over-time"
+title = "UDP throughput over time"
+kind = "flow_timeseries"
+flows = { transport = "udp" }
+y = { col = "throughput_bps", label = "UDP throughput", unit = "kb/s" }
+
+[[figures]]
+name = "windowed-jain"
+title = "Jain's index in 2 s windows"
+kind = "windowed_jain"
+window = 2
+panels = "N"
+sessions = { tcp = 3 }
+""")
+    exp = load_experiment(tiny / "tiny")
+    cache = Cache(tmp_path / "cache")
+    for t in exp.sweep(quick=True).tasks():
+        res = aqmlab.run(Source(t.text, t.label, t.name), seed=t.seed, overrides=list(t.overrides))
+        fl = res.flows
+        times = np.arange(0.0, res.summary["scenario"]["duration_s"], 1.0)
+        res.flow_series = pd.DataFrame([
+            {"time_s": s, "flow_id": r.flow_id, "group": r.group, "throughput_bps": r.throughput_bps * (1 + 0.1 * np.sin(s)),
+             "goodput_bps": r.goodput_bps, "cwnd": 1.0} for s in times for r in fl.itertuples()])
+        cache.store(t.key, res, {})
+    out = tmp_path / "out"
+    r = cli("reproduce", "tiny", "--quick", "--experiments", tiny, "--out", out, "--cache", tmp_path / "cache")
+    assert r.returncode == 0, r.stderr
+    assert "all in the cache" in r.stderr
+    for name in ["udp-over-time", "windowed-jain"]:
+        assert (out / "tiny" / f"{name}.png").stat().st_size > 5000, name
+    report = (out / "report.md").read_text()
+    assert "time-average windowed Jain's index" in report and "time average of UDP throughput" in report

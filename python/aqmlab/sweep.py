@@ -691,8 +691,9 @@ class SweepResult:
             frames.append(df)
         return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
-    def save(self, out: str | os.PathLike, tables: Iterable[str] = ("flows",)) -> list[Path]:
-        """Write ``runs.parquet``/``runs.csv`` and ``<table>.parquet``/``.csv`` for each of ``tables``."""
+    def save(self, out: str | os.PathLike, tables: Iterable[str] = ("flows",), csv_max_rows: int = 200_000) -> list[Path]:
+        """Write ``runs.parquet``/``runs.csv`` and ``<table>.parquet``/``.csv`` for each of ``tables``
+        (a table of more than ``csv_max_rows`` rows only as Parquet)."""
         d = Path(out)
         d.mkdir(parents=True, exist_ok=True)
         written = []
@@ -701,8 +702,12 @@ class SweepResult:
                 continue
             pq, csv = d / f"{name}.parquet", d / f"{name}.csv"
             _to_parquet(df, pq)
-            df.to_csv(csv, index=False)
-            written += [pq, csv]
+            written.append(pq)
+            if len(df) <= csv_max_rows or name == "runs":
+                df.to_csv(csv, index=False)
+                written.append(csv)
+            elif csv.exists():
+                csv.unlink()
         return written
 
 

@@ -424,6 +424,11 @@ def _ts_plot(ctx: Context, spec: dict, table: str, agg_flows: dict | None) -> Ou
     keys = [c for c in [panel] + series if c]
     ts = _first_seed(ts, [c for c in ctx.coords])
     if agg_flows is not None:
+        need = [k for k in agg_flows if k not in ts.columns]
+        if need:  # flow attributes (transport, app, priority, ...) come from the flows table
+            keys_f = list(ctx.coords) + ["seed", "flow_id"]
+            flows = ctx.table("flows")[keys_f + need]
+            ts = ts.merge(flows, on=keys_f, how="left")
         mask = where_mask(ts, agg_flows)
         ts = ts[mask].groupby(keys + ["seed", "time_s"], sort=False, as_index=False)[m.col].sum()
     panels = _panels(ts, spec)
@@ -488,16 +493,21 @@ def fig_windowed_jain(ctx: Context, spec: dict) -> Output:
         first = sub.iloc[0]
         rows.append({**{k: first[k] for k in keys}, "seed": seed, "time_s": w, "jain": jain(vals)})
     tab = pd.DataFrame(rows)
-    summ = summarise(tab, [c for c in series] + ["time_s"], ["jain"])
-    fig, axes = _new(1, spec)
-    ax = axes[0]
+    panel = spec.get("panels")
+    summ = summarise(tab, ([panel] if panel else []) + [c for c in series] + ["time_s"], ["jain"])
+    panels = _panels(summ, spec)
+    fig, axes = _new(len(panels), spec)
     notes = []
-    for si, key in enumerate(_series_keys(summ, series)):
-        s = summ[_series_mask(summ, series, key)].sort_values("time_s")
-        lbl = ": ".join(map(str, key)) or "Jain's index"
-        ax.errorbar(s["time_s"] + window / 2, s["jain"], yerr=np.nan_to_num(s["jain_ci95"]), marker=MARKERS[si],
-                    ms=3, capsize=2, lw=1, color=PALETTE[si % len(PALETTE)], label=lbl)
-        notes.append(f"{lbl}: time-average windowed Jain's index {np.nanmean(s['jain']):.3f}.")
+    for ax, (pv, sub) in zip(axes, panels):
+        _panel_title(ax, ctx, spec, pv)
+        where = f"({ctx.coord_label(panel)} = {pv}) " if pv is not None else ""
+        for si, key in enumerate(_series_keys(sub, series)):
+            s = sub[_series_mask(sub, series, key)].sort_values("time_s")
+            lbl = ": ".join(map(str, key)) or "Jain's index"
+            ax.errorbar(s["time_s"] + window / 2, s["jain"], yerr=np.nan_to_num(s["jain_ci95"]),
+                        marker=MARKERS[si % len(MARKERS)], ms=3, capsize=2, lw=1, color=PALETTE[si % len(PALETTE)],
+                        label=lbl)
+            notes.append(f"{where}{lbl}: time-average windowed Jain's index {np.nanmean(s['jain']):.3f}.")
     files = _finish(fig, axes, spec, ctx, "time (s)", f"Jain's index over {window:g} s windows")
     return Output("figure", spec["name"], spec.get("title", spec["name"]), files, notes=notes,
                   caption=spec.get("caption", ""))

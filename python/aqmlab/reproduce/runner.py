@@ -301,6 +301,7 @@ def write_report(done: list[Done], out: Path, quick: bool, seconds: float) -> li
         if d.errors:
             blocks.append(("h3", "Problems"))
             blocks.append(("ul", d.errors))
-        blocks.append(("p", f"Data: [runs.csv]({e.id}/runs.csv) (one row per run), [flows.csv]({e.id}/flows.csv) "
+        flows = "flows.csv" if (out / e.id / "flows.csv").is_file() else "flows.parquet"
+        blocks.append(("p", f"Data: [runs.csv]({e.id}/runs.csv) (one row per run), [{flows}]({e.id}/{flows}) "
                             f"(one row per flow per run)."))
     return rep.write(blocks, out, "aqmlab reproduction")
