@@ -15,6 +15,12 @@ from pathlib import Path
 # ("img", (relative path, alt text)), ("pre", text)
 
 
+def anchor(heading: str) -> str:
+    """The anchor GitHub gives a heading (lower case, punctuation other than '-' and '_' removed,
+    spaces as '-'); report.html uses the same ids."""
+    return re.sub(r"[^\w\- ]", "", heading.lower()).replace(" ", "-")
+
+
 def _inline_html(text: str) -> str:
     t = html.escape(text, quote=False)
     t = re.sub(r"`([^`]+)`", r"<code>\1</code>", t)
@@ -100,8 +106,7 @@ def to_html(blocks: list, title: str) -> str:
            f"<style>{_CSS}</style></head><body>"]
     for kind, x in blocks:
         if kind in ("h1", "h2", "h3"):
-            anchor = re.sub(r"[^a-z0-9.-]+", "-", x.lower()).strip("-")
-            out.append(f"<{kind} id='{anchor}'>{_inline_html(x)}</{kind}>")
+            out.append(f"<{kind} id='{anchor(x)}'>{_inline_html(x)}</{kind}>")
         elif kind == "p":
             out.append(f"<p>{_inline_html(x)}</p>")
         elif kind == "ul":
