@@ -1,6 +1,5 @@
 """Sweeps: the grid, the cache (resume, no stale hits), the tables, the command and its errors."""
 
-import os
 import re
 import signal
 import subprocess

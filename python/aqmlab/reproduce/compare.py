@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from .context import Context, Output
-from .stats import SpecError, mean_ci, metric, where_mask
+from .stats import mean_ci, metric, where_mask
 
 KEYS = {"label", "source", "col", "unit", "scale", "where", "value", "min", "max", "range", "stat", "at",
         "tolerance", "note"}

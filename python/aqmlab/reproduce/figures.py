@@ -43,7 +43,7 @@ import numpy as np
 import pandas as pd
 
 from .context import Context, Output
-from .stats import SpecError, mean_ci, metric, metrics, summarise, where_mask
+from .stats import SpecError, metric, metrics, summarise, where_mask
 
 KINDS = ("xy", "bar", "timeseries", "flow_timeseries", "windowed_jain", "flows_bar", "group_bar", "rcf", "hook")
 COMMON = {"name", "title", "kind", "where", "xlabel", "ylabel", "logx", "logy", "xlim", "ylim", "hlines",

@@ -3,21 +3,18 @@
 from __future__ import annotations
 
 import json
-import math
 import re
 import shutil
-import sys
 import time
 import tomllib
-import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import __version__, _core
-from ..sweep import RunFailed, SweepError, SweepResult, execute, open_cache
+from ..sweep import SweepError, SweepResult, execute, open_cache
 from . import report as rep
 from .compare import reference_output
-from .context import Context, Output
+from .context import Context
 from .experiment import Experiment, ExperimentError, find_experiments, experiments_dir, load_experiment
 from .figures import make_figure
 from .tables import make_table
@@ -203,10 +200,7 @@ def reproduce(exps: list[Experiment], out: Path, *, quick: bool = False, jobs=No
             f"{max(1, round(total / 60))} min ({len(todo)} runs on {n} process(es), then the figures)")
     else:
         log(f"{len(distinct)} runs, all in the cache")
-    try:
-        execute(all_tasks, c, jobs=jobs, progress=progress)
-    except RunFailed:
-        raise
+    execute(all_tasks, c, jobs=jobs, progress=progress)  # a failing run raises RunFailed
     for d, sw, tasks in plans:
         t1 = time.time()
         res = SweepResult(sw, tasks, c, {}, tmp)
