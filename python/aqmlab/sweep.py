@@ -550,6 +550,14 @@ def _work(task: Task, root: str) -> tuple[str, float]:
     return task.key, res.wall_seconds
 
 
+def _ignore_sigint():
+    """Workers leave Ctrl-C to the main process, which stops handing out runs; a worker finishes (and
+    stores) the run it has, so an interruption costs no half-written state and no traceback."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 class RunFailed(RuntimeError):
     """A run of a sweep failed in the engine; the message names the run."""
 
@@ -601,7 +609,7 @@ def execute(tasks: Sequence[Task], cache: Cache, jobs: int | None = None, progre
             import multiprocessing
 
             ctx = multiprocessing.get_context("spawn")
-            ex = ProcessPoolExecutor(max_workers=min(jobs, len(todo)), mp_context=ctx)
+            ex = ProcessPoolExecutor(max_workers=min(jobs, len(todo)), mp_context=ctx, initializer=_ignore_sigint)
             try:
                 pending = {}
                 queue = list(reversed(todo))
