@@ -27,8 +27,10 @@ class Source:
 def read_source(scenario) -> Source:
     """Accept a path, a TOML string or a dict, and return its TOML text.
 
-    Raises ``FileNotFoundError``/``OSError`` for unreadable files.
+    Raises ``FileNotFoundError``/``OSError`` for unreadable files. A :class:`Source` is returned as is.
     """
+    if isinstance(scenario, Source):
+        return scenario
     if isinstance(scenario, Mapping):
         import tomli_w
 

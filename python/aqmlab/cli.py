@@ -1,8 +1,10 @@
 """The `aqmlab` command.
 
     aqmlab run SCENARIO [--seed N] [--out DIR] [--set key.path=value ...]
+    aqmlab sweep SCENARIO --vary key.path=v1,v2,... [--seeds K] [--jobs N] [--out DIR]
     aqmlab validate SCENARIO [--set ...]
-    aqmlab list aqm|tcp|traffic [--describe]
+    aqmlab list aqm|tcp|traffic|experiments [--describe]
+    aqmlab reproduce ID ... | --all [--quick] [--jobs N] [--out DIR]
     aqmlab bench [--point NAME ...] [--repeat K] [--json]
     aqmlab model choke|chokew|raqm|ward [--param value ...] [--json] [--plot FILE] [--run DIR ...]
 
@@ -184,6 +186,21 @@ def cmd_validate(a) -> int:
 
 
 def cmd_list(a) -> int:
+    if a.kind == "experiments":
+        from .reproduce import ExperimentError, list_experiments
+
+        try:
+            exps = list_experiments(a.experiments)
+        except ExperimentError as e:
+            raise UserError(str(e))
+        if not exps:
+            from .reproduce import experiments_dir
+
+            raise UserError(f"{experiments_dir(a.experiments)}: no experiments found (give --experiments DIR)")
+        w = max(len(e.id) for e in exps)
+        for e in exps:
+            print(f"{e.id:<{w}}  {e.description}" + (f"  [{e.paper}: {e.source}]" if a.describe else ""))
+        return 0
     for name, desc in _core.names(a.kind):
         print(f"{name:<12} {desc}" if a.describe else name)
     return 0
@@ -212,6 +229,116 @@ def cmd_bench(a) -> int:
         print("\nevents/s and packets/s are per wall-clock second on one thread; 'data pkt/s' counts data")
         print("packets reaching receivers, 'all pkt/s' every packet (data and ACK) reaching a host.")
     return 0
+
+
+def _cache_arg(a):
+    if a.no_cache:
+        return False
+    return a.cache if a.cache else True
+
+
+def _jobs_arg(a):
+    if a.jobs is not None and a.jobs < 1:
+        raise UserError("--jobs: must be a positive integer")
+    return a.jobs
+
+
+SWEEP_SHOW = [("bottleneck.utilisation", "util", "{:.3f}"), ("bottleneck.queue_mean_pkts", "queue", "{:.1f}"),
+              ("bottleneck.delay_mean_s", "delay s", "{:.3f}"), ("tcp.goodput_bps", "TCP goodput", None),
+              ("udp.share", "UDP share", "{:.3f}"), ("fairness.jain_throughput_all", "Jain", "{:.3f}")]
+
+
+def sweep_table(runs, coords) -> str:
+    """Mean over seeds of a few metrics per point, as printed by `aqmlab sweep`."""
+    cols = [(c, h, f) for c, h, f in SWEEP_SHOW if c in runs.columns and runs[c].notna().any()]
+    keyed = runs.assign(**{f"__k{i}": runs[c].map(str) for i, c in enumerate(coords)})
+    kcols = [f"__k{i}" for i in range(len(coords))]
+    means = keyed.groupby(kcols, sort=False)[[c for c, _, _ in cols]].mean() if kcols else \
+        runs[[c for c, _, _ in cols]].mean().to_frame().T
+    n = keyed.groupby(kcols, sort=False).size() if kcols else None
+    heads = list(coords) + ["seeds"] + [h for _, h, _ in cols]
+    rows = []
+    for i, (idx, r) in enumerate(means.iterrows()):
+        idx = idx if isinstance(idx, tuple) else (idx,)
+        cells = [str(v) for v in idx] if kcols else []
+        cells.append(str(int(n.iloc[i])) if n is not None else str(len(runs)))
+        for c, _, f in cols:
+            v = r[c]
+            cells.append("-" if v != v else (fmt_rate(v) if f is None else f.format(v)))
+        rows.append(cells)
+    width = [max(len(h), *(len(r[j]) for r in rows)) for j, h in enumerate(heads)]
+    line = lambda cells: "  ".join(c.rjust(w) if j >= len(coords) else c.ljust(w) for j, (c, w) in enumerate(zip(cells, width)))
+    out = [line(heads), "-" * len(line(heads))] + [line(r) for r in rows]
+    return "\n".join(out)
+
+
+def cmd_sweep(a) -> int:
+    from .sweep import RunFailed, Sweep, SweepError, TABLES
+
+    src = _source(a.scenario)
+    out = Path(a.out) if a.out else Path("results") / f"{src.name}-sweep"
+    if out.exists() and not out.is_dir():
+        raise UserError(f"--out {out}: exists and is not a directory")
+    tables = [t.strip() for t in a.tables.split(",") if t.strip()] if a.tables else []
+    names = {v: k for k, v in TABLES.items()} | {k: k for k in TABLES}
+    for t in tables:
+        if t not in names:
+            raise UserError(f"--tables {t}: unknown table; one of: {', '.join(TABLES.values())}")
+    try:
+        sw = Sweep(src, a.vary or [], a.seeds, seed=a.seed, overrides=a.set or [])
+        tasks = sw.tasks()
+    except SweepError as e:
+        msg = str(e)
+        raise UserError(msg if msg.startswith(src.label) else f"{a.scenario}: {msg}")
+    from .sweep import SweepResult, execute, open_cache
+
+    cache, tmp = open_cache(_cache_arg(a))
+    try:
+        stats = execute(tasks, cache, jobs=_jobs_arg(a), progress=not a.quiet)
+    except RunFailed as e:
+        print(f"error: {e}", file=sys.stderr)
+        return EXIT_FAILED
+    res = SweepResult(sw, tasks, cache, stats, tmp)
+    try:
+        files = res.save(out, tables=[names[t] for t in tables])
+    except OSError as e:
+        raise UserError(f"--out {out}: cannot write results: {e.strerror or e}")
+    if not a.quiet:
+        print(sweep_table(res.runs, res.coords))
+        print(f"\n{stats['total']} runs ({stats['cached']} from the cache, {stats['computed']} run now)")
+        print(f"results: {out}/ ({', '.join(p.name for p in files)})")
+    return 0
+
+
+def cmd_reproduce(a) -> int:
+    from .reproduce import ExperimentError, reproduce, select
+    from .sweep import RunFailed
+
+    out = Path(a.out)
+    if out.exists() and not out.is_dir():
+        raise UserError(f"--out {out}: exists and is not a directory")
+    if a.all and a.ids:
+        raise UserError("give experiment ids or --all, not both")
+    try:
+        exps = select(a.ids, a.all, a.experiments)
+    except ExperimentError as e:
+        raise UserError(str(e))
+    log = (lambda s: None) if a.quiet else (lambda s: print(s, file=sys.stderr))
+    try:
+        done = reproduce(exps, out, quick=a.quick, jobs=_jobs_arg(a), cache=_cache_arg(a), extra_set=a.set or [],
+                         keep_going=a.keep_going, progress=not a.quiet, log=log)
+    except ExperimentError as e:
+        raise UserError(str(e))
+    except RunFailed as e:
+        print(f"error: {e}", file=sys.stderr)
+        return EXIT_FAILED
+    bad = [d for d in done if d.errors or d.skipped]
+    if not a.quiet:
+        print(f"report: {out / 'report.md'} and {out / 'report.html'}")
+    for d in bad:
+        for msg in ([d.skipped] if d.skipped else d.errors):
+            print(f"error: {d.exp.id}: {msg}", file=sys.stderr)
+    return EXIT_FAILED if bad else 0
 
 
 def cmd_model(a) -> int:
@@ -244,8 +371,9 @@ def build_parser() -> argparse.ArgumentParser:
     v.set_defaults(fn=cmd_validate)
 
     ls = sub.add_parser("list", help="list available AQMs, TCP variants or traffic models")
-    ls.add_argument("kind", choices=["aqm", "tcp", "traffic"])
+    ls.add_argument("kind", choices=["aqm", "tcp", "traffic", "experiments"])
     ls.add_argument("-d", "--describe", action="store_true", help="add a one-line description")
+    ls.add_argument("--experiments", metavar="DIR", help="experiment definitions (default: ./experiments)")
     ls.set_defaults(fn=cmd_list)
 
     b = sub.add_parser("bench", help="run the benchmark points")
@@ -253,6 +381,38 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--repeat", type=int, default=1, help="runs per point; the fastest is reported")
     b.add_argument("--json", action="store_true", help="print JSON instead of a table")
     b.set_defaults(fn=cmd_bench)
+
+    sw = sub.add_parser("sweep", help="run a scenario over varied values and seeds (parallel, cached)")
+    sw.add_argument("scenario", help="scenario file (TOML)")
+    sw.add_argument("--vary", action="append", metavar="KEY.PATH=V1,V2,...",
+                    help="values of one key (repeatable; several give their cartesian product)")
+    sw.add_argument("--seeds", type=int, default=1, help="runs per point, seeds S, S+1, ... (default 1)")
+    sw.add_argument("--seed", type=int, help="first seed S (default: the scenario's simulation.seed)")
+    sw.add_argument("--set", action="append", metavar="KEY.PATH=VALUE", help="override for every run (repeatable)")
+    sw.add_argument("--jobs", "-j", type=int, help="parallel processes (default: all cores)")
+    sw.add_argument("--cache", metavar="DIR", help="result cache (default: $AQMLAB_CACHE or ~/.cache/aqmlab)")
+    sw.add_argument("--no-cache", action="store_true", help="neither reuse nor keep results between sweeps")
+    sw.add_argument("--out", help="output directory (default: results/<scenario file stem>-sweep)")
+    sw.add_argument("--tables", default="flows", metavar="T1,T2",
+                    help="result tables to gather besides runs: flows, timeseries, queue_snapshots, flow_series "
+                         "(default flows; '' for none)")
+    sw.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
+    sw.set_defaults(fn=cmd_sweep)
+
+    rp = sub.add_parser("reproduce", help="run the papers' experiments; figures, tables and a report")
+    rp.add_argument("ids", nargs="*", metavar="ID", help="experiment ids (see `aqmlab list experiments`)")
+    rp.add_argument("--all", action="store_true", help="every experiment")
+    rp.add_argument("--quick", action="store_true", help="each experiment's quick settings (fewer seeds, shorter runs)")
+    rp.add_argument("--out", default="reproduction", help="output directory (default: reproduction)")
+    rp.add_argument("--jobs", "-j", type=int, help="parallel processes (default: all cores)")
+    rp.add_argument("--cache", metavar="DIR", help="result cache (default: $AQMLAB_CACHE or ~/.cache/aqmlab)")
+    rp.add_argument("--no-cache", action="store_true", help="neither reuse nor keep results")
+    rp.add_argument("--set", action="append", metavar="KEY.PATH=VALUE", help="override for every run (repeatable)")
+    rp.add_argument("--experiments", metavar="DIR", help="experiment definitions (default: ./experiments)")
+    rp.add_argument("--keep-going", action="store_true",
+                    help="skip experiments whose scenarios do not validate (listed in the report) instead of stopping")
+    rp.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
+    rp.set_defaults(fn=cmd_reproduce)
 
     from .models.cli import add_subcommands as add_model_subcommands
 

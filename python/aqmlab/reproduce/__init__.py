@@ -1,0 +1,29 @@
+"""Reproducing the papers: experiment definitions, sweeps, figures, tables and a report.
+
+Every experiment of the specification (experiments.md §4) is a folder ``experiments/<id>/`` with
+``experiment.toml`` (what to run and what to draw), a base ``scenario.toml`` (and sometimes more
+scenario files), optionally ``reference.toml`` (published values) and ``hook.py`` (a figure no
+generic kind covers). The generic machinery lives here:
+
+=================  ==================================================================================
+module             contents
+=================  ==================================================================================
+``experiment``     reading and checking experiment.toml; an experiment as a :class:`~aqmlab.sweep.Sweep`
+``stats``          metric specs (column, label, unit, scale), means with 95 % confidence intervals
+``figures``        the figure kinds (xy, bar, timeseries, flows_bar, rcf, ...), PNG and SVG
+``tables``         metric tables and pivots, CSV and Markdown
+``overlays``       model curves from :mod:`aqmlab.models` drawn over the simulations
+``compare``        published reference values beside ours
+``report``         report.md / report.html
+``runner``         ``aqmlab reproduce``: one pool and one cache for all experiments
+=================  ==================================================================================
+
+The format is documented in docs/reproduce.md.
+"""
+
+from .experiment import (Experiment, ExperimentError, experiments_dir, find_experiments, list_experiments,
+                         load_experiment)
+from .runner import reproduce, select
+
+__all__ = ["Experiment", "ExperimentError", "experiments_dir", "find_experiments", "list_experiments",
+           "load_experiment", "reproduce", "select"]

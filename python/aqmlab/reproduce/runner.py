@@ -1,0 +1,303 @@
+"""``aqmlab reproduce``: run experiments (one shared pool and cache), draw, tabulate, report."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import time
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .. import __version__, _core
+from ..sweep import SweepError, SweepResult, execute, open_cache
+from . import report as rep
+from .compare import reference_output
+from .context import Context
+from .experiment import Experiment, ExperimentError, find_experiments, experiments_dir, load_experiment
+from .figures import make_figure
+from .tables import make_table
+
+
+@dataclass
+class Done:
+    exp: Experiment
+    outputs: list = field(default_factory=list)
+    errors: list = field(default_factory=list)
+    runs: int = 0
+    seconds: float = 0.0
+    setup: list = field(default_factory=list)
+    skipped: str = ""
+
+
+def select(ids, all_: bool, root=None) -> list[Experiment]:
+    """The experiments named by ``ids`` (or all of them)."""
+    dirs = find_experiments(root)
+    known = {p.name: p for p in dirs}
+    if all_:
+        return [load_experiment(p) for p in dirs]
+    if not ids:
+        raise ExperimentError("give experiment ids or --all (see `aqmlab list experiments`)")
+    out = []
+    for i in ids:
+        if i not in known:
+            near = [k for k in known if i in k or k in i][:3]
+            raise ExperimentError(f"{i}: unknown experiment" + (f" (did you mean {', '.join(near)}?)" if near else "")
+                                  + f"; see `aqmlab list experiments` ({experiments_dir(root)})")
+        out.append(load_experiment(known[i]))
+    return out
+
+
+# ----------------------------------------------------------------------------- cost estimate
+
+_RATE_UNITS = {"b/s": 1, "bps": 1, "kb/s": 1e3, "Kb/s": 1e3, "kbps": 1e3, "Kbps": 1e3, "Mb/s": 1e6, "Mbps": 1e6,
+               "mbps": 1e6, "Gb/s": 1e9, "Gbps": 1e9, "gbps": 1e9}
+
+
+def _rate(v) -> float:
+    if isinstance(v, (int, float)):
+        return float(v)
+    m = re.fullmatch(r"\s*([0-9.eE+-]+)\s*([A-Za-z/]*)\s*", str(v))
+    if not m:
+        return 0.0
+    try:
+        return float(m.group(1)) * _RATE_UNITS.get(m.group(2) or "b/s", 1.0)
+    except ValueError:
+        return 0.0
+
+
+def estimate_seconds(task, info: dict) -> float:
+    """A rough wall time of one run: per-run overhead + packets at ~2 M packets/s, with packets =
+    duration × (2 × capacity + UDP offered rate) / (8 × 1000 bytes). Overrides of UDP rates are not seen."""
+    try:
+        sc = tomllib.loads(task.text)
+    except tomllib.TOMLDecodeError:
+        sc = {}
+    udp = 0.0
+    for g in sc.get("flows", []):
+        if g.get("transport") == "udp":
+            udp += _rate(g.get("rate", 0)) * int(g.get("count", 1)) * (0.5 if g.get("app") == "onoff" else 1.0)
+    cap = float(info.get("bottleneck_rate_bps", 1e6))
+    dur = float(info.get("duration_s", 200))
+    pkts = dur * (2 * cap + min(udp, 100 * cap)) / 8000.0
+    return 0.15 + pkts / 2.0e6
+
+
+# ----------------------------------------------------------------------------- set-up text
+
+
+def _fmt_rate(bps: float) -> str:
+    for unit, f in (("Gb/s", 1e9), ("Mb/s", 1e6), ("kb/s", 1e3)):
+        if bps >= f:
+            return f"{bps / f:g} {unit}"
+    return f"{bps:g} b/s"
+
+
+def setup_lines(exp: Experiment, sweep, tasks, quick: bool, extra_set) -> list[str]:
+    """A generated description of what was run (from the files, not typed in)."""
+    pts = sweep.points()
+    p0 = pts[0]
+    try:
+        info = json.loads(_core.validate(p0.source.text, p0.source.name, p0.overrides))
+    except _core.ScenarioError:
+        info = {}
+    sc = tomllib.loads(exp.path.joinpath(exp.scenario).read_text(encoding="utf-8"))
+    b = sc.get("bottleneck", {})
+    lines = []
+    aqm = b.get("aqm", {})
+    lines.append(f"Base scenario [`{exp.scenario}`]({exp.id}/{exp.scenario}): bottleneck {b.get('rate', '?')}, "
+                 f"delay {b.get('delay', '?')}, buffer {b.get('limit', '?')} packets"
+                 + (f", AQM `{aqm.get('type')}`" if isinstance(aqm, dict) and aqm.get("type") else "")
+                 + f"; access links {sc.get('access', {}).get('rate', '10Mb/s')}, "
+                 f"{sc.get('access', {}).get('delay', '1ms')}.")
+    groups = []
+    for g in sc.get("flows", []):
+        d = f"{g.get('count', 1)} × {g.get('transport')}/{g.get('app', 'bulk' if g.get('transport') == 'tcp' else 'cbr')}"
+        extras = [f"{k} {g[k]}" for k in ("rate", "priority", "in_profile", "sender_delay", "start", "stop",
+                                          "on_time", "off_time", "arrival_rate", "think_time") if k in g]
+        tcp = g.get("tcp", {})
+        if "variant" in tcp:
+            extras.append(f"TCP {tcp['variant']}")
+        groups.append(f"`{g.get('name', '?')}` {d}" + (f" ({', '.join(map(str, extras))})" if extras else ""))
+    if groups:
+        lines.append("Flow groups: " + "; ".join(groups) + ".")
+    tcp = sc.get("tcp", {})
+    if tcp:
+        lines.append("TCP: " + ", ".join(f"{k} = {v}" for k, v in tcp.items()) + ".")
+    sim = sc.get("simulation", {})
+    lines.append(f"Run length {info.get('duration_s', sim.get('duration', '200s'))} s"
+                 + (f", warm-up {info.get('warmup_s')} s" if info.get("warmup_s") else "") + " (as run).")
+    if exp.variants:
+        chosen = exp.variant_labels(quick)
+        vs = [f"**{c.value}** (`{'`, `'.join(c.set)}`)" if c.set else f"**{c.value}**" for c in exp.variants
+              if c.value in chosen]
+        lines.append(f"{exp.variants_name.capitalize()}s compared: " + "; ".join(vs) + ".")
+    for d in sweep.dims:
+        a = exp.axis(d.name)
+        if a is None:
+            continue
+        vals = [str(c.value) for c in d.choices]
+        lines.append(f"Varied: {a.label}{f' ({a.unit})' if a.unit else ''} ∈ {{{', '.join(vals)}}}"
+                     + (f" (`{'`, `'.join(a.dim.choices[0].set)}`)" if a.dim.choices[0].set else "") + ".")
+    if exp.set:
+        lines.append("Every run: `" + "`, `".join(exp.set) + "`.")
+    seeds = sorted({t.seed for t in tasks})
+    lines.append(f"{sweep.seeds} seed(s) per point ({', '.join(map(str, seeds[:8]))}{'…' if len(seeds) > 8 else ''}); "
+                 f"{len(tasks)} runs; means over seeds with 95 % confidence intervals (Student t).")
+    post = sweep.post
+    if quick:
+        lines.append("**Quick mode**" + (": `" + "`, `".join(post) + "`" if post else "") +
+                     (f" — {exp.quick['note']}" if exp.quick.get("note") else "") + ".")
+    elif extra_set:
+        lines.append("Extra overrides: `" + "`, `".join(extra_set) + "`.")
+    return lines
+
+
+# ----------------------------------------------------------------------------- the command
+
+
+def reproduce(exps: list[Experiment], out: Path, *, quick: bool = False, jobs=None, cache=True, extra_set=(),
+              keep_going: bool = False, progress: bool = True, log=None) -> list[Done]:
+    """Run, draw and report ``exps``; returns what was done per experiment (errors included)."""
+    log = log or (lambda s: None)
+    t0 = time.time()
+    plans = []
+    done: list[Done] = []
+    for e in exps:
+        d = Done(e)
+        done.append(d)
+        try:
+            sw = e.sweep(quick, extra_set)
+            tasks = sw.tasks()
+        except (SweepError, ExperimentError) as err:
+            msg = str(err)
+            if not keep_going:
+                raise ExperimentError(msg if msg.startswith(str(e.path)) else f"{e.path}: {msg}")
+            d.skipped = msg
+            continue
+        plans.append((d, sw, tasks))
+    all_tasks = [t for _, _, ts in plans for t in ts]
+    c, tmp = open_cache(cache)
+    distinct = {t.key: t for t in all_tasks}
+    todo = [t for k, t in distinct.items() if not c.has(k)]
+    if todo:
+        info_cache = {}
+        est = 0.0
+        for t in todo:
+            if (t.label, t.overrides) not in info_cache:
+                try:
+                    info_cache[(t.label, t.overrides)] = json.loads(_core.validate(t.text, t.name, list(t.overrides)))
+                except _core.ScenarioError:
+                    info_cache[(t.label, t.overrides)] = {}
+            est += estimate_seconds(t, info_cache[(t.label, t.overrides)])
+        import os
+
+        n = max(1, min(jobs or os.cpu_count() or 1, len(todo)))
+        # then gathering, figures and tables: measured at about 2.5 s per experiment and 30 ms per run
+        total = est / n + 2.5 * len(plans) + 0.03 * len(all_tasks)
+        log(f"{len(distinct)} runs, {len(distinct) - len(todo)} in the cache; expected time about "
+            f"{max(1, round(total / 60))} min ({len(todo)} runs on {n} process(es), then the figures)")
+    else:
+        log(f"{len(distinct)} runs, all in the cache")
+    execute(all_tasks, c, jobs=jobs, progress=progress)  # a failing run raises RunFailed
+    for d, sw, tasks in plans:
+        t1 = time.time()
+        res = SweepResult(sw, tasks, c, {}, tmp)
+        d.runs = len(tasks)
+        d.setup = setup_lines(d.exp, sw, tasks, quick, extra_set)
+        outdir = out / d.exp.id
+        outdir.mkdir(parents=True, exist_ok=True)
+        res.save(outdir, tables=("flows",))
+        for f in sorted(d.exp.path.iterdir()):  # the definition beside the results, for the record
+            if f.suffix in (".toml", ".py") and f.is_file():
+                shutil.copyfile(f, outdir / f.name)
+        ctx = Context(d.exp, res, outdir, quick)
+        for spec in d.exp.figures:
+            try:
+                d.outputs.append(make_figure(ctx, spec))
+            except Exception as err:  # a figure that cannot be drawn is reported, not fatal
+                d.errors.append(f"figure {spec.get('name')}: {type(err).__name__}: {err}")
+                if not keep_going and _debug():
+                    raise
+        for spec in d.exp.tables:
+            try:
+                d.outputs.append(make_table(ctx, spec))
+            except Exception as err:
+                d.errors.append(f"table {spec.get('name')}: {type(err).__name__}: {err}")
+                if not keep_going and _debug():
+                    raise
+        try:
+            r = reference_output(ctx)
+            if r is not None:
+                d.outputs.append(r)
+        except Exception as err:
+            d.errors.append(f"reference values: {type(err).__name__}: {err}")
+        d.seconds = time.time() - t1
+        log(f"{d.exp.id}: {d.runs} runs, {sum(o.kind == 'figure' for o in d.outputs)} figures, "
+            f"{sum(o.kind == 'table' for o in d.outputs)} tables" + (f", {len(d.errors)} error(s)" if d.errors else ""))
+    write_report(done, out, quick, time.time() - t0)
+    return done
+
+
+def _debug() -> bool:
+    import os
+
+    return bool(os.environ.get("AQMLAB_DEBUG"))
+
+
+def write_report(done: list[Done], out: Path, quick: bool, seconds: float) -> list[Path]:
+    blocks = [("h1", "aqmlab: reproduction of the papers" + (" (quick)" if quick else ""))]
+    blocks.append(("p", f"Generated by `aqmlab reproduce` (aqmlab {__version__}) in {seconds / 60:.1f} min"
+                        + (" with **--quick** settings (fewer seeds, shorter runs, fewer points; see each set-up)"
+                           if quick else "") + ". Each section: the set-up as run, our figures and tables (means "
+                        "over seeds with 95 % confidence intervals), the published reference values of the "
+                        "specification (experiments.md §5) where there are any, and below each figure and table an "
+                        "automatic comparison (which series is highest, time averages, agreement with the models)."))
+    rows = []
+    for d in done:
+        state = "skipped" if d.skipped else (f"{len(d.errors)} error(s)" if d.errors else "ok")
+        rows.append(f"[{d.exp.id}](#{rep.anchor(d.exp.id)}) — {d.exp.title} ({d.runs} runs; {state})")
+    blocks.append(("ul", rows))
+    for d in done:
+        e = d.exp
+        blocks.append(("h2", e.id))
+        blocks.append(("p", f"**{e.title}.** [{e.paper}] {e.source}. {e.description}"))
+        if d.skipped:
+            blocks.append(("p", f"**Not run:** {d.skipped}"))
+            continue
+        blocks.append(("h3", "Set-up"))
+        blocks.append(("ul", d.setup))
+        figs = [o for o in d.outputs if o.kind == "figure"]
+        tabs = [o for o in d.outputs if o.kind == "table" and o.name != "reference"]
+        if figs:
+            blocks.append(("h3", "Figures"))
+        for o in figs:
+            png = next((p for p in o.files if p.suffix == ".png"), None)
+            blocks.append(("p", f"**{o.title}**" + (f" — {o.caption}" if o.caption else "")))
+            if png is not None:
+                blocks.append(("img", (f"{e.id}/{png.name}", o.title)))
+                blocks.append(("p", f"Files: [{png.name}]({e.id}/{png.name}), [{png.stem}.svg]({e.id}/{png.stem}.svg)"))
+            if o.notes:
+                blocks.append(("ul", o.notes))
+        if tabs:
+            blocks.append(("h3", "Tables"))
+        for o in tabs:
+            blocks.append(("p", f"**{o.title}**" + (f" — {o.caption}" if o.caption else "") +
+                           f" ([{o.name}.csv]({e.id}/{o.name}.csv), [{o.name}.md]({e.id}/{o.name}.md))"))
+            blocks.append(("table", o.markdown))
+            if o.notes:
+                blocks.append(("ul", o.notes))
+        ref = next((o for o in d.outputs if o.name == "reference"), None)
+        if ref is not None:
+            blocks.append(("h3", "Published reference values"))
+            blocks.append(("table", ref.markdown))
+            if ref.notes:
+                blocks.append(("ul", ref.notes))
+        if d.errors:
+            blocks.append(("h3", "Problems"))
+            blocks.append(("ul", d.errors))
+        flows = "flows.csv" if (out / e.id / "flows.csv").is_file() else "flows.parquet"
+        blocks.append(("p", f"Data: [runs.csv]({e.id}/runs.csv) (one row per run), [{flows}]({e.id}/{flows}) "
+                            f"(one row per flow per run)."))
+    return rep.write(blocks, out, "aqmlab reproduction")
