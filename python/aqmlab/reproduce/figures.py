@@ -127,8 +127,10 @@ def _new(n_panels: int, spec: dict):
 
 def _finish(fig, axes, spec: dict, ctx: Context, xlabel: str, ylabel: str, legend: bool = True) -> list[Path]:
     plt = _plt()
-    for ax in axes:
-        ax.set_xlabel(spec.get("xlabel", xlabel))
+    stacked = getattr(fig, "_aqmlab_stacked", False)
+    for i, ax in enumerate(axes):
+        if not stacked or i == len(axes) - 1:
+            ax.set_xlabel(spec.get("xlabel", xlabel))
         ax.set_ylabel(spec.get("ylabel", ylabel))
         if spec.get("logx"):
             ax.set_xscale("log")
@@ -432,13 +434,27 @@ def _ts_plot(ctx: Context, spec: dict, table: str, agg_flows: dict | None) -> Ou
         mask = where_mask(ts, agg_flows)
         ts = ts[mask].groupby(keys + ["seed", "time_s"], sort=False, as_index=False)[m.col].sum()
     panels = _panels(ts, spec)
-    fig, axes = _new(len(panels), spec)
-    notes = []
     skeys = _series_keys(ts, series)
-    for ax, (pv, sub) in zip(axes, panels):
+    # several traces on one axis hide each other: unless the spec asks to overlay them, each series
+    # of a one-panel figure gets its own row, stacked with a shared time axis (as the papers draw
+    # queue traces)
+    stacked = len(panels) == 1 and len(skeys) > 1 and not spec.get("overlay", False)
+    if stacked:
+        plt = _plt()
+        fig, axs = plt.subplots(len(skeys), 1, figsize=(6.4, 1.9 * len(skeys) + 0.8), sharex=True, sharey=True,
+                                squeeze=False)
+        axes = list(axs.ravel())
+        fig._aqmlab_stacked = True
+        panels = [(panels[0][0], panels[0][1])] * len(skeys)
+    else:
+        fig, axes = _new(len(panels), spec)
+    notes = []
+    for pi, (ax, (pv, sub)) in enumerate(zip(axes, panels)):
         _panel_title(ax, ctx, spec, pv)
         stats = []
         for si, key in enumerate(skeys):
+            if stacked and si != pi:
+                continue
             s = sub[_series_mask(sub, series, key)].sort_values("time_s")
             if s.empty:
                 continue
