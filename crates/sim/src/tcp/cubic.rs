@@ -257,21 +257,35 @@ mod tests {
         assert_eq!(cc.epoch_start(), Some(5));
     }
 
+    /// `cwnd` at the end of each round trip against `W_cubic(t)`: the largest relative error at
+    /// the sample times.
+    fn curve_error(w_max: f64, rtt: Time, at: &[f64]) -> (f64, Vec<(f64, f64)>) {
+        let mut d = Driver::after_loss(Cubic::default(), w_max, rtt);
+        let end = at.iter().cloned().fold(0.0, f64::max);
+        let trace = d.run(((end + 1.0) * 1e9) as Time);
+        let k = (w_max * 0.3 / 0.4).cbrt();
+        let w_cubic = |t: f64| 0.4 * (t - k).powi(3) + w_max;
+        let mut worst = 0.0f64;
+        for want in at {
+            let &(t, cwnd) = trace.iter().find(|(t, _)| t >= want).unwrap();
+            let err = (cwnd - w_cubic(t)).abs() / w_cubic(t);
+            eprintln!("W_max {w_max}, RTT {rtt} ns, t = {t:.2}: cwnd {cwnd:.2} vs W_cubic {:.2}", w_cubic(t));
+            worst = worst.max(err);
+        }
+        (worst, trace)
+    }
+
     #[test]
     fn window_follows_the_cubic_curve_after_a_loss() {
         // W_max = 1000 at 100 ms: the cubic curve is far above the Reno estimate
-        let mut d = Driver::after_loss(Cubic::default(), 1000.0, 100 * MS);
-        let trace = d.run(14 * NS_PER_SEC);
         let k = (1000.0f64 * 0.3 / 0.4).cbrt();
-        let w_cubic = |t: f64| 0.4 * (t - k).powi(3) + 1000.0;
-        let mut worst = 0.0f64;
-        for want in [1.0, 3.0, 5.0, 7.0, 9.0, 11.0, 13.0] {
-            let &(t, cwnd) = trace.iter().find(|(t, _)| *t >= want).unwrap();
-            let err = (cwnd - w_cubic(t)).abs() / w_cubic(t);
-            worst = worst.max(err);
-            assert!(err < 0.02, "t = {t:.2}: cwnd {cwnd:.1} vs W_cubic {:.1}", w_cubic(t));
-        }
-        eprintln!("worst relative error {worst:.4}");
+        let (worst, trace) = curve_error(1000.0, 100 * MS, &[1.0, 3.0, 5.0, 7.0, 9.0, 11.0, 13.0]);
+        assert!(worst < 0.005, "worst relative error {worst:.4}");
+        // W_max = 100 at 1 s: the curve moves a lot within one round trip, and aiming at
+        // W_cubic(t + RTT) is what keeps cwnd on it (aiming at W_cubic(t) lags by about a round
+        // trip: 10–30 % here)
+        let (worst_long, _) = curve_error(100.0, NS_PER_SEC, &[2.0, 4.0, 6.0, 8.0]);
+        assert!(worst_long < 0.05, "worst relative error at RTT 1 s {worst_long:.4}");
         // concave below W_max, plateau near K, convex beyond
         let at = |x: f64| trace.iter().find(|(t, _)| *t >= x).unwrap().1;
         assert!(at(1.0) - at(0.1) > at(k) - at(k - 0.9), "concave growth slows down towards W_max");
