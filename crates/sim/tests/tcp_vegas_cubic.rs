@@ -195,15 +195,15 @@ fn response_ratio(p: f64, delay_ms: u32, duration: &str, extra: &str) -> (f64, f
 }
 
 // The RFC's formula assumes periodic losses (one every 1/p packets); `loss_rate` drops packets
-// independently. A fluid model of the same rules (cwnd = max(W_cubic(t), W_est(t)); the reduction
-// a round trip after the lost packet, then one round trip of recovery; losses within that window
-// merged; fast convergence) reproduces the formula with periodic losses (0.97–1.00 ×) and gives
-// 1.15–1.20 × it with Bernoulli losses (the window is a convex function of the time since the
-// last loss, so random gaps raise its mean). For 400 loss events per run its standard deviations
-// are 0.04–0.06 for one run in the cubic region, 0.025 for the mean of three, 0.04 for the fitted
-// exponent, and 0.02 in the Reno-friendly region (600 events). Each band below is the fluid
-// model's mean ± 3 standard deviations, widened by 0.05 for what the fluid model leaves out (ACK
-// clocking, the exact merging of losses in SACK recovery, the warm-up).
+// independently. A fluid model of the same rules (docs/tcp/cubic_fluid.py: cwnd = max(W_cubic(t),
+// W_est(t)); the reduction a round trip after the lost packet, then one round trip of recovery;
+// losses within that window merged; fast convergence) gives 0.95–1.00 × the formula with periodic
+// losses and 1.15–1.20 × it with Bernoulli losses (the window is a convex function of the time
+// since the last loss, so random gaps raise its mean). For 400 loss events per run its standard
+// deviations are 0.06 for one run in the cubic region, 0.025 for the mean of three runs, 0.04 for
+// the fitted exponent, and 0.03 in the Reno-friendly region (600 events). Each band below is the
+// fluid model's mean ± 3 standard deviations, widened by 0.05 for what the fluid model leaves out
+// (ACK clocking, the exact merging of losses in SACK recovery, the warm-up).
 
 #[test]
 fn cubic_response_function_in_the_cubic_region() {
@@ -213,7 +213,7 @@ fn cubic_response_function_in_the_cubic_region() {
         .into_iter()
         .map(|(p, d)| (p, response_ratio(p, 198, d, "")))
         .collect();
-    // fluid model: 1.17–1.20 ± 0.06 per run
+    // fluid model: 1.18–1.20 ± 0.06 per run
     for (p, (_, ratio)) in &runs {
         assert!((0.95..=1.43).contains(ratio), "p={p}: {ratio:.3} × RFC 9438's average window");
     }
@@ -233,14 +233,14 @@ fn cubic_response_function_in_the_cubic_region() {
 #[test]
 fn cubic_response_function_in_the_reno_friendly_region() {
     // RTT 40 ms: the cubic curve alone gives 0.43 (p = 1e-3) and 0.58 (p = 3e-4) of Reno's window;
-    // fluid model 1.153 and 1.169, ± 0.02
+    // fluid model 1.153 and 1.170, ± 0.03
     for (p, d) in [(1e-3, "700s"), (3e-4, "1300s")] {
         let (_, ratio) = response_ratio(p, 18, d, "");
-        assert!((1.04..=1.28).contains(&ratio), "p={p}: {ratio:.3} × RFC 9438's average window");
+        assert!((1.01..=1.31).contains(&ratio), "p={p}: {ratio:.3} × RFC 9438's average window");
     }
-    // without the Reno-friendly region CUBIC falls to its cubic window (fluid model 0.493 ± 0.015)
+    // without the Reno-friendly region CUBIC falls to its cubic window (fluid model 0.495 ± 0.02)
     let (_, ratio) = response_ratio(1e-3, 18, "1800s", "cubic_tcp_friendly = false");
-    assert!((0.40..=0.59).contains(&ratio), "without the Reno-friendly region: {ratio:.3} × the model");
+    assert!((0.38..=0.61).contains(&ratio), "without the Reno-friendly region: {ratio:.3} × the model");
 }
 
 // =============================================================================================
