@@ -100,7 +100,10 @@ fn vegas_gets_the_smaller_share_against_reno_on_droptail() {
     let r = run(text, 1);
     let share = |i: usize| f(&r.summary["groups"][i]["share"]);
     let (v, n) = (share(0), share(1));
-    eprintln!("vegas vs reno on DropTail: vegas {v:.3}, reno {n:.3}, utilisation {:.3}", f(&r.summary["bottleneck"]["utilisation"]));
+    eprintln!(
+        "vegas vs reno on DropTail: vegas {v:.3}, reno {n:.3}, utilisation {:.3}",
+        f(&r.summary["bottleneck"]["utilisation"])
+    );
     assert!(v < n, "vegas {v} vs reno {n}");
     assert!(v < 0.4, "vegas {v}");
     assert!(v + n > 0.95);
@@ -276,7 +279,10 @@ fn same_seed_same_summary() {
     assert_eq!(a.summary, b.summary);
     // (NaN columns: compare the printed tables)
     assert_eq!(format!("{:?}", a.flows), format!("{:?}", b.flows));
-    assert!(a.flows.get("variant").is_some_and(|v| format!("{v:?}").contains(r#""vegas", "vegas", "cubic", "cubic", "cubic""#)));
+    assert!(a
+        .flows
+        .get("variant")
+        .is_some_and(|v| format!("{v:?}").contains(r#""vegas", "vegas", "cubic", "cubic", "cubic""#)));
     let c = run(text, 8);
     assert_ne!(a.summary, c.summary, "another seed changes the start times and the losses");
 }
