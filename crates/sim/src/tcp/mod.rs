@@ -23,9 +23,11 @@
 //!   out-of-order or duplicate segments and on segments that fill a hole (RFC 5681 §4.2).
 
 pub mod cc;
+pub mod cubic;
 pub mod newreno;
 pub mod reno;
 pub mod sack;
+pub mod vegas;
 
 use self::cc::{AckInfo, CongestionControl, Window};
 use self::sack::{Block, Scoreboard};
@@ -59,23 +61,46 @@ impl Recovery {
 pub enum CcConfig {
     /// RFC 5681 AIMD (Reno, NewReno and SACK).
     Reno,
+    /// TCP Vegas as ns-2 implements it ([`vegas`]); thresholds in packets.
+    Vegas { alpha: f64, beta: f64, gamma: f64 },
+    /// RFC 9438 CUBIC ([`cubic`]).
+    Cubic { c: f64, beta: f64, fast_convergence: bool, tcp_friendly: bool },
+}
+
+impl CcConfig {
+    /// Vegas with ns-2's defaults (α = 1, β = 3, γ = 1).
+    pub fn vegas() -> Self {
+        CcConfig::Vegas { alpha: vegas::DEFAULT_ALPHA, beta: vegas::DEFAULT_BETA, gamma: vegas::DEFAULT_GAMMA }
+    }
+    /// CUBIC with RFC 9438's defaults (C = 0.4, β = 0.7, fast convergence, Reno-friendly region).
+    pub fn cubic() -> Self {
+        CcConfig::Cubic { c: cubic::DEFAULT_C, beta: cubic::DEFAULT_BETA, fast_convergence: true, tcp_friendly: true }
+    }
 }
 
 /// The congestion-control state of one connection (enum dispatch; one arm per algorithm).
 #[derive(Debug, Clone)]
 pub enum Cc {
     Reno(reno::Reno),
+    Vegas(vegas::Vegas),
+    Cubic(cubic::Cubic),
 }
 
 impl Cc {
     pub fn new(cfg: &CcConfig) -> Cc {
         match cfg {
             CcConfig::Reno => Cc::Reno(reno::Reno),
+            CcConfig::Vegas { alpha, beta, gamma } => Cc::Vegas(vegas::Vegas::new(*alpha, *beta, *gamma)),
+            CcConfig::Cubic { c, beta, fast_convergence, tcp_friendly } => {
+                Cc::Cubic(cubic::Cubic::new(*c, *beta, *fast_convergence, *tcp_friendly))
+            }
         }
     }
     fn get(&mut self) -> &mut dyn CongestionControl {
         match self {
             Cc::Reno(c) => c,
+            Cc::Vegas(c) => c,
+            Cc::Cubic(c) => c,
         }
     }
 }
@@ -139,10 +164,14 @@ impl TcpConfig {
         }
     }
 
-    /// Linux-like defaults (docs/tcp.md): initial window 10 (RFC 6928), minimum RTO 200 ms with a
-    /// 1 ms clock, delayed ACKs (every second segment, 40 ms), a large receive window.
+    /// Linux-like defaults (docs/tcp.md): CUBIC with SACK recovery, initial window 10 (RFC 6928),
+    /// minimum RTO 200 ms with a 1 ms clock, delayed ACKs (every second segment, 40 ms), a large
+    /// receive window.
     pub fn modern() -> Self {
         TcpConfig {
+            variant: "cubic",
+            cc: CcConfig::cubic(),
+            recovery: Recovery::Sack,
             initial_window: 10.0,
             max_window: 65_535,
             granularity: NS_PER_SEC / 1000,
