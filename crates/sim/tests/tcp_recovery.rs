@@ -36,7 +36,13 @@ struct Outcome {
 /// Run until `until`; drop the first transmission of every segment in `warm` (to end slow start)
 /// and in `burst`, and measure the recovery of `burst`.
 fn run(recovery: Recovery, warm: &[u32], burst: &[u32], until: Time) -> Outcome {
+    run_twice(recovery, warm, burst, &[], until)
+}
+
+/// As [`run`], and also drop the first retransmission of every segment in `twice`.
+fn run_twice(recovery: Recovery, warm: &[u32], burst: &[u32], twice: &[u32], until: Time) -> Outcome {
     let lost: Vec<u32> = warm.iter().chain(burst).copied().collect();
+    let mut dropped_again: HashSet<u32> = HashSet::new();
     let cfg = TcpConfig { recovery, cc: CcConfig::Reno, max_window: 1000, ..TcpConfig::ns2() };
     let mut tx = TcpSender::new(cfg, 0, 1, 0, u32::MAX);
     let mut rx = TcpReceiver::new(&cfg, 1);
@@ -61,6 +67,9 @@ fn run(recovery: Recovery, warm: &[u32], burst: &[u32], until: Time) -> Outcome 
                 }
             }
             if lost.contains(&p.seq) && dropped.insert(p.seq) {
+                continue;
+            }
+            if p.flags & sim::packet::F_RETX != 0 && twice.contains(&p.seq) && dropped_again.insert(p.seq) {
                 continue;
             }
             *order += 1;
@@ -174,5 +183,23 @@ fn a_single_loss_is_one_rtt_for_all_three() {
         println!("{rec:?}, one loss: {r:.2} RTTs");
         assert_eq!(o.timeouts, 0, "{rec:?}");
         assert!((0.9..=1.6).contains(&r), "{rec:?}: {r:.2} RTTs");
+    }
+}
+
+/// A lost retransmission of the first unacknowledged segment can only be repaired by the
+/// retransmission timer. SACK recovery keeps retransmitting later holes and sending new data
+/// meanwhile; those must not keep re-arming the timer (a bug once did: recovery then lasted for
+/// the rest of the run).
+#[test]
+fn a_lost_retransmission_is_repaired_by_the_timer() {
+    for rec in [Recovery::NewReno, Recovery::Sack] {
+        let o = run_twice(rec, &WARM, &BURST, &[BURST[0]], 20 * NS_PER_SEC);
+        println!("{rec:?}, first retransmission lost: {o:?}, {:.2} RTTs", rtts(&o));
+        assert_eq!(o.timeouts, 1, "{rec:?}");
+        // the timer expires one RTO (here the 200 ms minimum: the RTT is a steady 101 ms) after the
+        // lost retransmission, not later: re-sending other holes did not push it out
+        let resent = o.rtx_at[0] - o.detect;
+        assert!(resent <= 2 * NS_PER_SEC / 10 + MS, "{rec:?}: segment re-sent {resent} ns after the fast retransmit");
+        assert!(rtts(&o) < 10.0, "{rec:?}: {:.2} RTTs", rtts(&o));
     }
 }

@@ -382,11 +382,14 @@ impl TcpSender {
         }
     }
 
-    /// A retransmission by fast retransmit or on a partial ACK.
+    /// A retransmission by fast retransmit, on a partial ACK or by SACK recovery. Re-sending the
+    /// first unacknowledged segment re-arms the timer (with `rto_restart_on_retransmit`, as ns-2
+    /// and Linux do); re-sending a later hole does not, so a lost retransmission of the first
+    /// segment is still repaired by the timer while SACK recovery goes on.
     fn retransmit(&mut self, seq: u32, now: Time, out: &mut Vec<Packet>, c: &mut FlowCounters) {
         self.timing = false;
         self.send_seg(seq, now, out, c);
-        if self.cfg.rto_restart_on_retransmit {
+        if self.cfg.rto_restart_on_retransmit && seq == self.snd_una {
             self.rto_deadline = now + self.rto();
         }
     }
