@@ -23,12 +23,6 @@ ward-3.2-per-flow ward-3.2-udp-compare ward-3.2-udp-rate-sweep ward-3.2-pareto-l
 ward-3.4-aqm-fairness ward-3.5-rtt ward-3.6-web""".split()
 OPTIONAL_IDS = ["chokew-x-reno", "chokew-x-avg"]
 
-# scenario keys an engine of issue 3 adds (TCP variants, ON/OFF, short and web traffic, per-flow
-# series); an experiment whose only problem is one of these is waiting for the engine, not broken
-COMING = re.compile(r"variant `(sack|reno|vegas|cubic)`|vegas_|TCP application \"(short|web)\"|"
-                    r"UDP application \"onoff\"|`flow_series_interval`|`(on_time|off_time|distribution|shape|"
-                    r"arrival_rate|flow_duration|response_size|think_time|preset)`|application \"(onoff|short|web)\"")
-
 TINY_SCENARIO = """
 name = "tiny"
 [simulation]
@@ -140,39 +134,11 @@ def test_every_experiment_file_is_well_formed():
 
 
 @pytest.mark.parametrize("exp_id", SPEC_IDS + OPTIONAL_IDS)
-def test_every_experiment_validates_or_waits_for_a_coming_engine_feature(exp_id):
-    """Every run point of the full and quick settings validates, except for keys of engine features
-    not built yet (issue 3), which is then the only complaint."""
+def test_every_experiment_validates(exp_id):
+    """Every run point of the full and quick settings of every experiment is a valid scenario."""
     e = load_experiment(EXPERIMENTS / exp_id)
     for quick in (False, True):
-        try:
-            tasks = e.sweep(quick).tasks()
-        except (SweepError, ExperimentError) as err:
-            assert COMING.search(str(err)), f"{exp_id}: {err}"
-            continue
-        assert tasks
-
-
-def test_every_experiment_validates_today_with_newreno(tmp_path):
-    """The same with what this engine has: SACK and Reno replaced by NewReno and the per-flow series
-    dropped; what still fails needs Vegas, ON/OFF, short or web traffic."""
-    import shutil
-
-    root = tmp_path / "exps"
-    shutil.copytree(EXPERIMENTS, root)
-    for f in root.glob("*/*.toml"):
-        text = re.sub(r'variant = "(sack|reno)"', 'variant = "newreno"', f.read_text())
-        f.write_text(re.sub(r"(?m)^flow_series_interval = .*$", "", text))
-    waiting = []
-    for e in list_experiments(root):
-        for quick in (False, True):
-            try:
-                assert e.sweep(quick).tasks()
-            except (SweepError, ExperimentError) as err:
-                assert COMING.search(str(err)), f"{e.id}: {err}"
-                waiting.append(e.id)
-    assert set(waiting) <= {"choked-4.4-reno-vegas", "choked-4.7-web", "raqm-case4", "ward-3.2-pareto-load",
-                            "ward-3.4-vegas-reno", "ward-3.4-aqm-fairness", "ward-3.6-web"}
+        assert e.sweep(quick).tasks(), (exp_id, quick)
 
 
 def test_reproduce_one_small_experiment(tiny, tmp_path):
