@@ -1007,6 +1007,11 @@ impl Sim {
             ),
         );
         t.push("host", Column::I64(self.flows.iter().map(|fl| fl.host as i64).collect()));
+        // web response connections: index of their session within the run (-1 for other flows)
+        t.push(
+            "session",
+            Column::I64(self.flows.iter().map(|fl| if fl.session == NO_SESSION { -1 } else { fl.session as i64 }).collect()),
+        );
         t.push("priority", Column::I64(self.flows.iter().map(|fl| fl.prio as i64).collect()));
         t.push("start_s", Column::F64(self.flows.iter().map(|fl| fl.start as f64 / 1e9).collect()));
         t.push(
@@ -1220,6 +1225,8 @@ impl Sim {
             st.push("flow_id", Column::I64(fs.flow.clone()));
             let group = |f: &i64| sc.groups[self.flows[*f as usize].group as usize].name.clone();
             st.push("group", Column::Str(fs.flow.iter().map(group).collect()));
+            let transport = |f: &i64| sc.groups[self.flows[*f as usize].group as usize].transport_name().to_string();
+            st.push("transport", Column::Str(fs.flow.iter().map(transport).collect()));
             st.push("throughput_bps", Column::F64(fs.thr.clone()));
             st.push("goodput_bps", Column::F64(fs.good.clone()));
             st.push("cwnd", Column::F64(fs.cwnd.clone()));
