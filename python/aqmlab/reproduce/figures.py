@@ -494,16 +494,32 @@ def fig_windowed_jain(ctx: Context, spec: dict) -> Output:
     series = list(spec.get("series", ctx.default_series()))
     keys = [c for c in ctx.coords]
     fs = fs.assign(window=np.floor(fs["time_s"] / window) * window)
+    # the users whose shares are compared: flows, except that the connections of each web session
+    # (flows table column `session`) make one user per session
+    fs = fs.assign(unit="f" + fs["flow_id"].astype(str))
+    flows = ctx.table("flows")
+    if sessions and "session" in flows.columns:
+        on = keys + ["seed", "flow_id"]
+        fs = fs.merge(flows[on + ["session"]], on=on, how="left")
+        web = fs["group"].isin(list(sessions)) & (fs["session"] >= 0)
+        fs.loc[web, "unit"] = "s" + fs.loc[web, "session"].astype(int).astype(str)
     rows = []
     for (kv, seed, w), sub in fs.groupby([fs[keys].astype(str).agg("\x1f".join, axis=1) if keys else 0, "seed", "window"],
                                          sort=False):
-        per_flow = sub.groupby(["group", "flow_id"])[col].mean()
+        samples = max(sub["time_s"].nunique(), 1)
+        # a user's rate in the window: its bytes over the window's samples (a user without a row in
+        # some sample moved nothing then)
+        per_unit = sub.groupby(["group", "unit"])[col].sum() / samples
         vals = []
-        for g, s in per_flow.groupby(level=0):
+        for g, s in per_unit.groupby(level=0):
+            v = list(s.to_numpy(dtype=float))
             if g in sessions:
-                vals += [float(s.sum()) / sessions[g]] * int(sessions[g])
-            else:
-                vals += list(s.to_numpy(dtype=float))
+                n = int(sessions[g])
+                if "session" not in fs.columns:  # no session ids: the group's rate shared equally
+                    v = [float(sum(v)) / n] * n
+                else:  # sessions idle for the whole window are users at rate 0
+                    v += [0.0] * max(n - len(v), 0)
+            vals += v
         from ..runmetrics import jain
 
         first = sub.iloc[0]
