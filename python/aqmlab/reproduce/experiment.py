@@ -55,7 +55,8 @@ class ExperimentError(ValueError):
 
 def experiments_dir(explicit: str | os.PathLike | None = None) -> Path:
     """Where the experiment definitions are: ``explicit``, else ``$AQMLAB_EXPERIMENTS``, else
-    ``./experiments`` if it exists, else the ``experiments/`` folder of the source checkout."""
+    ``./experiments`` if it exists, else the ones installed with the package (``aqmlab/experiments``,
+    which the source checkout's top-level ``experiments`` links to)."""
     if explicit:
         return Path(explicit)
     env = os.environ.get("AQMLAB_EXPERIMENTS")
@@ -64,7 +65,7 @@ def experiments_dir(explicit: str | os.PathLike | None = None) -> Path:
     here = Path.cwd() / "experiments"
     if here.is_dir():
         return here
-    return Path(__file__).resolve().parents[3] / "experiments"
+    return Path(__file__).resolve().parents[1] / "experiments"
 
 
 @dataclass
