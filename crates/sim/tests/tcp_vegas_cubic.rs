@@ -338,3 +338,21 @@ fn variant_keys_are_validated_and_belong_to_their_variant() {
     err("", "variant = \"cubic\", cubic_beta = 1", &["flows[0].tcp.cubic_beta", "(0, 1)"]);
     err("", "variant = \"cubic\", cubic_beta = 0", &["flows[0].tcp.cubic_beta"]);
 }
+
+/// Vegas's fine-grained retransmission (Brakmo & Peterson §3.1, ns-2's `vegas_expire`): with
+/// windows of a few segments a loss rarely produces three duplicate ACKs, but the first duplicate
+/// ACK finds the lost segment overdue by Vegas's own RTT-based timeout and retransmits it. Ten
+/// Vegas flows behind an 8-packet buffer on a 10 Mb/s, 44 ms path: almost every loss is repaired
+/// without the coarse RTO (without the mechanism, 330 of 333 losses ended in a timeout).
+#[test]
+fn vegas_repairs_small_window_losses_without_timeouts() {
+    let r = run(&one_group("10Mb/s", "20ms", 8, r#"variant = "vegas""#, 10, "100s"), 1);
+    let timeouts: f64 = r.flows.f64s("timeouts").iter().sum();
+    let drops: f64 = r.flows.f64s("drops_total").iter().sum();
+    let retx: f64 = r.flows.f64s("retx_pkts").iter().sum();
+    println!("Vegas, 10 flows, buffer 8: {drops} drops, {retx} retransmissions, {timeouts} timeouts");
+    assert!(drops > 100.0, "the buffer must overflow for this test to mean anything");
+    assert!(timeouts < 0.05 * drops, "{timeouts} timeouts for {drops} losses");
+    // and it retransmits what was lost, not much more
+    assert!(retx < 1.2 * drops, "{retx} retransmissions for {drops} losses");
+}

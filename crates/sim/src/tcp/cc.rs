@@ -60,6 +60,18 @@ pub trait CongestionControl {
 
     /// Loss recovery ended (the core has set `cwnd = ssthresh`).
     fn on_recovery_exit(&mut self, _w: &mut Window, _now: Time) {}
+
+    /// The algorithm's own fine-grained retransmission timeout (Vegas), if it has one: the core
+    /// then also starts fast retransmit on a duplicate ACK when the first unacknowledged segment
+    /// has been out longer than this, and checks the same on the first two new ACKs afterwards
+    /// (Brakmo & Peterson 1995 §3.1; ns-2's `vegas_expire`).
+    fn fine_timeout(&self) -> Option<Time> {
+        None
+    }
+
+    /// The core retransmitted by the fine-grained rule (fast retransmit started by it or by
+    /// duplicate ACKs); `transmits` = how often that segment had been sent before.
+    fn on_fine_retransmit(&mut self, _transmits: u32) {}
 }
 
 /// RFC 5681 growth for `acked` credited segments (see [`AckInfo::acked`]): below `ssthresh`, slow

@@ -229,6 +229,35 @@ pub struct TcpSender {
     cwr_pending: bool,
     /// SACK scoreboard (SACK recovery only).
     sb: Option<Box<Scoreboard>>,
+    /// Send time and transmission count of every outstanding segment (only for congestion
+    /// control with a fine-grained timeout, i.e. Vegas).
+    log: Option<Box<SendLog>>,
+    /// New ACKs still to check against the fine-grained timeout after a retransmission (ns-2's
+    /// `v_worried_`).
+    worried: u32,
+}
+
+/// Per-segment send times and transmission counts in a ring over the outstanding window.
+#[derive(Debug, Clone)]
+struct SendLog {
+    at: Vec<Time>,
+    transmits: Vec<u32>,
+}
+
+impl SendLog {
+    fn new(max_window: u32) -> Self {
+        let n = (max_window as usize + 1).next_power_of_two();
+        SendLog { at: vec![0; n], transmits: vec![0; n] }
+    }
+    fn record(&mut self, seq: u32, now: Time, retx: bool) {
+        let i = seq as usize & (self.at.len() - 1);
+        self.at[i] = now;
+        self.transmits[i] = if retx { self.transmits[i] + 1 } else { 1 };
+    }
+    fn get(&self, seq: u32) -> (Time, u32) {
+        let i = seq as usize & (self.at.len() - 1);
+        (self.at[i], self.transmits[i])
+    }
 }
 
 impl TcpSender {
@@ -261,6 +290,8 @@ impl TcpSender {
             ecn_recover: -1,
             cwr_pending: false,
             sb: (cfg.recovery == Recovery::Sack).then(|| Box::new(Scoreboard::new(cfg.max_window))),
+            log: matches!(cfg.cc, CcConfig::Vegas { .. }).then(|| Box::new(SendLog::new(cfg.max_window))),
+            worried: 0,
         }
     }
 
@@ -366,6 +397,9 @@ impl TcpSender {
         });
         c.sent_pkts += 1;
         c.sent_bytes += self.cfg.mss as u64;
+        if let Some(log) = self.log.as_mut() {
+            log.record(seq, now, retx);
+        }
         if retx {
             c.retx_pkts += 1;
             c.retx_bytes += self.cfg.mss as u64;
@@ -474,7 +508,9 @@ impl TcpSender {
             Recovery::Reno | Recovery::NewReno => {
                 let s = self.snd_una;
                 self.retransmit(s, now, out, c);
-                self.cwnd = self.ssthresh + self.cfg.dupack_threshold as f64;
+                // inflated by the duplicate ACKs received (the threshold, or fewer when the
+                // fine-grained timeout started the retransmission)
+                self.cwnd = self.ssthresh + self.dupacks as f64;
                 self.send_available(now, out, c);
             }
             Recovery::Sack => {
@@ -487,6 +523,15 @@ impl TcpSender {
                 self.sack_send(now, out, c);
             }
         }
+    }
+
+    /// The first unacknowledged segment has been out longer than the congestion control's
+    /// fine-grained timeout; returns how often it was sent.
+    fn fine_expired(&mut self, now: Time) -> Option<u32> {
+        let log = self.log.as_ref()?;
+        let to = self.cc.get().fine_timeout()?;
+        let (at, transmits) = log.get(self.snd_una);
+        (self.snd_una < self.snd_max && now.saturating_sub(at) > to).then_some(transmits)
     }
 
     fn exit_recovery(&mut self, now: Time) {
@@ -588,6 +633,17 @@ impl TcpSender {
                 self.completed_at = Some(now);
                 self.rto_deadline = 0;
             }
+            if self.worried > 0 {
+                // one of the first two new ACKs after a retransmission: retransmit the next
+                // segment too if it is overdue by the fine-grained timeout (window unchanged)
+                self.worried -= 1;
+                if self.fine_expired(now).is_some() {
+                    let s = self.snd_una;
+                    self.retransmit(s, now, out, c);
+                } else {
+                    self.worried = 0;
+                }
+            }
             self.send_available(now, out, c);
         } else if ack == self.snd_una && self.snd_max > self.snd_una {
             let sack = self.cfg.recovery == Recovery::Sack;
@@ -606,14 +662,22 @@ impl TcpSender {
             let mut w = self.win();
             self.cc.get().on_dup_ack(&mut w, &info);
             self.set_win(w);
+            let fine = if self.dupacks <= self.cfg.dupack_threshold { self.fine_expired(now) } else { None };
             let thresh = self.dupacks >= self.cfg.dupack_threshold
                 && (sack || self.dupacks == self.cfg.dupack_threshold)
-                || sack && self.sb.as_ref().is_some_and(|sb| sb.is_lost(ack, self.cfg.dupack_threshold));
+                || sack && self.sb.as_ref().is_some_and(|sb| sb.is_lost(ack, self.cfg.dupack_threshold))
+                || fine.is_some();
             // no second fast retransmit for the window already being recovered, nor for duplicate
             // ACKs caused by a timeout's go-back-N (RFC 6582 §3.2 step 2; ns-2's `bug_fix_`)
             if thresh && ack as i64 > self.recover {
                 // fast retransmit (RFC 5681 §3.2 steps 2-3, RFC 6582 §3.2 step 2, RFC 6675 §5)
+                let transmits = self.log.as_ref().map(|l| l.get(self.snd_una).1);
                 self.enter_recovery(&info, out, c);
+                if let Some(t) = transmits {
+                    // Vegas: watch the next two new ACKs, and back off the fine-grained timeout
+                    self.worried = 2.min(self.snd_max - self.snd_una);
+                    self.cc.get().on_fine_retransmit(t);
+                }
             }
         }
     }
@@ -637,6 +701,7 @@ impl TcpSender {
         self.dupacks = 0;
         self.timing = false;
         self.snd_nxt = self.snd_una; // go back N
+        self.worried = 0;
         if let Some(sb) = self.sb.as_mut() {
             sb.clear();
         }

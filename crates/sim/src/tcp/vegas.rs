@@ -33,11 +33,18 @@
 //! * **Timeout**: `ssthresh = max(floor(cwnd / 2), 2)` (ns-2's `slowdown(CLOSE_SSTHRESH_HALF)`,
 //!   which halves the window, not the flight size); the core restarts from `cwnd = 1`.
 //!
+//! * **Fine-grained retransmission** (Brakmo & Peterson §3.1, ns-2's `vegas_expire`): Vegas keeps
+//!   its own timeout from the per-ACK RTTs (Jacobson's estimator in ns-2's scaled form: SRTT + 2
+//!   deviations, plus a sixteenth; [`CongestionControl::fine_timeout`]). The core records every
+//!   outstanding segment's send time; on the first or second duplicate ACK it starts fast
+//!   retransmit at once if the first unacknowledged segment is overdue by that timeout, and on the
+//!   first two new ACKs after a fast retransmit it retransmits the next segment if that one is
+//!   overdue (window unchanged). Each such retransmission backs the timeout off (×2 for a segment
+//!   already retransmitted, else +1/8).
+//!
 //! Simplified relative to ns-2 (docs/tcp/vegas.md lists them):
-//! * Vegas's fine-grained retransmission timer — retransmit on the first or second duplicate ACK,
-//!   or on the first two new ACKs after a retransmission, when the oldest segment has been out
-//!   longer than Vegas's own RTT-based timeout — is not modelled: loss detection and recovery are
-//!   the core's (three duplicate ACKs, RTO). The trait has no hook that retransmits.
+//! * The reduction at fast retransmit is always the quarter; ns-2 halves instead when the lost
+//!   segment had been retransmitted already.
 //! * After a timeout the core restarts from `cwnd = 1`; ns-2's Vegas restarts from 2
 //!   (`v_slowstart_`). The epoch is restarted at the next ACK (ns-2 keeps the old one, whose
 //!   bookkeeping the go-back-N resets distort).
@@ -89,6 +96,10 @@ pub struct Vegas {
     /// The last epoch's `diff` (packets, after rounding), for tests and traces.
     last_diff: Option<i64>,
     epochs: u64,
+    /// Fine-grained timeout estimator (ns-2's `v_sa_`, `v_sd_`, `v_timeout_`; ns).
+    sa: f64,
+    sd: f64,
+    fine_timeout: Option<f64>,
 }
 
 impl Vegas {
@@ -107,7 +118,22 @@ impl Vegas {
             restart: false,
             last_diff: None,
             epochs: 0,
+            sa: 0.0,
+            sd: 0.0,
+            fine_timeout: None,
         }
+    }
+
+    /// Jacobson's estimator in ns-2's scaled form: `sa` is 8 × the smoothed RTT, `sd` 4 × the
+    /// mean deviation; the fine-grained timeout is `(sa/4 + sd)/2` (SRTT + 2 deviations), plus a
+    /// sixteenth.
+    fn fine_sample(&mut self, r: f64) {
+        let mut n = r - self.sa / 8.0;
+        self.sa += n;
+        n = n.abs() - self.sd / 4.0;
+        self.sd += n;
+        let t = (self.sa / 4.0 + self.sd) / 2.0;
+        self.fine_timeout = Some(t + t / 16.0);
     }
 
     /// The base (minimum) RTT in ns.
@@ -215,6 +241,9 @@ impl CongestionControl for Vegas {
         }
         if let Some(r) = a.rtt {
             let r = r as f64;
+            if r > 0.0 {
+                self.fine_sample(r);
+            }
             self.sum_rtt += r;
             self.cnt_rtt += 1;
             if r > 0.0 && self.base_rtt.is_none_or(|b| r < b) {
@@ -240,6 +269,22 @@ impl CongestionControl for Vegas {
     fn on_recovery_exit(&mut self, w: &mut Window, _now: Time) {
         // Vegas uses ssthresh only to leave slow start: after a loss it is in congestion avoidance
         w.ssthresh = 2.0;
+    }
+
+    fn fine_timeout(&self) -> Option<Time> {
+        self.fine_timeout.map(|t| t.max(0.0) as Time)
+    }
+
+    /// ns-2's back-off of `v_timeout_` at a retransmission: doubled if the segment had been
+    /// retransmitted already, else raised by an eighth.
+    fn on_fine_retransmit(&mut self, transmits: u32) {
+        if let Some(t) = self.fine_timeout.as_mut() {
+            if transmits > 1 {
+                *t *= 2.0;
+            } else {
+                *t += *t / 8.0;
+            }
+        }
     }
 }
 
