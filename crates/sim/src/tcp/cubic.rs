@@ -159,7 +159,9 @@ impl CongestionControl for Cubic {
             }
         }
         let target = self.w_cubic(t + rtt).clamp(cwnd, 1.5 * cwnd);
-        w.cwnd = cwnd + (target - cwnd) / cwnd;
+        // (target − cwnd)/cwnd per credited segment: per ACK with ns-2's counting, per segment
+        // acknowledged with byte counting (as Linux, so delayed ACKs do not halve the growth)
+        w.cwnd = cwnd + a.acked as f64 * (target - cwnd) / cwnd;
     }
 
     fn on_loss(&mut self, w: &mut Window, a: &AckInfo) -> f64 {
