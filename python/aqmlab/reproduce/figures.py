@@ -128,10 +128,11 @@ def _new(n_panels: int, spec: dict):
 def _finish(fig, axes, spec: dict, ctx: Context, xlabel: str, ylabel: str, legend: bool = True) -> list[Path]:
     plt = _plt()
     stacked = getattr(fig, "_aqmlab_stacked", False)
-    for i, ax in enumerate(axes):
-        if not stacked or i == len(axes) - 1:
+    for ax in axes:
+        if not stacked or ax.get_subplotspec().is_last_row():
             ax.set_xlabel(spec.get("xlabel", xlabel))
-        ax.set_ylabel(spec.get("ylabel", ylabel))
+        if not stacked or ax.get_subplotspec().is_first_col():
+            ax.set_ylabel(spec.get("ylabel", ylabel))
         if spec.get("logx"):
             ax.set_xscale("log")
         if spec.get("logy"):
@@ -436,25 +437,26 @@ def _ts_plot(ctx: Context, spec: dict, table: str, agg_flows: dict | None) -> Ou
     panels = _panels(ts, spec)
     skeys = _series_keys(ts, series)
     # several traces on one axis hide each other: unless the spec asks to overlay them, each series
-    # of a one-panel figure gets its own row, stacked with a shared time axis (as the papers draw
-    # queue traces)
-    stacked = len(panels) == 1 and len(skeys) > 1 and not spec.get("overlay", False)
+    # gets its own row (one column per panel), with shared axes, as the papers draw queue traces
+    stacked = len(skeys) > 1 and not spec.get("overlay", False)
     if stacked:
         plt = _plt()
-        fig, axs = plt.subplots(len(skeys), 1, figsize=(6.4, 1.9 * len(skeys) + 0.8), sharex=True, sharey=True,
-                                squeeze=False)
-        axes = list(axs.ravel())
+        nr, nc = len(skeys), len(panels)
+        fig, axs = plt.subplots(nr, nc, figsize=(6.4 if nc == 1 else 4.8 * nc, 1.9 * nr + 0.8), sharex=True,
+                                sharey=True, squeeze=False)
         fig._aqmlab_stacked = True
-        panels = [(panels[0][0], panels[0][1])] * len(skeys)
+        cells = [(axs[si][pi], pi, [si]) for si in range(nr) for pi in range(nc)]
     else:
-        fig, axes = _new(len(panels), spec)
-    notes = []
-    for pi, (ax, (pv, sub)) in enumerate(zip(axes, panels)):
-        _panel_title(ax, ctx, spec, pv)
-        stats = []
-        for si, key in enumerate(skeys):
-            if stacked and si != pi:
-                continue
+        fig, axs1 = _new(len(panels), spec)
+        cells = [(ax, pi, list(range(len(skeys)))) for pi, ax in enumerate(axs1)]
+    axes = [c[0] for c in cells]
+    stats = {pi: [] for pi in range(len(panels))}
+    for ax, pi, sis in cells:
+        pv, sub = panels[pi]
+        if not stacked or sis[0] == 0:
+            _panel_title(ax, ctx, spec, pv)
+        for si in sis:
+            key = skeys[si]
             s = sub[_series_mask(sub, series, key)].sort_values("time_s")
             if s.empty:
                 continue
@@ -462,12 +464,15 @@ def _ts_plot(ctx: Context, spec: dict, table: str, agg_flows: dict | None) -> Ou
             ax.plot(s["time_s"], s[m.col] * m.scale, lw=0.7, alpha=0.85, color=PALETTE[si % len(PALETTE)], label=lbl,
                     drawstyle="steps-post" if table != "timeseries" else "default")
             v = s[m.col].to_numpy(dtype=float) * m.scale
-            stats.append((lbl, float(np.nanmean(v)), float(np.nanstd(v))))
+            stats[pi].append((lbl, float(np.nanmean(v)), float(np.nanstd(v))))
         _hlines(ax, spec, sub)
-        if stats:
+    notes = []
+    for pi, st in stats.items():
+        if st:
+            pv = panels[pi][0]
             where = f"({ctx.coord_label(panel)} = {pv}) " if pv is not None else ""
             notes.append(where + f"time average of {m.label} (± standard deviation over time, first seed): " +
-                         ", ".join(f"{l} {m.fmt(a)} ± {m.fmt(sd)}" for l, a, sd in stats) +
+                         ", ".join(f"{l} {m.fmt(a)} ± {m.fmt(sd)}" for l, a, sd in st) +
                          (f" {m.unit}" if m.unit else "") + ".")
     files = _finish(fig, axes, spec, ctx, "time (s)", m.axis_label)
     return Output("figure", spec["name"], spec.get("title", spec["name"]), files, notes=notes,
