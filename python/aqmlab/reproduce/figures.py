@@ -570,12 +570,7 @@ def fig_flows_bar(ctx: Context, spec: dict) -> Output:
         colors = [PALETTE[1] if kinds.get(f) == "udp" else PALETTE[0] for f in per["flow_id"]]
         ax.bar(per["flow_id"] + 1, per[m.col] * m.scale, 0.8, yerr=np.nan_to_num(per[f"{m.col}_ci95"] * m.scale),
                color=colors, capsize=1.5)
-        fair = math.nan
-        if spec.get("fair_share", True):
-            r = runs if pv is None else runs[runs[spec["panels"]].astype(str) == str(pv)]
-            fair = float(r["fair_share_bps"].mean()) * m.scale if len(r) else math.nan
-            if np.isfinite(fair):
-                ax.axhline(fair, color="k", ls="--", lw=1, label=f"ideal fair share ({m.fmt(fair)} {m.unit})")
+        fair = _fair_share_line(ax, spec, runs, pv, m)
         _hlines(ax, spec, sub)
         if len(per):
             top = per.iloc[int(np.nanargmax(per[m.col].to_numpy()))]
@@ -597,6 +592,18 @@ def fig_flows_bar(ctx: Context, spec: dict) -> Output:
                   caption=spec.get("caption", ""))
 
 
+def _fair_share_line(ax, spec: dict, runs: pd.DataFrame, pv, m) -> float:
+    """Draw the ideal fair share (M13) of the panel's runs unless the spec turns it off; returns it
+    (NaN when not drawn)."""
+    if not spec.get("fair_share", True):
+        return math.nan
+    r = runs if pv is None else runs[runs[spec["panels"]].astype(str) == str(pv)]
+    fair = float(r["fair_share_bps"].mean()) * m.scale if len(r) else math.nan
+    if np.isfinite(fair):
+        ax.axhline(fair, color="k", ls="--", lw=1, label=f"ideal fair share ({m.fmt(fair)} {m.unit})")
+    return fair
+
+
 def fig_group_bar(ctx: Context, spec: dict) -> Output:
     flows = _select(ctx, ctx.table("flows"), spec)
     m = metric(spec.get("y", {"col": "throughput_bps", "label": "average throughput per flow", "unit": "kb/s"}), "y")
@@ -616,12 +623,7 @@ def fig_group_bar(ctx: Context, spec: dict) -> Output:
                capsize=3, color=[PALETTE[i % len(PALETTE)] for i in range(len(cats))])
         ax.set_xticks(range(len(cats)))
         ax.set_xticklabels(cats)
-        fair = math.nan
-        if spec.get("fair_share", True):
-            r = runs if pv is None else runs[runs[spec["panels"]].astype(str) == str(pv)]
-            fair = float(r["fair_share_bps"].mean()) * m.scale if len(r) else math.nan
-            if np.isfinite(fair):
-                ax.axhline(fair, color="k", ls="--", lw=1, label=f"ideal fair share ({m.fmt(fair)} {m.unit})")
+        fair = _fair_share_line(ax, spec, runs, pv, m)
         _hlines(ax, spec, sub)
         vals = summ[m.col].to_numpy(dtype=float) * m.scale
         if len(vals) > 1 and np.all(np.isfinite(vals)):
