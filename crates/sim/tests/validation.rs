@@ -973,6 +973,13 @@ struct Rand {
     warmup_frac: f64,
     tcp_size: Option<u64>,
     seed: u64,
+    /// TCP variant (index into sim::scenario::TCP_NAMES), `modern` preset, and the optional extra
+    /// traffic: a UDP ON/OFF source (Pareto if true), web sessions, short connections
+    variant: usize,
+    modern: bool,
+    onoff: Option<bool>,
+    web: Option<u32>,
+    short: Option<f64>,
 }
 
 fn rand_scenario() -> impl Strategy<Value = Rand> {
@@ -990,8 +997,15 @@ fn rand_scenario() -> impl Strategy<Value = Rand> {
         (prop_oneof![Just(0.0), 0.0f64..0.1], prop_oneof![Just(0.0), 0.0f64..0.05], 0.1f64..5.0, 40u32..1500),
         (200u32..1500, 1u32..200, any::<bool>(), 1.0f64..100.0, 1u64..1000),
         (1.0f64..6.0, 0.0f64..0.5, prop::option::of(1u64..300_000), any::<u64>()),
+        (
+            0usize..sim::scenario::TCP_NAMES.len(),
+            any::<bool>(),
+            prop::option::of(any::<bool>()),
+            prop::option::of(1u32..6),
+            prop::option::of(0.5f64..20.0),
+        ),
     )
-        .prop_map(|(a, red, b, c, d)| Rand {
+        .prop_map(|(a, red, b, c, d, e)| Rand {
             n_tcp: a.0,
             n_udp: a.1,
             rate_mbps: a.2,
@@ -1012,6 +1026,11 @@ fn rand_scenario() -> impl Strategy<Value = Rand> {
             warmup_frac: d.1,
             tcp_size: d.2,
             seed: d.3,
+            variant: e.0,
+            modern: e.1,
+            onoff: e.2,
+            web: e.3,
+            short: e.4,
         })
 }
 
@@ -1047,10 +1066,14 @@ loss_rate = {rev_loss}
 rate = "{access}Mb/s"
 limit = {access_limit}
 [tcp]
+preset = "{preset}"
+variant = "{variant}"
 mss = {mss}
 max_window = {max_window}
 delayed_ack = {delayed_ack}
 "#,
+        preset = if r.modern { "modern" } else { "ns2" },
+        variant = sim::scenario::TCP_NAMES[r.variant].0,
         duration = r.duration,
         warmup = r.duration * r.warmup_frac,
         rate = r.rate_mbps,
@@ -1075,6 +1098,21 @@ delayed_ack = {delayed_ack}
         t += &format!(
             "[[flows]]\nname = \"udp\"\ntransport = \"udp\"\ncount = {}\nrate = \"{}Mb/s\"\npacket_size = {}\nstart = {{ uniform = [\"0s\", \"1s\"] }}\n",
             r.n_udp, r.udp_mbps, r.udp_size
+        );
+    }
+    if let Some(pareto) = r.onoff {
+        t += &format!(
+            "[[flows]]\nname = \"onoff\"\ntransport = \"udp\"\napp = \"onoff\"\nrate = \"{}Mb/s\"\non_time = \"0.3s\"\noff_time = \"0.6s\"\ndistribution = \"{}\"\n",
+            r.udp_mbps,
+            if pareto { "pareto" } else { "exponential" }
+        );
+    }
+    if let Some(n) = r.web {
+        t += &format!("[[flows]]\nname = \"web\"\ntransport = \"tcp\"\napp = \"web\"\ncount = {n}\nthink_time = {{ exponential = \"0.2s\" }}\n");
+    }
+    if let Some(rate) = r.short {
+        t += &format!(
+            "[[flows]]\nname = \"short\"\ntransport = \"tcp\"\napp = \"short\"\ncount = 2\narrival_rate = {rate}\nsize = {{ pareto = {{ mean = \"20KB\", shape = 1.5, max = \"1MB\" }} }}\nflow_duration = {{ uniform = [\"0.5s\", \"1.5s\"] }}\n"
         );
     }
     t
