@@ -717,6 +717,8 @@ pub struct TcpReceiver {
     rcv_nxt: u32,
     /// Ring bitmap of segments received above `rcv_nxt` (index = seq mod capacity).
     ooo: Box<[u64]>,
+    /// The bitmap grows (doubling, from one word) up to this many words: enough for `max_window`.
+    max_words: usize,
     ooo_count: u32,
     ack_size: u16,
     delayed: bool,
@@ -738,7 +740,8 @@ impl TcpReceiver {
         let words = (cfg.max_window as usize).div_ceil(64).max(1);
         TcpReceiver {
             rcv_nxt: 0,
-            ooo: vec![0u64; words].into_boxed_slice(),
+            ooo: vec![0u64; 1].into_boxed_slice(),
+            max_words: words.next_power_of_two(),
             ooo_count: 0,
             ack_size: cfg.ack_size,
             delayed: cfg.delayed_ack,
@@ -784,6 +787,21 @@ impl TcpReceiver {
     #[inline]
     fn cap(&self) -> u32 {
         (self.ooo.len() * 64) as u32
+    }
+
+    /// Make room for segment `s` (above `rcv_nxt`) if the receive window allows it: double the
+    /// ring until it reaches `s`, moving the segments already held. Memory follows how far out of
+    /// order segments actually arrive, not `max_window`.
+    fn make_room(&mut self, s: u32) {
+        while s - self.rcv_nxt >= self.cap() && self.ooo.len() < self.max_words {
+            let old_cap = self.cap();
+            let held: Vec<u32> =
+                (self.rcv_nxt..self.rcv_nxt + old_cap).filter(|&t| self.ooo_count > 0 && self.bit(t)).collect();
+            self.ooo = vec![0u64; self.ooo.len() * 2].into_boxed_slice();
+            for t in held {
+                self.set(t, true);
+            }
+        }
     }
     #[inline]
     fn bit(&self, s: u32) -> bool {
@@ -847,7 +865,11 @@ impl TcpReceiver {
                 self.rcv_nxt += 1;
                 filled_hole = true;
             }
-        } else if s > self.rcv_nxt && s - self.rcv_nxt < self.cap() && !self.bit(s) {
+        } else if s > self.rcv_nxt && {
+            self.make_room(s);
+            s - self.rcv_nxt < self.cap()
+        } && !self.bit(s)
+        {
             first = true;
             self.set(s, true);
             self.ooo_count += 1;

@@ -140,6 +140,8 @@ impl SackBlocks {
 #[derive(Debug, Clone)]
 pub struct Scoreboard {
     bits: Vec<u64>,
+    /// The bitmap doubles (from one word) up to this many words, enough for `max_window`.
+    max_words: usize,
     /// Segments `[una, high_sacked)` may hold SACKed ones; all above are un-SACKed.
     una: u32,
     high_sacked: u32,
@@ -150,8 +152,19 @@ pub struct Scoreboard {
 
 impl Scoreboard {
     pub fn new(max_window: u32) -> Self {
-        let words = ((max_window as usize + 64) / 64 + 1).next_power_of_two();
-        Scoreboard { bits: vec![0; words], una: 0, high_sacked: 0, sacked: 0, high_rxt: 0 }
+        let max_words = ((max_window as usize + 64) / 64 + 1).next_power_of_two();
+        Scoreboard { bits: vec![0; 1], max_words, una: 0, high_sacked: 0, sacked: 0, high_rxt: 0 }
+    }
+
+    /// Grow the ring (doubling, moving the SACKed segments) until it covers `[una, upto)`.
+    fn ensure(&mut self, upto: u32) {
+        while upto.saturating_sub(self.una) >= self.cap() && self.bits.len() < self.max_words {
+            let held: Vec<u32> = (self.una..self.high_sacked).filter(|&t| self.is_sacked(t)).collect();
+            self.bits = vec![0; self.bits.len() * 2];
+            for t in held {
+                self.set(t, true);
+            }
+        }
     }
 
     #[inline]
@@ -204,6 +217,9 @@ impl Scoreboard {
     /// Mark the blocks of one ACK (clipped to `[una, snd_max)` and to the board's capacity).
     /// Returns true if any segment was newly SACKed.
     pub fn mark(&mut self, blocks: &[Block], snd_max: u32) -> bool {
+        if !blocks.is_empty() {
+            self.ensure(snd_max);
+        }
         let mut new = false;
         let limit = snd_max.min(self.una.saturating_add(self.cap() - 1));
         for &(l, r) in blocks {
