@@ -57,9 +57,15 @@ pub enum TcpApp {
 /// Transport of a flow group.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Transport {
-    Tcp { cfg: TcpConfig, app: TcpApp },
+    Tcp {
+        cfg: TcpConfig,
+        app: TcpApp,
+    },
     /// UDP constant bit rate, or ON/OFF with CBR at the peak rate while ON (traffic::cbr, onoff).
-    Udp { cbr: Cbr, onoff: Option<OnOffSpec> },
+    Udp {
+        cbr: Cbr,
+        onoff: Option<OnOffSpec>,
+    },
 }
 
 /// When a flow starts.
@@ -793,7 +799,9 @@ fn only_for(g: &RawGroup, p: &str, app: &str, allowed: &[&str]) -> R<()> {
         if there && !allowed.contains(&k) {
             let why = match (k, g.transport) {
                 ("tcp", TransportName::Udp) => "TCP options do not apply to a UDP group".to_string(),
-                ("rate", TransportName::Tcp) => "applies to UDP flows; a TCP flow's rate is set by congestion control".into(),
+                ("rate", TransportName::Tcp) => {
+                    "applies to UDP flows; a TCP flow's rate is set by congestion control".into()
+                }
                 ("packet_size", TransportName::Tcp) => {
                     "applies to UDP flows; a TCP flow's segment size is set by tcp.mss".into()
                 }
@@ -832,9 +840,13 @@ fn parse_transport(g: &RawGroup, global_tcp: &RawTcp, p: &str) -> R<Transport> {
                         ));
                     };
                     if !(rate > 0.0 && rate.is_finite()) {
-                        return Err(ScenarioError::new(format!("{p}.arrival_rate"), format!("must be > 0, got {rate}")));
+                        return Err(ScenarioError::new(
+                            format!("{p}.arrival_rate"),
+                            format!("must be > 0, got {rate}"),
+                        ));
                     }
-                    let size = g.size.clone().map(|v| parse_dist(v, &format!("{p}.size"), Quantity::Bytes)).transpose()?;
+                    let size =
+                        g.size.clone().map(|v| parse_dist(v, &format!("{p}.size"), Quantity::Bytes)).transpose()?;
                     let duration = g
                         .flow_duration
                         .clone()
@@ -880,7 +892,9 @@ fn parse_transport(g: &RawGroup, global_tcp: &RawTcp, p: &str) -> R<Transport> {
             let app = g.app.as_deref().unwrap_or("cbr");
             match app {
                 "cbr" => only_for(g, p, app, &["rate", "packet_size"])?,
-                "onoff" => only_for(g, p, app, &["rate", "packet_size", "on_time", "off_time", "distribution", "shape"])?,
+                "onoff" => {
+                    only_for(g, p, app, &["rate", "packet_size", "on_time", "off_time", "distribution", "shape"])?
+                }
                 other => {
                     return Err(ScenarioError::new(
                         format!("{p}.app"),
@@ -900,7 +914,10 @@ fn parse_transport(g: &RawGroup, global_tcp: &RawTcp, p: &str) -> R<Transport> {
             };
             let ps = g.packet_size.unwrap_or(1000);
             if !(1..=65535).contains(&ps) {
-                return Err(ScenarioError::new(format!("{p}.packet_size"), format!("must be 1..65535 bytes, got {ps}")));
+                return Err(ScenarioError::new(
+                    format!("{p}.packet_size"),
+                    format!("must be 1..65535 bytes, got {ps}"),
+                ));
             }
             let cbr = Cbr { rate_bps: rate.0.round().max(1.0) as u64, size: ps as u16 };
             let onoff = if app == "onoff" {
@@ -917,7 +934,10 @@ fn parse_transport(g: &RawGroup, global_tcp: &RawTcp, p: &str) -> R<Transport> {
                 }
                 let mean = |v: &Option<toml::Value>, k: &str| -> R<f64> {
                     let Some(v) = v.clone() else {
-                        return Err(ScenarioError::new(format!("{p}.{k}"), "missing; the mean period such as \"0.5s\""));
+                        return Err(ScenarioError::new(
+                            format!("{p}.{k}"),
+                            "missing; the mean period such as \"0.5s\"",
+                        ));
                     };
                     let m = quantity(v, &format!("{p}.{k}"), Quantity::Seconds)?;
                     if m <= 0.0 {

@@ -240,7 +240,8 @@ impl Sim {
                                 tcp_app(cfg, fid, g.priority, flags, limit)
                             }
                             Transport::Udp { cbr, onoff } => {
-                                let onoff = onoff.map(|o| (o, Rng::stream(seed, &format!("onoff:{}", g.name), i as u64)));
+                                let onoff =
+                                    onoff.map(|o| (o, Rng::stream(seed, &format!("onoff:{}", g.name), i as u64)));
                                 App::Udp(UdpSource::new(*cbr, onoff))
                             }
                             Transport::Tcp { .. } => unreachable!("dynamic TCP apps handled above"),
@@ -722,7 +723,8 @@ impl Sim {
         let (stop, prio, flags) = (f.stop, f.prio, f.flags);
         let App::Udp(src) = &mut f.app else { return };
         let size = src.cbr.size;
-        let pkt = Packet { sent: now, flow: fi as u32, seq: src.seq, size, kind: PktKind::Udp, hop: 0, prio, flags, aux: 0 };
+        let pkt =
+            Packet { sent: now, flow: fi as u32, seq: src.seq, size, kind: PktKind::Udp, hop: 0, prio, flags, aux: 0 };
         let next = src.advance();
         let c = &mut self.ctr[fi];
         c.sent_pkts += 1;
@@ -1010,7 +1012,9 @@ impl Sim {
         // web response connections: index of their session within the run (-1 for other flows)
         t.push(
             "session",
-            Column::I64(self.flows.iter().map(|fl| if fl.session == NO_SESSION { -1 } else { fl.session as i64 }).collect()),
+            Column::I64(
+                self.flows.iter().map(|fl| if fl.session == NO_SESSION { -1 } else { fl.session as i64 }).collect(),
+            ),
         );
         t.push("priority", Column::I64(self.flows.iter().map(|fl| fl.prio as i64).collect()));
         t.push("start_s", Column::F64(self.flows.iter().map(|fl| fl.start as f64 / 1e9).collect()));
@@ -1088,21 +1092,7 @@ impl Sim {
             "rtt_min_s",
             Column::F64(window.iter().map(|c| if c.rtt_samples > 0 { c.rtt_min_ns / 1e9 } else { f64::NAN }).collect()),
         );
-        t.push(
-            "completion_time_s",
-            Column::F64(
-                self.flows
-                    .iter()
-                    .map(|fl| match &fl.app {
-                        App::Tcp { tx, .. } => tx.completed_at.map(|c| (c - fl.start) as f64 / 1e9).unwrap_or(f64::NAN),
-                        _ => f64::NAN,
-                    })
-                    .collect(),
-            ),
-        );
-        t.push("stop_s", Column::F64(self.flows.iter().map(|fl| if fl.stop == Time::MAX { f64::NAN } else { fl.stop as f64 / 1e9 }).collect()));
-
-        // ---- groups
+        // completion time of finite TCP flows (NaN otherwise), also summarised per group below
         let fct: Vec<f64> = self
             .flows
             .iter()
@@ -1111,6 +1101,18 @@ impl Sim {
                 _ => f64::NAN,
             })
             .collect();
+        t.push("completion_time_s", Column::F64(fct.clone()));
+        t.push(
+            "stop_s",
+            Column::F64(
+                self.flows
+                    .iter()
+                    .map(|fl| if fl.stop == Time::MAX { f64::NAN } else { fl.stop as f64 / 1e9 })
+                    .collect(),
+            ),
+        );
+
+        // ---- groups
         let mut groups = Vec::new();
         for (gi, g) in sc.groups.iter().enumerate() {
             let idx: Vec<usize> = (0..self.flows.len()).filter(|&i| self.flows[i].group as usize == gi).collect();
@@ -1201,14 +1203,16 @@ impl Sim {
         for (i, name) in self.ts.state_names.iter().enumerate() {
             ts.push(&format!("aqm_{name}"), Column::F64(self.ts.state[i].clone()));
         }
+        // a flow's group name and transport, for the per-packet and per-sample tables
+        let group_of = |f: &i64| &sc.groups[self.flows[*f as usize].group as usize];
+        let group = |f: &i64| group_of(f).name.clone();
+        let transport = |f: &i64| group_of(f).transport_name().to_string();
         let snapshots = self.sc.queue_snapshots.then(|| {
             let mut st = Table::default();
             st.push("time_s", Column::F64(self.ts.snap_t.clone()));
             st.push("position_from_tail", Column::I64(self.ts.snap_pos.clone()));
             st.push("queue_len", Column::I64(self.ts.snap_len.clone()));
             st.push("flow_id", Column::I64(self.ts.snap_flow.clone()));
-            let group = |f: &i64| sc.groups[self.flows[*f as usize].group as usize].name.clone();
-            let transport = |f: &i64| sc.groups[self.flows[*f as usize].group as usize].transport_name().to_string();
             st.push("group", Column::Str(self.ts.snap_flow.iter().map(group).collect()));
             st.push("transport", Column::Str(self.ts.snap_flow.iter().map(transport).collect()));
             st
@@ -1223,9 +1227,7 @@ impl Sim {
             let mut st = Table::default();
             st.push("time_s", Column::F64(fs.time.clone()));
             st.push("flow_id", Column::I64(fs.flow.clone()));
-            let group = |f: &i64| sc.groups[self.flows[*f as usize].group as usize].name.clone();
             st.push("group", Column::Str(fs.flow.iter().map(group).collect()));
-            let transport = |f: &i64| sc.groups[self.flows[*f as usize].group as usize].transport_name().to_string();
             st.push("transport", Column::Str(fs.flow.iter().map(transport).collect()));
             st.push("throughput_bps", Column::F64(fs.thr.clone()));
             st.push("goodput_bps", Column::F64(fs.good.clone()));

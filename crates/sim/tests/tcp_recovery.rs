@@ -57,7 +57,12 @@ fn run_twice(recovery: Recovery, warm: &[u32], burst: &[u32], twice: &[u32], unt
     let mut recover_at = 0u32;
     let mut done = None;
     let mut rtx_at = vec![0; burst.len()];
-    let mut send = |out: &mut Vec<Packet>, now: Time, ev: &mut BinaryHeap<_>, dropped: &mut HashSet<u32>, link_free: &mut Time, order: &mut u64| {
+    let mut send = |out: &mut Vec<Packet>,
+                    now: Time,
+                    ev: &mut BinaryHeap<_>,
+                    dropped: &mut HashSet<u32>,
+                    link_free: &mut Time,
+                    order: &mut u64| {
         for p in out.drain(..) {
             let start = now.max(*link_free);
             *link_free = start + TX;
@@ -104,7 +109,17 @@ fn run_twice(recovery: Recovery, warm: &[u32], burst: &[u32], twice: &[u32], unt
                     done = Some(now);
                 }
             } else {
-                let p = Packet { sent, flow: 0, seq, size: 1000, kind: sim::packet::PktKind::Data, hop: 0, prio: 1, flags: 0, aux: 0 };
+                let p = Packet {
+                    sent,
+                    flow: 0,
+                    seq,
+                    size: 1000,
+                    kind: sim::packet::PktKind::Data,
+                    hop: 0,
+                    prio: 1,
+                    flags: 0,
+                    aux: 0,
+                };
                 if rx.on_data(&p, now, &mut c) {
                     let a = rx.ack();
                     order += 1;

@@ -364,13 +364,13 @@ impl TcpSender {
         (self.cwnd.floor() as u32).clamp(1, self.cfg.max_window)
     }
 
-    fn win(&self) -> Window {
-        Window { cwnd: self.cwnd, ssthresh: self.ssthresh }
-    }
-
-    fn set_win(&mut self, w: Window) {
+    /// Run a congestion-control hook on the current window and keep what it leaves there.
+    fn hook<R>(&mut self, f: impl FnOnce(&mut dyn CongestionControl, &mut Window) -> R) -> R {
+        let mut w = Window { cwnd: self.cwnd, ssthresh: self.ssthresh };
+        let r = f(self.cc.get(), &mut w);
         self.cwnd = w.cwnd.max(1.0);
         self.ssthresh = w.ssthresh;
+        r
     }
 
     fn send_seg(&mut self, seq: u32, now: Time, out: &mut Vec<Packet>, c: &mut FlowCounters) {
@@ -495,10 +495,7 @@ impl TcpSender {
     /// algorithm the window and what to retransmit.
     fn enter_recovery(&mut self, info: &AckInfo, out: &mut Vec<Packet>, c: &mut FlowCounters) {
         c.fast_retx += 1;
-        let mut w = self.win();
-        let ss = self.cc.get().on_loss(&mut w, info);
-        self.set_win(w);
-        self.ssthresh = ss;
+        self.ssthresh = self.hook(|cc, w| cc.on_loss(w, info));
         self.recover = self.snd_max as i64 - 1;
         self.in_recovery = true;
         self.partial_seen = false;
@@ -538,9 +535,7 @@ impl TcpSender {
         self.in_recovery = false;
         self.dupacks = 0;
         self.cwnd = self.ssthresh.max(1.0);
-        let mut w = self.win();
-        self.cc.get().on_recovery_exit(&mut w, now);
-        self.set_win(w);
+        self.hook(|cc, w| cc.on_recovery_exit(w, now));
     }
 
     /// An ACK arrived at `now`: cumulative acknowledgement `ack`, `flags`, the echoed send time of
@@ -576,10 +571,7 @@ impl TcpSender {
         let mut reduced = false;
         if self.cfg.ecn && flags & F_ECE != 0 && !self.in_recovery && ack as i64 > self.ecn_recover {
             c.ecn_reductions += 1;
-            let mut w = self.win();
-            let ss = self.cc.get().on_loss(&mut w, &info);
-            self.set_win(w);
-            self.ssthresh = ss;
+            self.ssthresh = self.hook(|cc, w| cc.on_loss(w, &info));
             // reduce, never raise (after a timeout cwnd can be below flight / 2)
             self.cwnd = self.cwnd.min(self.ssthresh);
             self.ecn_reduced();
@@ -619,9 +611,7 @@ impl TcpSender {
             } else {
                 self.dupacks = 0;
                 if !reduced {
-                    let mut w = self.win();
-                    self.cc.get().on_ack(&mut w, &info);
-                    self.set_win(w);
+                    self.hook(|cc, w| cc.on_ack(w, &info));
                 }
             }
             if self.snd_una >= self.snd_max {
@@ -659,9 +649,7 @@ impl TcpSender {
                 self.send_available(now, out, c);
                 return;
             }
-            let mut w = self.win();
-            self.cc.get().on_dup_ack(&mut w, &info);
-            self.set_win(w);
+            self.hook(|cc, w| cc.on_dup_ack(w, &info));
             let fine = if self.dupacks <= self.cfg.dupack_threshold { self.fine_expired(now) } else { None };
             let thresh = self.dupacks >= self.cfg.dupack_threshold
                 && (sack || self.dupacks == self.cfg.dupack_threshold)
@@ -690,10 +678,7 @@ impl TcpSender {
         }
         c.timeouts += 1;
         let flight = self.flight();
-        let mut w = self.win();
-        let ss = self.cc.get().on_rto(&mut w, flight, now);
-        self.set_win(w);
-        self.ssthresh = ss;
+        self.ssthresh = self.hook(|cc, w| cc.on_rto(w, flight, now));
         self.cwnd = 1.0;
         self.backoff = (self.backoff + 1).min(20);
         self.recover = self.snd_max as i64 - 1;
@@ -865,10 +850,12 @@ impl TcpReceiver {
                 self.rcv_nxt += 1;
                 filled_hole = true;
             }
-        } else if s > self.rcv_nxt && {
-            self.make_room(s);
-            s - self.rcv_nxt < self.cap()
-        } && !self.bit(s)
+        } else if s > self.rcv_nxt
+            && {
+                self.make_room(s);
+                s - self.rcv_nxt < self.cap()
+            }
+            && !self.bit(s)
         {
             first = true;
             self.set(s, true);

@@ -65,7 +65,12 @@ impl SackBlocks {
     /// `max_window` ACKs that can be in flight. Memory follows the connection's actual window.
     pub fn new(max_window: u32) -> Self {
         let max_len = ((max_window as usize) * 2 + 16).next_power_of_two().min(1 << 16);
-        SackBlocks { recent: AckBlocks::default(), ring: vec![(u32::MAX, true, AckBlocks::default()); 8], serial: 0, max_len }
+        SackBlocks {
+            recent: AckBlocks::default(),
+            ring: vec![(u32::MAX, true, AckBlocks::default()); 8],
+            serial: 0,
+            max_len,
+        }
     }
 
     /// A segment arrived that is now inside the received block `blk` above `rcv_nxt` (or was

@@ -41,7 +41,17 @@ const NS: f64 = 1e9;
 
 impl UdpSource {
     pub fn new(cbr: Cbr, onoff: Option<(OnOffSpec, Rng)>) -> Self {
-        UdpSource { cbr, seq: 0, k: 0, burst: u64::MAX, period_start: 0, on_end: Time::MAX, onoff, on_periods: 0, on_time_ns: 0.0 }
+        UdpSource {
+            cbr,
+            seq: 0,
+            k: 0,
+            burst: u64::MAX,
+            period_start: 0,
+            on_end: Time::MAX,
+            onoff,
+            on_periods: 0,
+            on_time_ns: 0.0,
+        }
     }
 
     /// Begin ON periods from `t` until one has at least one packet; returns when its first packet
