@@ -9,7 +9,7 @@
 //!   propagation pipe, with one pending event per link;
 //! * [`tcp`] — TCP NewReno sender and receiver;
 //! * [`measure`] — per-flow counters, bottleneck queue/delay statistics, Jain's index;
-//! * [`scenario`] + [`overrides`] — TOML scenarios, validated, with `--set` overrides;
+//! * [`scenario`] — TOML scenarios, validated, with `--set` overrides;
 //! * [`sim`] — the simulation value: builds the dumbbell, runs the event loop, checks packet
 //!   conservation, and produces [`results::Results`].
 //!
@@ -19,7 +19,6 @@
 pub mod event;
 pub mod link;
 pub mod measure;
-pub mod overrides;
 pub mod packet;
 pub mod results;
 pub mod scenario;
