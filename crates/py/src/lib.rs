@@ -27,7 +27,8 @@ fn load(text: &str, overrides: &[String], name: &str) -> PyResult<sim::Scenario>
     sim::load(text, overrides, name).map_err(scenario_err)
 }
 
-/// Validate a scenario; returns a short JSON description (name, flows, duration, AQM).
+/// Validate a scenario; returns a short JSON description (name, flows, duration, topology, the
+/// bottleneck's AQM for a dumbbell, the measured links).
 #[pyfunction]
 #[pyo3(signature = (text, name, overrides=Vec::new()))]
 fn validate(text: &str, name: &str, overrides: Vec<String>) -> PyResult<String> {
@@ -41,8 +42,12 @@ fn validate(text: &str, name: &str, overrides: Vec<String>) -> PyResult<String> 
         "duration_s": sc.duration as f64 / 1e9,
         "warmup_s": sc.warmup as f64 / 1e9,
         "seed": sc.seed,
-        "aqm": sc.bottleneck.aqm.name(),
-        "bottleneck_rate_bps": sc.bottleneck.rate_bps,
+        "aqm": sc.bottleneck().map(|b| b.aqm.name()),
+        "bottleneck_rate_bps": sc.bottleneck().map(|b| b.rate_bps),
+        "topology": sc.topology.shape.name(),
+        "nodes": sc.topology.nodes.len(),
+        "links": sc.topology.links.len(),
+        "monitored": sc.topology.links.iter().filter(|l| l.monitor).map(|l| serde_json::json!({"name": l.name, "aqm": l.spec.aqm.name(), "rate_bps": l.spec.rate_bps})).collect::<Vec<_>>(),
     });
     Ok(d.to_string())
 }

@@ -17,13 +17,16 @@
 //! the component (`aqm::rng`), so a scenario and a seed determine the results bit for bit.
 
 pub mod event;
-pub mod link;
+pub mod hosts;
 pub mod measure;
+pub mod monitor;
+pub mod net;
 pub mod packet;
 pub mod results;
 pub mod scenario;
 pub mod sim;
 pub mod tcp;
+pub mod topology;
 pub mod traffic;
 pub mod units;
 

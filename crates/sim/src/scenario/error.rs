@@ -1,5 +1,6 @@
 //! The one error type of scenario loading, and the serde bridge that gives every error its key path.
 
+use crate::units::OneOrMany;
 use serde::de::DeserializeOwned;
 
 /// A user's mistake in a scenario: where (`path`, e.g. `bottleneck.aqm.min_th`) and what.
@@ -46,4 +47,17 @@ fn clean_serde_msg(m: &str) -> String {
     // which repeats the path we print anyway: keep the first line only.
     let first = m.trim().lines().next().unwrap_or("").trim();
     first.trim_start_matches("TOML parse error: ").to_string()
+}
+
+/// An empty list where one value or a non-empty list is expected.
+pub(super) fn check_list<T>(v: &Option<OneOrMany<T>>, path: String) -> R<()>
+where
+    T: Clone,
+{
+    if let Some(x) = v {
+        if x.is_empty_list() {
+            return Err(ScenarioError::new(path, "an empty list; give one value or a non-empty list"));
+        }
+    }
+    Ok(())
 }

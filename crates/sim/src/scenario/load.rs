@@ -1,14 +1,17 @@
 //! Loading: TOML text, `--set` overrides, then the validated [`Scenario`].
 
-use super::error::{typed, ScenarioError, R};
-use super::link::{link_spec, LinkSpec};
-use super::raw::{RawScenario, TransportName};
+use super::error::{check_list, typed, ScenarioError, R};
+use super::link::LinkSpec;
+use super::raw::{RawGroup, RawScenario, TransportName};
 use super::tcp::merge_tcp;
-use super::traffic::{check_list, parse_start, parse_transport, GroupSpec, StartSpec, Transport};
+use super::topology::{parse_topology, RawNetwork, Router, Shape, Topology};
+use super::traffic::{parse_start, parse_transport, GroupSpec, StartSpec, Transport};
+use crate::units::OneOrMany as Om;
 use crate::units::{Dur, OneOrMany};
 use aqm::{Time, NS_PER_SEC};
 
-/// A validated scenario: a dumbbell with one bottleneck R1→R2.
+/// A validated scenario: a network (a dumbbell unless `[topology]` says otherwise) and flow groups
+/// with their routes.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Scenario {
     pub name: String,
@@ -21,8 +24,7 @@ pub struct Scenario {
     pub queue_snapshots: bool,
     /// Period of the per-flow time series (throughput, goodput, cwnd), if requested.
     pub flow_series_interval: Option<Time>,
-    pub bottleneck: LinkSpec,
-    pub reverse: LinkSpec,
+    pub topology: Topology,
     pub access_limit: u64,
     pub groups: Vec<GroupSpec>,
 }
@@ -35,6 +37,10 @@ impl Scenario {
     /// Flows that exist from the start of the run.
     pub fn n_static_flows(&self) -> usize {
         self.groups.iter().map(|g| g.static_flows() as usize).sum()
+    }
+    /// The dumbbell's bottleneck link R1 -> R2 (`None` for other topologies).
+    pub fn bottleneck(&self) -> Option<&LinkSpec> {
+        (self.topology.shape == Shape::Dumbbell).then(|| &self.topology.links[0].spec)
     }
 }
 
@@ -56,6 +62,42 @@ pub fn load(text: &str, overrides: &[String], default_name: &str) -> R<Scenario>
     from_table(table, default_name)
 }
 
+/// Groups with `per_hop = true` (parking lot) become one group per hop, named `<name>_<hop>`,
+/// from r(hop-1) to r(hop). Returns (index in `[[flows]]`, group, name).
+fn expand_per_hop(flows: Vec<RawGroup>, topo: &Topology) -> R<Vec<(usize, RawGroup, String)>> {
+    let mut out = Vec::new();
+    for (i, g) in flows.into_iter().enumerate() {
+        let tname = if g.transport == TransportName::Tcp { "tcp" } else { "udp" };
+        let name = g.name.clone().unwrap_or_else(|| format!("{tname}{i}"));
+        if g.per_hop != Some(true) {
+            out.push((i, g, name));
+            continue;
+        }
+        let p = format!("flows[{i}]");
+        let Shape::ParkingLot { hops } = topo.shape else {
+            return Err(ScenarioError::new(
+                format!("{p}.per_hop"),
+                "applies to a parking lot (topology.type = \"parking_lot\")",
+            ));
+        };
+        for (key, there) in [("from", g.from.is_some()), ("to", g.to.is_some()), ("path", g.path.is_some())] {
+            if there {
+                return Err(ScenarioError::new(
+                    format!("{p}.{key}"),
+                    "a per_hop group runs across each hop; drop from, to and path",
+                ));
+            }
+        }
+        for h in 1..=hops {
+            let mut one = g.clone();
+            one.from = Some(Om::One(format!("r{}", h - 1)));
+            one.to = Some(Om::One(format!("r{h}")));
+            out.push((i, one, format!("{name}_{h}")));
+        }
+    }
+    Ok(out)
+}
+
 fn line_col(text: &str, offset: usize) -> (usize, usize) {
     let before = &text[..offset.min(text.len())];
     let line = before.matches('\n').count() + 1;
@@ -65,11 +107,6 @@ fn line_col(text: &str, offset: usize) -> (usize, usize) {
 
 fn from_table(table: toml::Table, default_name: &str) -> R<Scenario> {
     let raw: RawScenario = typed(toml::Value::Table(table), "")?;
-    if let Some(t) = &raw.topology {
-        if t != "dumbbell" {
-            return Err(ScenarioError::new("topology", format!("unknown topology \"{t}\"; available: dumbbell")));
-        }
-    }
     let sim = raw.simulation;
     let duration = sim.duration.map(|d| d.0).unwrap_or(200 * NS_PER_SEC);
     if duration == 0 {
@@ -89,17 +126,8 @@ fn from_table(table: toml::Table, default_name: &str) -> R<Scenario> {
             "would record more than 10 million samples; use a longer interval",
         ));
     }
-    let Some(braw) = raw.bottleneck else {
-        return Err(ScenarioError::new("bottleneck", "missing; a table with rate, delay, limit and aqm"));
-    };
-    let bottleneck = link_spec(braw, "bottleneck", None, None, None)?;
-    let reverse = link_spec(
-        raw.reverse.unwrap_or_default(),
-        "reverse",
-        Some(bottleneck.rate_bps),
-        Some(bottleneck.delay),
-        Some(10_000),
-    )?;
+    let mut topology =
+        parse_topology(RawNetwork { topology: raw.topology, bottleneck: raw.bottleneck, reverse: raw.reverse })?;
     let access = raw.access;
     if access.limit == 0 {
         return Err(ScenarioError::new("access.limit", "must be at least 1"));
@@ -112,10 +140,9 @@ fn from_table(table: toml::Table, default_name: &str) -> R<Scenario> {
     }
     let mut groups = Vec::new();
     let mut names = std::collections::HashSet::new();
-    for (i, g) in raw.flows.into_iter().enumerate() {
+    let mut router = Router::new(&topology);
+    for (i, g, name) in expand_per_hop(raw.flows, &topology)? {
         let p = format!("flows[{i}]");
-        let tname = if g.transport == TransportName::Tcp { "tcp" } else { "udp" };
-        let name = g.name.clone().unwrap_or_else(|| format!("{tname}{i}"));
         if name.is_empty() {
             return Err(ScenarioError::new(format!("{p}.name"), "must not be empty"));
         }
@@ -138,6 +165,7 @@ fn from_table(table: toml::Table, default_name: &str) -> R<Scenario> {
         check_list(&g.receiver_rate, format!("{p}.receiver_rate"))?;
         check_list(&g.receiver_delay, format!("{p}.receiver_delay"))?;
         let transport = parse_transport(&g, &global_tcp, &p)?;
+        let endpoints = router.endpoints(&mut topology, &g, count as u32, &p)?;
         let start = match g.start {
             Some(v) => parse_start(v, &format!("{p}.start"))?,
             None => match transport {
@@ -167,6 +195,7 @@ fn from_table(table: toml::Table, default_name: &str) -> R<Scenario> {
             sender_delay: g.sender_delay.unwrap_or(OneOrMany::One(access.delay)),
             receiver_rate: g.receiver_rate.unwrap_or(OneOrMany::One(access.rate)),
             receiver_delay: g.receiver_delay.unwrap_or(OneOrMany::One(access.delay)),
+            endpoints,
         });
     }
     let total: u64 = groups.iter().map(|g| g.count as u64).sum();
@@ -192,8 +221,7 @@ fn from_table(table: toml::Table, default_name: &str) -> R<Scenario> {
             Some(Dur(d)) => Some(d),
             None => None,
         },
-        bottleneck,
-        reverse,
+        topology,
         access_limit: access.limit,
         groups,
     })
@@ -231,9 +259,9 @@ mod tests {
         assert_eq!(s.duration, 10 * NS_PER_SEC);
         assert_eq!(s.n_hosts(), 4);
         assert_eq!(s.groups[1].name, "udp1");
-        assert_eq!(s.reverse.rate_bps, 1e6);
+        assert_eq!(s.topology.links[1].spec.rate_bps, 1e6);
         assert_eq!(s.groups[0].start, StartSpec::Uniform(0, NS_PER_SEC));
-        assert!(matches!(s.bottleneck.aqm, AqmConfig::Red(_)));
+        assert!(matches!(s.bottleneck().unwrap().aqm, AqmConfig::Red(_)));
     }
 
     #[test]
@@ -265,7 +293,7 @@ mod tests {
     #[test]
     fn overrides_apply_before_validation() {
         let s = load(OK, &["bottleneck.aqm.max_p=0.25".into(), "flows[0].count=7".into()], "t").unwrap();
-        let AqmConfig::Red(p) = &s.bottleneck.aqm else { panic!() };
+        let AqmConfig::Red(p) = &s.bottleneck().unwrap().aqm else { panic!() };
         assert_eq!(p.max_p, 0.25);
         assert_eq!(s.groups[0].count, 7);
         let e = load(OK, &["bottleneck.aqm.max_p=2".into()], "t").unwrap_err();

@@ -8,7 +8,7 @@
 //! are resolved by hand so that errors inside them still carry the full key path.
 //!
 //! Modules, each importing only those listed before it: [`error`] (the error type and the serde
-//! bridge), [`overrides`], [`raw`], [`dist`], [`tcp`], [`link`], [`traffic`], [`load`].
+//! bridge), [`overrides`], [`raw`], [`dist`], [`tcp`], [`link`], [`traffic`], [`topology`], [`load`].
 
 pub mod dist;
 pub mod error;
@@ -17,6 +17,7 @@ pub mod load;
 pub mod overrides;
 pub mod raw;
 pub mod tcp;
+pub mod topology;
 pub mod traffic;
 
 pub use crate::traffic::TRAFFIC_NAMES;
@@ -24,4 +25,5 @@ pub use error::ScenarioError;
 pub use link::{parse_aqm, LinkSpec};
 pub use load::{load, Scenario};
 pub use tcp::TCP_NAMES;
+pub use topology::{Endpoints, NodeKind, Shape, TopoLink, Topology};
 pub use traffic::{GroupSpec, StartSpec, TcpApp, Transport};

@@ -10,7 +10,8 @@ use serde::Deserialize;
 pub(super) struct RawScenario {
     pub(super) name: Option<String>,
     pub(super) description: Option<String>,
-    pub(super) topology: Option<String>,
+    /// `"dumbbell"` or a `[topology]` table (scenario::topology).
+    pub(super) topology: Option<toml::Value>,
     #[serde(default)]
     pub(super) simulation: RawSimulation,
     pub(super) bottleneck: Option<RawLink>,
@@ -33,7 +34,7 @@ pub(super) struct RawSimulation {
     pub(super) flow_series_interval: Option<Dur>,
 }
 
-#[derive(Deserialize, Default)]
+#[derive(Deserialize, Default, Clone)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawLink {
     pub(super) rate: Option<Rate>,
@@ -42,6 +43,107 @@ pub(super) struct RawLink {
     pub(super) queue_unit: Option<UnitName>,
     pub(super) loss_rate: Option<f64>,
     pub(super) aqm: Option<toml::Value>,
+    pub(super) monitor: Option<bool>,
+}
+
+impl RawLink {
+    /// Keys of `self`, and those of `base` where `self` has none.
+    pub(super) fn over(self, base: &RawLink) -> RawLink {
+        RawLink {
+            rate: self.rate.or(base.rate),
+            delay: self.delay.or(base.delay),
+            limit: self.limit.or(base.limit),
+            queue_unit: self.queue_unit.or(base.queue_unit),
+            loss_rate: self.loss_rate.or(base.loss_rate),
+            aqm: self.aqm.or_else(|| base.aqm.clone()),
+            monitor: self.monitor.or(base.monitor),
+        }
+    }
+}
+
+/// `[topology]`: a builder (`type = "dumbbell" | "parking_lot" | "star"`) or, without `type`, a
+/// network given by its routers, hosts and links.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawTopology {
+    #[serde(rename = "type")]
+    pub(super) kind: Option<String>,
+    pub(super) routing: Option<RoutingName>,
+    pub(super) routers: Option<Vec<String>>,
+    pub(super) hosts: Option<Vec<String>>,
+    pub(super) links: Option<Vec<RawTopoLink>>,
+    pub(super) hops: Option<i64>,
+    pub(super) leaves: Option<i64>,
+    pub(super) link: Option<RawLink>,
+    pub(super) reverse: Option<RawLink>,
+    pub(super) hop: Option<Vec<RawLink>>,
+}
+
+#[derive(Deserialize, Clone, Copy, PartialEq)]
+#[serde(rename_all = "lowercase")]
+pub(super) enum RoutingName {
+    Hops,
+    Delay,
+}
+
+/// One entry of `[[topology.links]]`.
+#[derive(Deserialize, Default, Clone)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawTopoLink {
+    pub(super) name: Option<String>,
+    pub(super) from: Option<String>,
+    pub(super) to: Option<String>,
+    pub(super) duplex: Option<bool>,
+    pub(super) rate: Option<Rate>,
+    pub(super) delay: Option<Dur>,
+    pub(super) limit: Option<u64>,
+    pub(super) queue_unit: Option<UnitName>,
+    pub(super) loss_rate: Option<f64>,
+    pub(super) aqm: Option<toml::Value>,
+    pub(super) monitor: Option<bool>,
+    pub(super) reverse: Option<RawDirection>,
+}
+
+/// The `to -> from` direction of a duplex link: its own name, and keys that differ.
+#[derive(Deserialize, Default, Clone)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawDirection {
+    pub(super) name: Option<String>,
+    pub(super) rate: Option<Rate>,
+    pub(super) delay: Option<Dur>,
+    pub(super) limit: Option<u64>,
+    pub(super) queue_unit: Option<UnitName>,
+    pub(super) loss_rate: Option<f64>,
+    pub(super) aqm: Option<toml::Value>,
+    pub(super) monitor: Option<bool>,
+}
+
+impl RawTopoLink {
+    pub(super) fn link(&self) -> RawLink {
+        RawLink {
+            rate: self.rate,
+            delay: self.delay,
+            limit: self.limit,
+            queue_unit: self.queue_unit,
+            loss_rate: self.loss_rate,
+            aqm: self.aqm.clone(),
+            monitor: self.monitor,
+        }
+    }
+}
+
+impl RawDirection {
+    pub(super) fn link(&self) -> RawLink {
+        RawLink {
+            rate: self.rate,
+            delay: self.delay,
+            limit: self.limit,
+            queue_unit: self.queue_unit,
+            loss_rate: self.loss_rate,
+            aqm: self.aqm.clone(),
+            monitor: self.monitor,
+        }
+    }
 }
 
 #[derive(Deserialize, Clone, Copy, PartialEq)]
@@ -140,7 +242,7 @@ pub(super) enum TransportName {
     Udp,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Clone)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawGroup {
     pub(super) name: Option<String>,
@@ -168,4 +270,9 @@ pub(super) struct RawGroup {
     pub(super) receiver_rate: Option<OneOrMany<Rate>>,
     pub(super) receiver_delay: Option<OneOrMany<Dur>>,
     pub(super) tcp: Option<RawTcp>,
+    pub(super) from: Option<OneOrMany<String>>,
+    pub(super) to: Option<OneOrMany<String>>,
+    pub(super) path: Option<Vec<String>>,
+    pub(super) ack_path: Option<Vec<String>>,
+    pub(super) per_hop: Option<bool>,
 }

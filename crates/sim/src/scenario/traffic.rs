@@ -4,6 +4,7 @@ use super::dist::{parse_dist, quantity, Quantity};
 use super::error::{typed, ScenarioError, R};
 use super::raw::{RawGroup, RawTcp, TransportName};
 use super::tcp::merge_tcp;
+use super::topology::Endpoints;
 use crate::tcp::TcpConfig;
 use crate::traffic::cbr::Cbr;
 use crate::traffic::dist::Dist;
@@ -61,6 +62,8 @@ pub struct GroupSpec {
     pub sender_delay: OneOrMany<Dur>,
     pub receiver_rate: OneOrMany<Rate>,
     pub receiver_delay: OneOrMany<Dur>,
+    /// Where each flow runs: flow `i` uses entry `i % endpoints.len()` (scenario::topology).
+    pub endpoints: Vec<Endpoints>,
 }
 
 impl GroupSpec {
@@ -115,18 +118,6 @@ pub(super) fn parse_start(v: toml::Value, path: &str) -> R<StartSpec> {
     let d: Dur = typed(v, path)
         .map_err(|e| ScenarioError::new(e.path, format!("{}; or a table {{ uniform = [\"0s\", \"1s\"] }}", e.msg)))?;
     Ok(StartSpec::At(d.0))
-}
-
-pub(super) fn check_list<T>(v: &Option<OneOrMany<T>>, path: String) -> R<()>
-where
-    T: Clone,
-{
-    if let Some(x) = v {
-        if x.is_empty_list() {
-            return Err(ScenarioError::new(path, "an empty list; give one value or a non-empty list"));
-        }
-    }
-    Ok(())
 }
 
 /// Keys that only some applications take: reject the ones `app` does not.

@@ -1,0 +1,168 @@
+//! Results of a run: the summary (`summary.json`) and tidy tables (named columns, handed to Python
+//! as-is, one DataFrame per table), computed once at the end from what the run counted:
+//! [`flows`] (one row per flow), [`summary`] (links, groups, fairness, engine), [`series`] (time
+//! series, queue snapshots, per-flow series). docs/metrics.md defines every figure.
+
+mod flows;
+mod series;
+mod summary;
+
+use crate::hosts::{App, Flow};
+use crate::measure::{FlowCounters, FlowSeries, HopDrops};
+use crate::monitor::{AtLink, LinkMonitor, Snapshots};
+use crate::net::{Network, Route, NO_MONITOR};
+use crate::scenario::Scenario;
+use aqm::NS_PER_SEC;
+
+/// One column of a table.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Column {
+    F64(Vec<f64>),
+    I64(Vec<i64>),
+    Str(Vec<String>),
+}
+
+/// A tidy table: one row per observation, one named column per variable.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Table {
+    pub columns: Vec<(String, Column)>,
+}
+
+impl Table {
+    pub fn push(&mut self, name: &str, col: Column) {
+        self.columns.push((name.to_string(), col));
+    }
+    pub fn get(&self, name: &str) -> Option<&Column> {
+        self.columns.iter().find(|(n, _)| n == name).map(|(_, c)| c)
+    }
+    /// A float column by name (panics if absent or not float: for tests and internal use).
+    pub fn f64s(&self, name: &str) -> &[f64] {
+        match self.get(name) {
+            Some(Column::F64(v)) => v,
+            _ => panic!("no float column {name}"),
+        }
+    }
+}
+
+/// Everything a run produces.
+#[derive(Debug, Clone)]
+pub struct Results {
+    /// Run summary (deterministic: no wall-clock values), written as summary.json.
+    pub summary: serde_json::Value,
+    /// One row per flow.
+    pub flows: Table,
+    /// One row per sample per measured link.
+    pub timeseries: Table,
+    /// With `simulation.queue_snapshots`: one row per waiting packet per snapshot (M10).
+    pub snapshots: Option<Table>,
+    /// With `simulation.flow_series_interval`: one row per active flow per sample.
+    pub flow_series: Option<Table>,
+}
+
+/// Engine-wide counts.
+pub struct Engine {
+    pub events: u64,
+    pub created: u64,
+    pub delivered: u64,
+    pub dropped: u64,
+    pub in_flight: u64,
+}
+
+/// What a finished run hands over to make its results.
+pub struct Run<'a> {
+    pub sc: &'a Scenario,
+    pub seed: u64,
+    pub net: &'a Network,
+    pub routes: &'a [Route],
+    pub flows: &'a [Flow],
+    /// Cumulative flow counters, and their snapshot at the start of the window.
+    pub ctr: &'a [FlowCounters],
+    pub base_ctr: Option<&'a [FlowCounters]>,
+    /// Drops by flow and hop within the window.
+    pub hop_drops: HopDrops,
+    pub monitors: &'a [LinkMonitor],
+    pub snaps: &'a Snapshots,
+    pub fseries: &'a FlowSeries,
+    pub engine: Engine,
+}
+
+/// Per-flow figures that several tables use, computed once.
+struct Derived {
+    /// Length of the measurement window in seconds.
+    w: f64,
+    /// Flow counters within the window.
+    window: Vec<FlowCounters>,
+    /// Each flow's measured monitor ([`NO_MONITOR`] if none) and its packets there in the window.
+    at: Vec<(u32, AtLink)>,
+    /// Throughput at the measured link (b/s; NaN if none) and the link's capacity.
+    thr: Vec<f64>,
+    cap: Vec<f64>,
+    /// Completion time of finite TCP flows (NaN otherwise).
+    fct: Vec<f64>,
+}
+
+impl Derived {
+    fn new(r: &Run) -> Derived {
+        let sc = r.sc;
+        let w = (sc.duration - sc.warmup) as f64 / NS_PER_SEC as f64;
+        let zero = FlowCounters::default();
+        // flows created after the warm-up have no snapshot: they count from zero
+        let window: Vec<FlowCounters> = match r.base_ctr {
+            Some(b) => r.ctr.iter().enumerate().map(|(i, c)| c.since(b.get(i).unwrap_or(&zero))).collect(),
+            None => r.ctr.iter().map(|c| c.since(&zero)).collect(),
+        };
+        let at: Vec<(u32, AtLink)> = r
+            .flows
+            .iter()
+            .enumerate()
+            .map(|(i, f)| {
+                let m = r.net.hosts[f.host as usize].measured;
+                (m, if m == NO_MONITOR { AtLink::default() } else { r.monitors[m as usize].flow_in_window(i) })
+            })
+            .collect();
+        let cap: Vec<f64> = at
+            .iter()
+            .map(|&(m, _)| {
+                if m == NO_MONITOR {
+                    f64::NAN
+                } else {
+                    r.net.links[r.monitors[m as usize].link as usize].rate_bps as f64
+                }
+            })
+            .collect();
+        let thr =
+            at.iter().map(|&(m, a)| if m == NO_MONITOR { f64::NAN } else { a.tx_bytes as f64 * 8.0 / w }).collect();
+        let fct = r
+            .flows
+            .iter()
+            .map(|fl| match &fl.app {
+                App::Tcp { tx, .. } => tx.completed_at.map(|c| (c - fl.start) as f64 / 1e9).unwrap_or(f64::NAN),
+                _ => f64::NAN,
+            })
+            .collect();
+        Derived { w, window, at, thr, cap, fct }
+    }
+
+    /// Rate in b/s of `bytes` over the window.
+    fn rate(&self, bytes: u64) -> f64 {
+        bytes as f64 * 8.0 / self.w
+    }
+}
+
+/// A link's name: the topology's name, or "access" for a flow's own access link.
+fn link_name<'a>(r: &'a Run, l: u32) -> &'a str {
+    if (l as usize) < r.net.core {
+        &r.sc.topology.links[l as usize].name
+    } else {
+        "access"
+    }
+}
+
+/// Compute everything a run reports.
+pub fn collect(r: &Run) -> Results {
+    let d = Derived::new(r);
+    let flows = flows::table(r, &d);
+    let summary = summary::summary(r, &d);
+    let (timeseries, snapshots, flow_series) = series::tables(r);
+    Results { summary, flows, timeseries, snapshots, flow_series }
+}
