@@ -9,7 +9,10 @@ key                                    value
 =====================================  =========================================================
 ``bottleneck.<k>``                     every number of ``summary.bottleneck`` (``utilisation``,
                                        ``queue_mean_pkts``, ``delay_mean_s``, ``drop_ratio``, ...);
-                                       ``bottleneck.drops.<reason>`` per drop reason
+                                       ``bottleneck.drops.<reason>`` per drop reason,
+                                       ``bottleneck.groups.<name>.<k>`` per group (dumbbells)
+``links.<link>.<k>``                   the same for every other measured link (``summary.links``):
+                                       ``links.r1-r2.utilisation``, ``links.r1-r2.groups.udp.share``
 ``fairness.<k>``                       ``summary.fairness`` (Jain's index, M4)
 ``group.<name>.<k>``                   every number of a ``summary.groups`` entry
                                        (``throughput_bps``, ``goodput_per_flow_bps``, ...)
@@ -20,9 +23,12 @@ key                                    value
 ``variant.<v>.<k>``                    aggregates over the TCP flows of one congestion-control
                                        variant, when the flows table has a ``variant`` column
 ``aqm.<state>_mean``                   time average over the measurement window of each
-                                       ``aqm_<state>`` column of the time series (M7b, M11)
-``fair_share_bps``                     M13: capacity / number of flows that started
-``normalised_goodput``                 M15: TCP goodput / capacity
+                                       ``aqm_<state>`` column of the time series (M7b, M11): the
+                                       bottleneck's, or the one measured link's;
+                                       ``links.<link>.aqm.<state>_mean`` per link when there are
+                                       several
+``fair_share_bps``                     M13: capacity / number of flows that started (dumbbells)
+``normalised_goodput``                 M15: TCP goodput / capacity (dumbbells)
 ``sdv_throughput_bps``                 M14: sample standard deviation of all flows' throughputs
 ``web_drop_share``                     M9: drops of ``web`` flows / drops of all flows (NaN if no
                                        web flows or no drops)
@@ -99,8 +105,12 @@ def run_row(result) -> dict:
     """The flat metrics of one run (see the module notes)."""
     s = result.summary
     row: dict = {}
-    b = s["bottleneck"]
-    _flatten("bottleneck.", {k: v for k, v in b.items() if k != "queue_unit"}, row)
+    b = s.get("bottleneck")
+    if b is not None:
+        _flatten("bottleneck.", {k: v for k, v in b.items() if k not in _LINK_LABELS}, row)
+    for name, link in s.get("links", {}).items():
+        if b is None or name != "bottleneck":
+            _flatten(f"links.{name}.", {k: v for k, v in link.items() if k not in _LINK_LABELS}, row)
     _flatten("fairness.", s.get("fairness", {}), row)
     for g in s.get("groups", []):
         _flatten(f"group.{g['name']}.", {k: v for k, v in g.items() if k != "name"}, row)
@@ -119,7 +129,7 @@ def run_row(result) -> dict:
             if v:
                 _put(f"variant.{v}", aggregate(sub), row)
 
-    cap = float(b["capacity_bps"])
+    cap = float(b["capacity_bps"]) if b is not None else math.nan
     sc = s["scenario"]
     started = f[f["start_s"] < sc["duration_s"]] if "start_s" in f else f
     row["fair_share_bps"] = cap / len(started) if len(started) else math.nan
@@ -135,7 +145,19 @@ def run_row(result) -> dict:
     ts = result.timeseries
     if ts is not None and len(ts):
         win = ts[ts["time_s"] >= sc.get("warmup_s", 0.0)]
-        for c in ts.columns:
-            if c.startswith("aqm_"):
-                row[f"aqm.{c[4:]}_mean"] = float(win[c].mean()) if len(win) else math.nan
+        names = list(dict.fromkeys(ts["link"])) if "link" in ts else []
+        main = "bottleneck" if "bottleneck" in names else (names[0] if len(names) == 1 else None)
+        for name in names if len(names) > 1 else []:
+            _aqm_means(win[win["link"] == name], f"links.{name}.aqm.", row)
+        if main is not None or not names:
+            _aqm_means(win[win["link"] == main] if names else win, "aqm.", row)
     return row
+
+
+_LINK_LABELS = ("queue_unit", "name", "from", "to", "aqm", "index")
+
+
+def _aqm_means(win: pd.DataFrame, prefix: str, row: dict) -> None:
+    for c in win.columns:
+        if c.startswith("aqm_"):
+            row[f"{prefix}{c[4:]}_mean"] = float(win[c].mean()) if len(win) else math.nan
