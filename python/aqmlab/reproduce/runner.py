@@ -125,9 +125,11 @@ def setup_lines(exp: Experiment, sweep, tasks, quick: bool, extra_set) -> list[s
     groups = []
     for g in sc.get("flows", []):
         d = f"{g.get('count', 1)} × {g.get('transport')}/{g.get('app', 'bulk' if g.get('transport') == 'tcp' else 'cbr')}"
-        extras = [f"{k} {g[k]}" for k in ("from", "to", "per_hop", "rate", "priority", "in_profile", "sender_delay",
+        extras = [f"{k} {g[k]}" for k in ("from", "to", "rate", "priority", "in_profile", "sender_delay",
                                           "start", "stop", "on_time", "off_time", "arrival_rate", "think_time")
                   if k in g]
+        if g.get("per_hop"):
+            extras.insert(0, "one group per hop")
         tcp = g.get("tcp", {})
         if "variant" in tcp:
             extras.append(f"TCP {tcp['variant']}")
