@@ -1,6 +1,6 @@
 //! Results of a run: the summary (`summary.json`) and tidy tables (named columns, handed to Python
 //! as-is, one DataFrame per table), computed once at the end from what the run counted:
-//! [`flows`] (one row per flow), [`summary`] (links, groups, fairness, engine), [`series`] (time
+//! `flows` (one row per flow), `summary` (links, groups, fairness, engine), `series` (time
 //! series, queue snapshots, per-flow series). docs/metrics.md defines every figure.
 
 mod flows;

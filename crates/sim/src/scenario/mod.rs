@@ -8,7 +8,7 @@
 //! are resolved by hand so that errors inside them still carry the full key path.
 //!
 //! Modules, each importing only those listed before it: [`error`] (the error type and the serde
-//! bridge), [`overrides`], [`raw`], [`dist`], [`tcp`], [`link`], [`traffic`], [`topology`], [`load`].
+//! bridge), [`overrides`], [`raw`], [`dist`], [`tcp`], [`link`], [`topology`] (the network and the routes), [`traffic`] (flow groups), [`load`](mod@load).
 
 pub mod dist;
 pub mod error;

@@ -6,7 +6,7 @@
 //! the link's transmitter is *advanced* lazily, starting every transmission that is due; when the
 //! pipe's head reaches the far end (*link event*), the packet is *forwarded* to the next link of
 //! its path or *delivered* to its host. Measured links call their monitor on the way. The hosts'
-//! side (applications, TCP timers, traffic) is in [`apps`], measurement events in [`sample`], and
+//! side (applications, TCP timers, traffic) is in `apps`, measurement events in `sample`, and
 //! the network is built apart (`crate::net::build`).
 
 mod apps;
