@@ -400,6 +400,15 @@ fn bad_topologies_name_the_key() {
     // a hop no link makes
     let e = err(&custom(&chain, "from = \"a\"\nto = \"b\"\npath = [\"a\", \"r2\", \"b\"]"));
     assert_eq!(e.path, "flows[0].path[1]");
+    // an unknown key in a link, and in its reverse direction
+    let e = err(&custom(&chain.replacen("limit = 10\n", "limit = 10\ncolour = 1\n", 1), "from = \"a\"\nto = \"b\""));
+    assert_eq!(e.path, "topology.links[0].colour");
+    assert!(e.msg.contains("`from`") && e.msg.contains("`aqm`"), "{}", e.msg);
+    let e = err(&custom(
+        &chain.replacen("limit = 10\n", "limit = 10\nreverse = { colour = 1 }\n", 1),
+        "from = \"a\"\nto = \"b\"",
+    ));
+    assert_eq!(e.path, "topology.links[0].reverse.colour");
     // a link with no rate
     let e = err(&custom(&chain.replacen("rate = \"1Mb/s\"\n", "", 1), "from = \"a\"\nto = \"b\""));
     assert_eq!(e.path, "topology.links[0].rate");

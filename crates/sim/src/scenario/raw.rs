@@ -71,7 +71,9 @@ pub(super) struct RawTopology {
     pub(super) routing: Option<RoutingName>,
     pub(super) routers: Option<Vec<String>>,
     pub(super) hosts: Option<Vec<String>>,
-    pub(super) links: Option<Vec<RawTopoLink>>,
+    /// `[[topology.links]]`: the keys of a link (`RawLink`) with `from`, `to`, `name`, `duplex`
+    /// and `reverse`, taken apart by hand (scenario::topology) so that errors keep their paths.
+    pub(super) links: Option<Vec<toml::Value>>,
     pub(super) hops: Option<i64>,
     pub(super) leaves: Option<i64>,
     pub(super) link: Option<RawLink>,
@@ -84,66 +86,6 @@ pub(super) struct RawTopology {
 pub(super) enum RoutingName {
     Hops,
     Delay,
-}
-
-/// One entry of `[[topology.links]]`.
-#[derive(Deserialize, Default, Clone)]
-#[serde(deny_unknown_fields)]
-pub(super) struct RawTopoLink {
-    pub(super) name: Option<String>,
-    pub(super) from: Option<String>,
-    pub(super) to: Option<String>,
-    pub(super) duplex: Option<bool>,
-    pub(super) rate: Option<Rate>,
-    pub(super) delay: Option<Dur>,
-    pub(super) limit: Option<u64>,
-    pub(super) queue_unit: Option<UnitName>,
-    pub(super) loss_rate: Option<f64>,
-    pub(super) aqm: Option<toml::Value>,
-    pub(super) monitor: Option<bool>,
-    pub(super) reverse: Option<RawDirection>,
-}
-
-/// The `to -> from` direction of a duplex link: its own name, and keys that differ.
-#[derive(Deserialize, Default, Clone)]
-#[serde(deny_unknown_fields)]
-pub(super) struct RawDirection {
-    pub(super) name: Option<String>,
-    pub(super) rate: Option<Rate>,
-    pub(super) delay: Option<Dur>,
-    pub(super) limit: Option<u64>,
-    pub(super) queue_unit: Option<UnitName>,
-    pub(super) loss_rate: Option<f64>,
-    pub(super) aqm: Option<toml::Value>,
-    pub(super) monitor: Option<bool>,
-}
-
-impl RawTopoLink {
-    pub(super) fn link(&self) -> RawLink {
-        RawLink {
-            rate: self.rate,
-            delay: self.delay,
-            limit: self.limit,
-            queue_unit: self.queue_unit,
-            loss_rate: self.loss_rate,
-            aqm: self.aqm.clone(),
-            monitor: self.monitor,
-        }
-    }
-}
-
-impl RawDirection {
-    pub(super) fn link(&self) -> RawLink {
-        RawLink {
-            rate: self.rate,
-            delay: self.delay,
-            limit: self.limit,
-            queue_unit: self.queue_unit,
-            loss_rate: self.loss_rate,
-            aqm: self.aqm.clone(),
-            monitor: self.monitor,
-        }
-    }
 }
 
 #[derive(Deserialize, Clone, Copy, PartialEq)]

@@ -10,9 +10,10 @@
 //! the router by a private access link in each direction (`[access]`, `sender_rate`, ...), as in
 //! the papers' dumbbells; at a **host**, the flows start or end at that host and share its links.
 
+use super::error::typed;
 use super::error::{check_list, ScenarioError, R};
 use super::link::{link_spec, LinkSpec};
-use super::raw::{RawGroup, RawLink, RawTopoLink, RawTopology, RoutingName};
+use super::raw::{RawGroup, RawLink, RawTopology, RoutingName};
 use crate::topology::{Edge, Graph, LinkId, Metric, NodeId, PathError, Tree};
 use crate::units::OneOrMany;
 use std::collections::HashMap;
@@ -344,43 +345,76 @@ fn custom(t: RawTopology) -> R<Built> {
             "missing; add [[topology.links]] with from, to, rate and delay",
         ));
     }
-    let find = |name: &Option<String>, p: String| -> R<NodeId> {
+    let find = |name: Option<String>, p: String| -> R<NodeId> {
         let Some(name) = name else {
             return Err(ScenarioError::new(p, "missing; the name of a node (a router or a host)"));
         };
-        nodes.iter().position(|n| &n.name == name).map(|i| i as NodeId).ok_or_else(|| {
+        nodes.iter().position(|n| n.name == name).map(|i| i as NodeId).ok_or_else(|| {
             let names: Vec<&str> = nodes.iter().map(|n| n.name.as_str()).collect();
             ScenarioError::new(p, format!("unknown node \"{name}\"; nodes are: {}", names.join(", ")))
         })
     };
     let mut links = Vec::new();
-    for (i, l) in raw_links.into_iter().enumerate() {
+    for (i, v) in raw_links.into_iter().enumerate() {
         let p = format!("topology.links[{i}]");
-        let from = find(&l.from, format!("{p}.from"))?;
-        let to = find(&l.to, format!("{p}.to"))?;
+        let mut t = split_link(v, &p, &["from", "to", "name", "duplex", "reverse"])?;
+        let from = find(take::<String>(&mut t, "from", &p)?, format!("{p}.from"))?;
+        let to = find(take::<String>(&mut t, "to", &p)?, format!("{p}.to"))?;
         if from == to {
             return Err(ScenarioError::new(format!("{p}.to"), "a link must join two different nodes"));
         }
         let (fname, tname) = (&nodes[from as usize].name, &nodes[to as usize].name);
-        let name = checked_name(l.name.clone(), format!("{fname}-{tname}"), &format!("{p}.name"))?;
-        let duplex = l.duplex.unwrap_or(true);
-        let fwd_raw = l.link();
-        let fwd = link(fwd_raw.clone(), &p, name, (from, to), true, None)?;
-        links.push(fwd);
-        match (&l, duplex) {
-            (RawTopoLink { reverse: Some(_), .. }, false) => {
+        let name = checked_name(take(&mut t, "name", &p)?, format!("{fname}-{tname}"), &format!("{p}.name"))?;
+        let duplex = take::<bool>(&mut t, "duplex", &p)?.unwrap_or(true);
+        let reverse = t.remove("reverse");
+        let fwd_raw = link_keys(t, &p, &["from", "to", "name", "duplex", "reverse"])?;
+        links.push(link(fwd_raw.clone(), &p, name, (from, to), true, None)?);
+        match (reverse, duplex) {
+            (Some(_), false) => {
                 return Err(ScenarioError::new(format!("{p}.reverse"), "applies to duplex links (duplex = true)"))
             }
             (_, false) => {}
-            (_, true) => {
-                let dir = l.reverse.clone().unwrap_or_default();
-                let rname = checked_name(dir.name.clone(), format!("{tname}-{fname}"), &format!("{p}.reverse.name"))?;
-                let raw = dir.link().over(&fwd_raw);
-                links.push(link(raw, &format!("{p}.reverse"), rname, (to, from), true, None)?);
+            (rev, true) => {
+                let rp = format!("{p}.reverse");
+                let mut rt = match rev {
+                    Some(v) => split_link(v, &rp, &["name"])?,
+                    None => toml::Table::new(),
+                };
+                let rname =
+                    checked_name(take(&mut rt, "name", &rp)?, format!("{tname}-{fname}"), &format!("{rp}.name"))?;
+                let raw = link_keys(rt, &rp, &["name"])?.over(&fwd_raw);
+                links.push(link(raw, &rp, rname, (to, from), true, None)?);
             }
         }
     }
     Ok((Shape::Custom, nodes, links))
+}
+
+/// A link's table, checked to be one; `own` are the keys that are not a link's (for the message).
+fn split_link(v: toml::Value, p: &str, own: &[&str]) -> R<toml::Table> {
+    match v {
+        toml::Value::Table(t) => Ok(t),
+        _ => Err(ScenarioError::new(
+            p,
+            format!("expected a table of a link's keys (rate, delay, limit, aqm, ...) and {}", own.join(", ")),
+        )),
+    }
+}
+
+/// The rest of a link's table as a link; an unknown key's message lists `own` keys too.
+fn link_keys(t: toml::Table, p: &str, own: &[&str]) -> R<RawLink> {
+    typed(toml::Value::Table(t), p).map_err(|mut e| {
+        if e.msg.starts_with("unknown field") {
+            let own: Vec<String> = own.iter().map(|k| format!("`{k}`")).collect();
+            e.msg = format!("{}, {}", e.msg, own.join(", "));
+        }
+        e
+    })
+}
+
+/// Remove `key` from `t` and read it as a `T`.
+fn take<T: serde::de::DeserializeOwned>(t: &mut toml::Table, key: &str, p: &str) -> R<Option<T>> {
+    t.remove(key).map(|v| typed(v, &format!("{p}.{key}"))).transpose()
 }
 
 fn checked_name(given: Option<String>, default: String, path: &str) -> R<String> {
