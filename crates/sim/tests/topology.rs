@@ -413,6 +413,8 @@ fn bad_topologies_name_the_key() {
     let e = err(&custom(&chain.replacen("rate = \"1Mb/s\"\n", "", 1), "from = \"a\"\nto = \"b\""));
     assert_eq!(e.path, "topology.links[0].rate");
     // builders
+    let e = err(&PARKING.replace("hops = 3", "hops = 300"));
+    assert_eq!(e.path, "flows[0].to", "a route longer than a packet can count");
     let e = err(&PARKING.replace("hops = 3", "hops = 0"));
     assert_eq!(e.path, "topology.hops");
     let e = err(&PARKING.replace("type = \"parking_lot\"", "type = \"torus\""));

@@ -575,6 +575,8 @@ impl Router {
                     })?
                 }
             };
+            check_length(topo, fwd, &format!("{p}.path"))?;
+            check_length(topo, rev, &format!("{p}.ack_path"))?;
             return Ok(vec![Endpoints { src, dst, fwd, rev }]);
         }
         let (a, b) = (from.len() as u64, to.len() as u64);
@@ -604,6 +606,8 @@ impl Router {
                     format!("no route back from \"{dname}\" to \"{sname}\" for the ACKs: no chain of links joins them"),
                 ));
             };
+            check_length(topo, fwd, &key("to", to.len(), i % to.len()))?;
+            check_length(topo, rev, &key("from", from.len(), i % from.len()))?;
             out.push(Endpoints { src, dst, fwd, rev });
         }
         Ok(out)
@@ -623,6 +627,18 @@ impl Router {
             })
             .collect()
     }
+}
+
+/// Longest route through the network: a packet counts its hops in 8 bits, and a flow at routers
+/// adds an access link at each end.
+pub const MAX_ROUTE: usize = 253;
+
+fn check_length(topo: &Topology, route: u32, p: &str) -> R<()> {
+    let n = topo.routes[route as usize].len();
+    if n > MAX_ROUTE {
+        return Err(ScenarioError::new(p, format!("a route of {n} links; at most {MAX_ROUTE} are supported")));
+    }
+    Ok(())
 }
 
 fn gcd(a: u64, b: u64) -> u64 {
