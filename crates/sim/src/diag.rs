@@ -144,6 +144,9 @@ mod tests {
     fn says_what_a_table_is() {
         let m = serde_message("invalid type: integer `1`, expected struct RawGroup");
         assert!(m.starts_with("invalid type: integer `1`, expected a flow group"), "{m}");
-        assert_eq!(serde_message("invalid type: string \"x\", expected u32"), "invalid type: string \"x\", expected a whole number from 0 to 4294967295");
+        assert_eq!(
+            serde_message("invalid type: string \"x\", expected u32"),
+            "invalid type: string \"x\", expected a whole number from 0 to 4294967295"
+        );
     }
 }

@@ -26,8 +26,8 @@ pub mod packet;
 pub mod results;
 pub mod scenario;
 pub mod sim;
-pub mod time;
 pub mod tcp;
+pub mod time;
 pub mod traffic;
 pub mod units;
 

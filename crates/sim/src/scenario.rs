@@ -958,11 +958,8 @@ fn parse_transport(g: &RawGroup, global_tcp: &RawTcp, p: &str) -> R<Transport> {
 pub fn load(text: &str, overrides: &[String], default_name: &str) -> R<Scenario> {
     let mut table: toml::Table = text.parse().map_err(|e: toml::de::Error| {
         let msg = e.message().to_string();
-        let loc = e
-            .span()
-            .map(|s| line_col(text, s.start))
-            .map(|(l, c)| format!("line {l}, column {c}"))
-            .unwrap_or_default();
+        let loc =
+            e.span().map(|s| line_col(text, s.start)).map(|(l, c)| format!("line {l}, column {c}")).unwrap_or_default();
         ScenarioError::new(loc, format!("invalid TOML: {msg}"))
     })?;
     for o in overrides {

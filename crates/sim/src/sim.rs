@@ -82,6 +82,11 @@ struct Host {
 
 const NO_SESSION: u32 = u32::MAX;
 
+// sizes for the resource estimate (crate::budget)
+pub(crate) const FLOW_BYTES: u64 = std::mem::size_of::<Flow>() as u64;
+pub(crate) const LINK_BYTES: u64 = std::mem::size_of::<Link>() as u64;
+pub(crate) const TCP_BYTES: u64 = (std::mem::size_of::<TcpSender>() + std::mem::size_of::<TcpReceiver>()) as u64;
+
 const NO_TIMER: Time = Time::MAX;
 const BNECK: usize = 0;
 const REVERSE: usize = 1;
@@ -199,7 +204,8 @@ impl Sim {
                 paths.extend_from_slice(&[base, BNECK as u32, base + 2]);
                 let rev = paths.len() as u32;
                 paths.extend_from_slice(&[base + 3, REVERSE as u32, base + 1]);
-                let rtt_prop = crate::time::sum(&[s_delay, s_delay, r_delay, r_delay, sc.bottleneck.delay, sc.reverse.delay]);
+                let rtt_prop =
+                    crate::time::sum(&[s_delay, s_delay, r_delay, r_delay, sc.bottleneck.delay, sc.reverse.delay]);
                 hosts.push(Host { route: Route { fwd, rev, fwd_len: 3, rev_len: 3 }, rtt_prop });
             }
             let stop = g.stop.unwrap_or(Time::MAX);
@@ -785,7 +791,9 @@ impl Sim {
         let gstop = self.sc.groups[group as usize].stop.unwrap_or(Time::MAX);
         let Transport::Tcp { cfg, .. } = &self.sc.groups[group as usize].transport else { return };
         let limit = bulk::segments(conn.bytes, cfg.mss);
-        let stop = conn.duration.map_or(Time::MAX, |d| now.saturating_add(d));
+        // a connection drawn with a zero duration stops 1 ns after it opens (its Stop event cannot
+        // come before this Arrive event at the same instant)
+        let stop = conn.duration.map_or(Time::MAX, |d| now.saturating_add(d.max(1)));
         let Some(fid) = self.new_connection(group, host, limit, stop, NO_SESSION) else { return };
         self.open_tcp(fid);
         if stop < self.sc.duration {

@@ -69,11 +69,7 @@ impl Tally {
 
     fn finish(&self, target: &str, cases: u64, started: Instant) {
         let classes: Vec<String> = self.counts.iter().map(|(k, v)| format!("{k} {v}")).collect();
-        println!(
-            "fuzz {target}: {cases} cases in {:.1} s: {}",
-            started.elapsed().as_secs_f64(),
-            classes.join(", ")
-        );
+        println!("fuzz {target}: {cases} cases in {:.1} s: {}", started.elapsed().as_secs_f64(), classes.join(", "));
         for (class, example) in &self.bad {
             println!("  {class}: first example:\n{example}\n");
         }
@@ -111,10 +107,7 @@ fn load_class(text: &str, overrides: &[String]) -> (String, Option<String>) {
             None => ("scenario-error".into(), None),
             Some(c) => (c.into(), Some(format!("{e:?}\noverrides {overrides:?}\n{text}"))),
         },
-        Err(p) => (
-            "panic".into(),
-            Some(format!("panic: {}\noverrides {overrides:?}\n{text}", panic_text(&p))),
-        ),
+        Err(p) => ("panic".into(), Some(format!("panic: {}\noverrides {overrides:?}\n{text}", panic_text(&p)))),
     }
 }
 
@@ -129,7 +122,7 @@ fn engine_class(text: &str) -> (String, Option<String>) {
             return match error_form_problem(&e) {
                 None => ("scenario-error".into(), None),
                 Some(c) => (c.into(), Some(format!("{e:?}\n{text}"))),
-            }
+            };
         }
     };
     if sim::budget::check(&sc, MEMORY_BUDGET).is_err() {
@@ -177,7 +170,13 @@ fn runner(salt: u64) -> TestRunner {
 }
 
 /// Draw `cases` values of `strategy` (or as many as fit in the time cap) and tally `class(v)`.
-fn fuzz<S: Strategy>(target: &str, salt: u64, default_cases: u64, strategy: S, class: impl Fn(S::Value) -> (String, Option<String>)) {
+fn fuzz<S: Strategy>(
+    target: &str,
+    salt: u64,
+    default_cases: u64,
+    strategy: S,
+    class: impl Fn(S::Value) -> (String, Option<String>),
+) {
     let cases = env_u64("AQMLAB_FUZZ_CASES", default_cases);
     let cap = Duration::from_secs(env_u64("AQMLAB_FUZZ_SECS", 600));
     let mut runner = runner(salt);
@@ -239,9 +238,11 @@ fn dist(value: fn() -> BoxedStrategy<String>) -> impl Strategy<Value = String> {
     prop_oneof![
         value(),
         value().prop_map(|v| format!("{{ exponential = {v} }}")),
-        (value(), pick(&["1.2", "1.5", "2.5", "1.0", "1e9"]), proptest::option::of(value())).prop_map(|(m, s, x)| match x {
-            Some(x) => format!("{{ pareto = {{ mean = {m}, shape = {s}, max = {x} }} }}"),
-            None => format!("{{ pareto = {{ mean = {m}, shape = {s} }} }}"),
+        (value(), pick(&["1.2", "1.5", "2.5", "1.0", "1e9"]), proptest::option::of(value())).prop_map(|(m, s, x)| {
+            match x {
+                Some(x) => format!("{{ pareto = {{ mean = {m}, shape = {s}, max = {x} }} }}"),
+                None => format!("{{ pareto = {{ mean = {m}, shape = {s} }} }}"),
+            }
         }),
         (value(), value()).prop_map(|(a, b)| format!("{{ uniform = [{a}, {b}] }}")),
     ]
@@ -381,8 +382,9 @@ fn group(i: usize) -> impl Strategy<Value = String> {
         1 => (dist(bytes_boxed), dist(dur_boxed))
             .prop_map(|(s, d)| format!("app = \"web\"\nresponse_size = {s}\nthink_time = {d}\n")),
     ];
-    let tcp = (tcp_app, tcp_options())
-        .prop_map(|(a, o)| format!("transport = \"tcp\"\n{a}{}", if o.is_empty() { String::new() } else { format!("tcp = {{ {o} }}\n") }));
+    let tcp = (tcp_app, tcp_options()).prop_map(|(a, o)| {
+        format!("transport = \"tcp\"\n{a}{}", if o.is_empty() { String::new() } else { format!("tcp = {{ {o} }}\n") })
+    });
     let udp = prop_oneof![
         (rate(), packet_size()).prop_map(|(r, s)| format!("transport = \"udp\"\nrate = {r}\npacket_size = {s}\n")),
         (rate(), dur(), dur(), pick(&["exponential", "pareto"])).prop_map(|(r, on, off, d)| format!(
@@ -434,9 +436,8 @@ fn scenario() -> impl Strategy<Value = String> {
         link("bottleneck"),
         prop_oneof![5 => Just(None), 1 => link("reverse").prop_map(Some)],
         prop_oneof![5 => Just(None), 1 => (rate(), dur()).prop_map(Some)],
-        proptest::collection::vec(0..3usize, 1..4).prop_flat_map(|v| {
-            v.iter().enumerate().map(|(i, _)| group(i).boxed()).collect::<Vec<_>>()
-        }),
+        proptest::collection::vec(0..3usize, 1..4)
+            .prop_flat_map(|v| v.iter().enumerate().map(|(i, _)| group(i).boxed()).collect::<Vec<_>>()),
         any::<u32>(),
     )
         .prop_map(|(d, warm, si, snaps, fsi, b, r, acc, groups, seed)| {
@@ -486,15 +487,49 @@ rate = "1Mb/s"
 
 fn odd_key() -> impl Strategy<Value = String> {
     prop_oneof![
-        pick(&["\"\"", "\"a\\nb\"", "\"tab\\there\"", "\"\\u0000\"", "'x.y'", "\"é\"", "zzz", "duration", "flows", "bottleneck", "simulation"]),
+        pick(&[
+            "\"\"",
+            "\"a\\nb\"",
+            "\"tab\\there\"",
+            "\"\\u0000\"",
+            "'x.y'",
+            "\"é\"",
+            "zzz",
+            "duration",
+            "flows",
+            "bottleneck",
+            "simulation"
+        ]),
         "[a-z_]{1,12}",
-        "\"[\\PC\\n\\t\\r\\x1b]{0,6}\"".prop_map(|s| s.replace('\\', "\\\\").replace('\n', "\\n").replace('\r', "\\r").replace('\t', "\\t").replace('\x1b', "\\u001b")),
+        "\"[\\PC\\n\\t\\r\\x1b]{0,6}\"".prop_map(|s| s
+            .replace('\\', "\\\\")
+            .replace('\n', "\\n")
+            .replace('\r', "\\r")
+            .replace('\t', "\\t")
+            .replace('\x1b', "\\u001b")),
     ]
 }
 
 fn odd_value() -> impl Strategy<Value = String> {
     prop_oneof![
-        pick(&["1", "-1", "0", "1.5", "nan", "inf", "true", "\"\"", "\"x\\ny\"", "[]", "[1, \"a\"]", "{}", "{ a = 1 }", "1979-05-27", "9223372036854775807", "\"1.8e10s\""]),
+        pick(&[
+            "1",
+            "-1",
+            "0",
+            "1.5",
+            "nan",
+            "inf",
+            "true",
+            "\"\"",
+            "\"x\\ny\"",
+            "[]",
+            "[1, \"a\"]",
+            "{}",
+            "{ a = 1 }",
+            "1979-05-27",
+            "9223372036854775807",
+            "\"1.8e10s\""
+        ]),
         dur(),
         rate(),
         aqm(),
@@ -503,27 +538,39 @@ fn odd_value() -> impl Strategy<Value = String> {
 
 /// Where to splice: a top-level key, a key in one of the tables, or a new table/array entry.
 fn spliced() -> impl Strategy<Value = String> {
-    (
-        0..6usize,
-        odd_key(),
-        odd_value(),
-    )
-        .prop_map(|(at, k, v)| match at {
-            0 => format!("{k} = {v}\n{BASE}"),
-            1 => BASE.replace("[simulation]\n", &format!("[simulation]\n{k} = {v}\n")),
-            2 => BASE.replace("[bottleneck]\n", &format!("[bottleneck]\n{k} = {v}\n")),
-            3 => BASE.replace("count = 2\n", &format!("count = 2\n{k} = {v}\n")),
-            4 => format!("flows = [{v}]\n[simulation]\nduration = 1\n[bottleneck]\nrate = 1\ndelay = 0\nlimit = 5\n"),
-            _ => format!("{BASE}\n[{k}]\nx = {v}\n"),
-        })
+    (0..6usize, odd_key(), odd_value()).prop_map(|(at, k, v)| match at {
+        0 => format!("{k} = {v}\n{BASE}"),
+        1 => BASE.replace("[simulation]\n", &format!("[simulation]\n{k} = {v}\n")),
+        2 => BASE.replace("[bottleneck]\n", &format!("[bottleneck]\n{k} = {v}\n")),
+        3 => BASE.replace("count = 2\n", &format!("count = 2\n{k} = {v}\n")),
+        4 => format!("flows = [{v}]\n[simulation]\nduration = 1\n[bottleneck]\nrate = 1\ndelay = 0\nlimit = 5\n"),
+        _ => format!("{BASE}\n[{k}]\nx = {v}\n"),
+    })
 }
 
 fn override_spec() -> impl Strategy<Value = String> {
     let path = prop_oneof![
         pick(&[
-            "flows[0]", "flows[0].count", "flows[1].rate", "flows[5].x", "flows.0.tcp.mss", "bottleneck.delay",
-            "bottleneck.aqm", "bottleneck.aqm.min_th", "simulation", "simulation.duration", "name", "", ".", "a..b",
-            "flows[", "flows[0]]", "flows[-1]", "flows[99999999999999999999]", "x\ny", "reverse.rate",
+            "flows[0]",
+            "flows[0].count",
+            "flows[1].rate",
+            "flows[5].x",
+            "flows.0.tcp.mss",
+            "bottleneck.delay",
+            "bottleneck.aqm",
+            "bottleneck.aqm.min_th",
+            "simulation",
+            "simulation.duration",
+            "name",
+            "",
+            ".",
+            "a..b",
+            "flows[",
+            "flows[0]]",
+            "flows[-1]",
+            "flows[99999999999999999999]",
+            "x\ny",
+            "reverse.rate",
         ]),
         "[a-z\\[\\]0-9._]{0,20}",
     ];
