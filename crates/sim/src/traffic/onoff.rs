@@ -44,7 +44,7 @@ pub struct UdpSource {
 const NS: f64 = 1e9;
 
 /// Empty ON periods one call steps over before it hands control back to the engine.
-pub const MAX_EMPTY_PERIODS: u32 = 4096;
+pub const MAX_EMPTY_PERIODS: u32 = 64;
 
 impl UdpSource {
     pub fn new(cbr: Cbr, onoff: Option<(OnOffSpec, Rng)>) -> Self {
