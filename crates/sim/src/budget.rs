@@ -96,7 +96,7 @@ fn connections(g: &GroupSpec, sc: &Scenario) -> (f64, f64) {
         Transport::Tcp { app: TcpApp::Web(w), .. } => {
             // each session: one response at a time, then a think time; a response takes at
             // least a round trip
-            let rtt = 2.0 * (sc.bottleneck.delay + sc.reverse.delay) as f64 / NS_PER_SEC as f64;
+            let rtt = 2.0 * (sc.bottleneck.delay as f64 + sc.reverse.delay as f64) / NS_PER_SEC as f64;
             let cycle = (w.think.capped_mean() + rtt).max(1e-6);
             (g.count as f64 * (active / cycle).ceil(), g.count as f64)
         }
@@ -144,7 +144,7 @@ impl Estimate {
         // each open connection's initial burst and each UDP source's round trip of packets
         // waiting at the access links, bounded by the windows
         let bneck_pps = sc.bottleneck.rate_bps / (8.0 * 40.0);
-        let rtt_s = 2.0 * (sc.bottleneck.delay + sc.reverse.delay) as f64 / NS_PER_SEC as f64 + 0.01;
+        let rtt_s = 2.0 * (sc.bottleneck.delay as f64 + sc.reverse.delay as f64) / NS_PER_SEC as f64 + 0.01;
         let bdp = bneck_pps * rtt_s;
         let udp_access = (udp_pps * rtt_s).min(concurrent * sc.access_limit as f64);
         let pkts = buffer_packets(sc) as f64 + (window_pkts + udp_pps * rtt_s).min(bdp + burst_pkts + udp_access);
