@@ -24,6 +24,8 @@
 //! Time is integer nanoseconds. Every random draw comes from a stream derived from the seed and
 //! the component (`aqm::rng`), so a scenario and a seed determine the results bit for bit.
 
+pub mod budget;
+pub mod diag;
 pub mod event;
 pub mod hosts;
 pub mod measure;
@@ -34,6 +36,7 @@ pub mod results;
 pub mod scenario;
 pub mod sim;
 pub mod tcp;
+pub mod time;
 pub mod topology;
 pub mod traffic;
 pub mod units;

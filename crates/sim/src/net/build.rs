@@ -100,10 +100,13 @@ pub fn build(sc: &Scenario, seed: u64) -> Result<Network, String> {
                     (route.fwd, route.fwd_len) = (start, path.len() as u8);
                 }
             }
-            let delays = |r: u32, len: u8| -> Time {
-                paths[r as usize..(r + len as u32) as usize].iter().map(|&l| links[l as usize].delay).sum()
+            // (saturating: a sum past the clock's range is an instant that never comes, crate::time)
+            let delays = |r: u32, len: u8, from: Time| -> Time {
+                paths[r as usize..(r + len as u32) as usize]
+                    .iter()
+                    .fold(from, |a, &l| a.saturating_add(links[l as usize].delay))
             };
-            let rtt_prop = delays(route.fwd, route.fwd_len) + delays(route.rev, route.rev_len);
+            let rtt_prop = delays(route.rev, route.rev_len, delays(route.fwd, route.fwd_len, 0));
             let measured = paths[route.fwd as usize..(route.fwd + route.fwd_len as u32) as usize]
                 .iter()
                 .rev()

@@ -18,11 +18,9 @@ impl ScenarioError {
 
 impl std::fmt::Display for ScenarioError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        if self.path.is_empty() {
-            write!(f, "{}", self.msg)
-        } else {
-            write!(f, "{}: {}", self.path, self.msg)
-        }
+        // one line, a key path always (crate::diag)
+        let path = if self.path.is_empty() { crate::diag::TOP_LEVEL } else { &self.path };
+        write!(f, "{}: {}", crate::diag::escape(path), crate::diag::escape(&self.msg))
     }
 }
 
@@ -31,22 +29,14 @@ pub type R<T> = Result<T, ScenarioError>;
 /// Deserialize `value` as `T`, reporting errors with the key path prefixed by `prefix`.
 pub fn typed<T: DeserializeOwned>(value: toml::Value, prefix: &str) -> R<T> {
     serde_path_to_error::deserialize(value).map_err(|e| {
-        let inner = e.path().to_string();
-        let path = match (prefix.is_empty(), inner == ".") {
-            (true, _) => inner,
-            (false, true) => prefix.to_string(),
-            (false, false) => format!("{prefix}.{inner}"),
-        };
-        let path = if path == "." { String::new() } else { path };
-        ScenarioError::new(path, clean_serde_msg(&e.inner().to_string()))
+        ScenarioError::new(crate::diag::error_path(prefix, e.path()), clean_serde_msg(&e.inner().to_string()))
     })
 }
 
 fn clean_serde_msg(m: &str) -> String {
     // toml's messages may carry a "TOML parse error" preamble and a trailing "in `key`" line,
     // which repeats the path we print anyway: keep the first line only.
-    let first = m.trim().lines().next().unwrap_or("").trim();
-    first.trim_start_matches("TOML parse error: ").to_string()
+    crate::diag::serde_message(m)
 }
 
 /// An empty list where one value or a non-empty list is expected.

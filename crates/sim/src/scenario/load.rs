@@ -49,12 +49,9 @@ impl Scenario {
 pub fn load(text: &str, overrides: &[String], default_name: &str) -> R<Scenario> {
     let mut table: toml::Table = text.parse().map_err(|e: toml::de::Error| {
         let msg = e.message().to_string();
-        let loc = e
-            .span()
-            .map(|s| line_col(text, s.start))
-            .map(|(l, c)| format!("line {l}, column {c}: "))
-            .unwrap_or_default();
-        ScenarioError::new("", format!("{loc}invalid TOML: {msg}"))
+        let loc =
+            e.span().map(|s| line_col(text, s.start)).map(|(l, c)| format!("line {l}, column {c}")).unwrap_or_default();
+        ScenarioError::new(loc, format!("invalid TOML: {msg}"))
     })?;
     for o in overrides {
         super::overrides::apply(&mut table, o)?;
@@ -287,7 +284,7 @@ mod tests {
         let e = err(&OK.replace("delay = \"10ms\"", "delay = \"10 parsecs\""));
         assert_eq!(e.path, "bottleneck.delay");
         let e = err("[bottleneck\n");
-        assert!(e.msg.contains("line 1"), "{}", e.msg);
+        assert!(e.to_string().starts_with("line 1, column"), "{e}");
     }
 
     #[test]

@@ -46,7 +46,7 @@ impl Traffic {
                         StartSpec::At(t) => t,
                         StartSpec::Uniform(lo, _) => lo,
                     };
-                    let t = from + gen.gap();
+                    let t = from.saturating_add(gen.gap());
                     if t < sc.duration && t < stop {
                         ev.push(t, Kind::Arrive, shorts.len() as u32);
                     }
@@ -75,7 +75,9 @@ impl Traffic {
                             Transport::Udp { cbr, onoff } => {
                                 let onoff =
                                     onoff.map(|o| (o, Rng::stream(seed, &format!("onoff:{}", g.name), i as u64)));
-                                App::Udp(UdpSource::new(*cbr, onoff))
+                                let mut src = UdpSource::new(*cbr, onoff);
+                                src.set_horizon(stop.min(sc.duration));
+                                App::Udp(src)
                             }
                             Transport::Tcp { .. } => unreachable!("dynamic TCP apps handled above"),
                         };
@@ -268,6 +270,14 @@ impl Sim {
         let f = &mut self.flows[fi];
         let (stop, prio, flags) = (f.stop, f.prio, f.flags);
         let App::Udp(src) = &mut f.app else { return };
+        if src.searching() {
+            // an ON/OFF source still looking for an ON period long enough for a packet
+            let next = src.resume(now);
+            if next < stop && next < self.sc.duration {
+                self.ev.push(next, Kind::Send, fi as u32);
+            }
+            return;
+        }
         let size = src.cbr.size;
         let pkt =
             Packet { sent: now, flow: fi as u32, seq: src.seq, size, kind: PktKind::Udp, hop: 0, prio, flags, aux: 0 };
@@ -325,13 +335,15 @@ impl Sim {
         let gstop = self.sc.groups[group as usize].stop.unwrap_or(Time::MAX);
         let Transport::Tcp { cfg, .. } = &self.sc.groups[group as usize].transport else { return };
         let limit = bulk::segments(conn.bytes, cfg.mss);
-        let stop = conn.duration.map_or(Time::MAX, |d| now + d);
+        // a connection drawn with a zero duration stops 1 ns after it opens (its Stop event cannot
+        // come before this Arrive event at the same instant)
+        let stop = conn.duration.map_or(Time::MAX, |d| now.saturating_add(d.max(1)));
         let Some(fid) = self.new_connection(group, host, limit, stop, NO_SESSION) else { return };
         self.open_tcp(fid);
         if stop < self.sc.duration {
             self.ev.push(stop, Kind::Stop, fid as u32);
         }
-        let next = now + gap;
+        let next = now.saturating_add(gap);
         if next < self.sc.duration && next < gstop {
             self.ev.push(next, Kind::Arrive, k as u32);
         }
@@ -376,7 +388,7 @@ impl Sim {
         }
         let spec = self.web_spec(self.flows[fi].group);
         let think = self.sessions[k as usize].think(&spec);
-        let t = self.now + think;
+        let t = self.now.saturating_add(think);
         if t < self.sc.duration {
             self.ev.push(t, Kind::Session, k);
         }

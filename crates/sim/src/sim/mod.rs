@@ -45,6 +45,12 @@ impl std::fmt::Display for SimError {
     }
 }
 
+// sizes for the resource estimate (crate::budget)
+pub(crate) const FLOW_BYTES: u64 = std::mem::size_of::<Flow>() as u64;
+pub(crate) const LINK_BYTES: u64 = std::mem::size_of::<crate::net::Link>() as u64;
+pub(crate) const TCP_BYTES: u64 =
+    (std::mem::size_of::<crate::tcp::TcpSender>() + std::mem::size_of::<crate::tcp::TcpReceiver>()) as u64;
+
 /// A runnable simulation.
 pub struct Sim {
     sc: Scenario,
@@ -249,8 +255,8 @@ impl Sim {
             let a = link.aqm.as_mut().expect("aqm");
             a.idle_reported = false;
             let (n, b) = (a.queue.len(), a.queue.bytes());
-            link.free_at = start + link.tx_time(pkt.size);
-            let arrive = link.free_at + link.delay;
+            link.free_at = start.saturating_add(link.tx_time(pkt.size));
+            let arrive = link.free_at.saturating_add(link.delay);
             link.pipe.push_back((arrive, pkt));
             if link.monitor != NO_MONITOR {
                 self.monitors[link.monitor as usize].departed(&pkt, start, enq, n, b);
@@ -327,7 +333,7 @@ impl Sim {
             self.monitors[link.monitor as usize].queue.queue_changed(now, n, b);
         }
         if let Some(p) = period {
-            self.ev.push(now + p, Kind::AqmTimer, l as u32);
+            self.ev.push(now.saturating_add(p), Kind::AqmTimer, l as u32);
         }
     }
 
@@ -352,7 +358,7 @@ impl Sim {
                 // a lost web request is sent again after the initial RTO, as a lost SYN would be
                 c.ack_drops += 1;
                 if let App::Tcp { tx, .. } = &self.flows[pkt.flow as usize].app {
-                    let retry = self.now + tx.cfg.initial_rto;
+                    let retry = self.now.saturating_add(tx.cfg.initial_rto);
                     if retry < self.sc.duration {
                         self.ev.push(retry, Kind::Start, pkt.flow);
                     }

@@ -83,7 +83,7 @@ impl Sim {
         if snapshot {
             self.snaps.count += 1;
         }
-        let next = now + self.sc.sample_interval;
+        let next = now.saturating_add(self.sc.sample_interval);
         if next < self.sc.duration {
             self.ev.push(next, Kind::Sample, 0);
         }
@@ -123,7 +123,7 @@ impl Sim {
         }
         fs.last_t = now;
         if let Some(iv) = self.sc.flow_series_interval {
-            if now + iv < self.sc.duration {
+            if now.saturating_add(iv) < self.sc.duration {
                 self.ev.push(now + iv, Kind::FlowSample, 0);
             }
         }
