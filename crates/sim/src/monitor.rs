@@ -103,7 +103,7 @@ impl LinkMonitor {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn of(&mut self, pkt: &Packet) -> &mut AtLink {
         match pkt.kind {
             PktKind::Data | PktKind::Udp => &mut self.flows[pkt.flow as usize],
@@ -112,14 +112,14 @@ impl LinkMonitor {
     }
 
     /// `pkt` was offered to the queue at `now`, which now holds `pkts`/`bytes`.
-    #[inline]
+    #[inline(always)]
     pub fn arrived(&mut self, pkt: &Packet, now: Time, pkts: usize, bytes: u64) {
         self.queue.queue_changed(now, pkts, bytes);
         self.of(pkt).arrivals += 1;
     }
 
     /// `pkt`, queued at `enq`, starts transmission at `start`, leaving `pkts`/`bytes` queued.
-    #[inline]
+    #[inline(always)]
     pub fn departed(&mut self, pkt: &Packet, start: Time, enq: Time, pkts: usize, bytes: u64) {
         self.queue.departed(start, start - enq);
         self.queue.queue_changed(start, pkts, bytes);
