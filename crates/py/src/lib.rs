@@ -115,6 +115,12 @@ fn table_to_py<'py>(py: Python<'py>, t: &Table) -> PyResult<Bound<'py, PyList>> 
             Column::F64(v) => PyList::new(py, v)?,
             Column::I64(v) => PyList::new(py, v)?,
             Column::Str(v) => PyList::new(py, v)?,
+            // one string object per level, shared by every row that has it
+            Column::Cat { codes, levels } => {
+                let levels: Vec<Bound<'py, pyo3::types::PyString>> =
+                    levels.iter().map(|l| pyo3::types::PyString::new(py, l)).collect();
+                PyList::new(py, codes.iter().map(|&c| levels[c as usize].clone()))?
+            }
         };
         out.append((name.as_str(), values))?;
     }

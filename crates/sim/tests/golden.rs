@@ -66,7 +66,9 @@ fn digest(col: &Column) -> String {
             v.iter().for_each(|x| eat(&x.to_le_bytes()));
             v.len()
         }
-        Column::Str(v) => {
+        // a categorical column digests as the strings it stands for
+        Column::Str(_) | Column::Cat { .. } => {
+            let v = col.strs().expect("strings");
             v.iter().for_each(|s| {
                 eat(s.as_bytes());
                 eat(&[0xff]);

@@ -6,7 +6,7 @@
 
 use proptest::prelude::*;
 use serde_json::Value;
-use sim::{Column, Results};
+use sim::Results;
 
 fn run(text: &str) -> Results {
     sim::run_text(text, &[], None).unwrap_or_else(|e| panic!("run failed: {e}\n{text}"))
@@ -20,11 +20,8 @@ fn u(v: &Value) -> u64 {
     v.as_u64().unwrap_or_else(|| panic!("not an unsigned integer: {v}"))
 }
 
-fn strs<'a>(r: &'a Results, col: &str) -> &'a [String] {
-    match r.flows.get(col) {
-        Some(Column::Str(v)) => v,
-        _ => panic!("no string column {col}"),
-    }
+fn strs<'a>(r: &'a Results, col: &str) -> Vec<&'a str> {
+    r.flows.strs(col)
 }
 
 fn group<'a>(s: &'a Value, name: &str) -> &'a Value {

@@ -18,6 +18,7 @@ pub(super) fn table(r: &Run, d: &Derived) -> Table {
     let rate = |bytes: u64| d.rate(bytes);
     let group = |i: usize| &sc.groups[flows[i].group as usize];
     let strs = |g: &dyn Fn(usize) -> String| Column::Str((0..n).map(g).collect());
+    let cats = |g: &dyn Fn(usize) -> String| Column::cat((0..n).map(g));
     let at = |get: fn(&crate::monitor::AtLink) -> u64| {
         Column::F64(d.at.iter().map(|(m, a)| if *m == NO_MONITOR { f64::NAN } else { get(a) as f64 }).collect())
     };
@@ -128,7 +129,7 @@ pub(super) fn table(r: &Run, d: &Derived) -> Table {
     // where the flow ran: the link its throughput refers to, its paths and its drops hop by hop
     t.push(
         "measured_link",
-        strs(&|i| match d.at[i].0 {
+        cats(&|i| match d.at[i].0 {
             NO_MONITOR => String::new(),
             m => link_name(r, r.monitors[m as usize].link).to_string(),
         }),
@@ -141,7 +142,7 @@ pub(super) fn table(r: &Run, d: &Derived) -> Table {
         );
         t.push(
             drops,
-            strs(&|i| {
+            cats(&|i| {
                 let route = &r.routes[i];
                 let mut s = String::new();
                 for h in 0..r.net.path(route, ack).len() {

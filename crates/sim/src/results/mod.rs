@@ -20,6 +20,51 @@ pub enum Column {
     F64(Vec<f64>),
     I64(Vec<i64>),
     Str(Vec<String>),
+    /// Strings that repeat (link names, paths): each distinct value stored once, a code per row
+    /// (the Python side shares one string object per level, so a million rows cost pointers).
+    Cat {
+        codes: Vec<u32>,
+        levels: Vec<String>,
+    },
+}
+
+impl Column {
+    /// A categorical column of `values`, levels in order of first appearance.
+    pub fn cat(values: impl Iterator<Item = String>) -> Column {
+        let mut index = std::collections::HashMap::new();
+        let (mut codes, mut levels) = (Vec::new(), Vec::new());
+        for v in values {
+            let next = levels.len() as u32;
+            let code = *index.entry(v).or_insert_with_key(|v: &String| {
+                levels.push(v.clone());
+                next
+            });
+            codes.push(code);
+        }
+        Column::Cat { codes, levels }
+    }
+
+    pub fn len(&self) -> usize {
+        match self {
+            Column::F64(v) => v.len(),
+            Column::I64(v) => v.len(),
+            Column::Str(v) => v.len(),
+            Column::Cat { codes, .. } => codes.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The values of a string column (plain or categorical), `None` for numbers.
+    pub fn strs(&self) -> Option<Vec<&str>> {
+        match self {
+            Column::Str(v) => Some(v.iter().map(|s| s.as_str()).collect()),
+            Column::Cat { codes, levels } => Some(codes.iter().map(|&c| levels[c as usize].as_str()).collect()),
+            _ => None,
+        }
+    }
 }
 
 /// A tidy table: one row per observation, one named column per variable.
@@ -34,6 +79,10 @@ impl Table {
     }
     pub fn get(&self, name: &str) -> Option<&Column> {
         self.columns.iter().find(|(n, _)| n == name).map(|(_, c)| c)
+    }
+    /// A string column by name (plain or categorical; panics if absent or numeric: for tests).
+    pub fn strs(&self, name: &str) -> Vec<&str> {
+        self.get(name).and_then(|c| c.strs()).unwrap_or_else(|| panic!("no string column {name}"))
     }
     /// A float column by name (panics if absent or not float: for tests and internal use).
     pub fn f64s(&self, name: &str) -> &[f64] {

@@ -14,10 +14,7 @@ pub(super) fn tables(r: &Run) -> (Table, Option<Table>, Option<Table>) {
     };
     let mut ts = Table::default();
     ts.push("time_s", Column::F64(per_row(&|m, k| mons[m].series.time[k])));
-    ts.push(
-        "link",
-        Column::Str((0..rows).flat_map(|_| mons.iter().map(|m| link_name(r, m.link).to_string())).collect()),
-    );
+    ts.push("link", Column::cat((0..rows).flat_map(|_| mons.iter().map(|m| link_name(r, m.link).to_string()))));
     ts.push("queue_pkts", Column::F64(per_row(&|m, k| mons[m].series.qlen[k])));
     ts.push("queue_bytes", Column::F64(per_row(&|m, k| mons[m].series.qbytes[k])));
     ts.push("utilisation", Column::F64(per_row(&|m, k| mons[m].series.util[k])));
@@ -46,7 +43,7 @@ pub(super) fn tables(r: &Run) -> (Table, Option<Table>, Option<Table>) {
         let s = r.snaps;
         let mut st = Table::default();
         st.push("time_s", Column::F64(s.t.clone()));
-        st.push("link", Column::Str(s.link.iter().map(|&l| link_name(r, l).to_string()).collect()));
+        st.push("link", Column::cat(s.link.iter().map(|&l| link_name(r, l).to_string())));
         st.push("position_from_tail", Column::I64(s.pos.clone()));
         st.push("queue_len", Column::I64(s.len.clone()));
         st.push("flow_id", Column::I64(s.flow.clone()));
