@@ -1,11 +1,10 @@
 //! The flows table: one row per flow (docs/metrics.md, "flows.csv").
 
-use super::{link_name, Derived, Run};
+use super::{link_name, Derived, Interner, Run};
 use crate::hosts::{App, NO_SESSION};
 use crate::net::NO_MONITOR;
 use crate::results::{Column, Table};
 use aqm::{DropReason, Time};
-use std::fmt::Write;
 
 pub(super) fn table(r: &Run, d: &Derived) -> Table {
     let sc = r.sc;
@@ -127,6 +126,7 @@ pub(super) fn table(r: &Run, d: &Derived) -> Table {
         ),
     );
     // where the flow ran: the link its throughput refers to, its paths and its drops hop by hop
+    // (categorical: flows share a handful of distinct paths and drop patterns)
     t.push(
         "measured_link",
         cats(&|i| match d.at[i].0 {
@@ -135,30 +135,22 @@ pub(super) fn table(r: &Run, d: &Derived) -> Table {
         }),
     );
     let names: Vec<&str> = (0..r.net.links.len() as u32).map(|l| link_name(r, l)).collect();
+    let mut key = Vec::new();
     for (ack, col, drops) in [(false, "path", "hop_drops"), (true, "ack_path", "ack_hop_drops")] {
-        t.push(
-            col,
-            strs(&|i| r.net.path(&r.routes[i], ack).iter().map(|&l| names[l as usize]).collect::<Vec<_>>().join(" ")),
-        );
-        t.push(
-            drops,
-            cats(&|i| {
-                let route = &r.routes[i];
-                let mut s = String::new();
-                for h in 0..r.net.path(route, ack).len() {
-                    if h > 0 {
-                        s.push(' ');
-                    }
-                    match r.hop_drops.get(i as u32, ack, h as u8, route.fwd_len) {
-                        0 => s.push('0'),
-                        n => {
-                            let _ = write!(s, "{n}");
-                        }
-                    }
-                }
-                s
-            }),
-        );
+        let (mut paths, mut counts) = (Interner::default(), Interner::default());
+        for i in 0..n {
+            let route = &r.routes[i];
+            let path = r.net.path(route, ack);
+            // every access link has the same name
+            key.clear();
+            key.extend(path.iter().map(|&l| if (l as usize) < r.net.core { l } else { u32::MAX }));
+            paths.push(&key, || path.iter().map(|&l| names[l as usize]).collect::<Vec<_>>().join(" "));
+            key.clear();
+            key.extend((0..path.len()).map(|h| r.hop_drops.get(i as u32, ack, h as u8, route.fwd_len) as u32));
+            counts.push(&key, || key.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(" "));
+        }
+        t.push(col, paths.column());
+        t.push(drops, counts.column());
     }
     t
 }

@@ -31,7 +31,7 @@ pub enum Column {
 impl Column {
     /// A categorical column of `values`, levels in order of first appearance.
     pub fn cat(values: impl Iterator<Item = String>) -> Column {
-        let mut index = std::collections::HashMap::new();
+        let mut index: std::collections::HashMap<String, u32, std::hash::BuildHasherDefault<Fx>> = Default::default();
         let (mut codes, mut levels) = (Vec::new(), Vec::new());
         for v in values {
             let next = levels.len() as u32;
@@ -195,6 +195,63 @@ impl Derived {
     /// Rate in b/s of `bytes` over the window.
     fn rate(&self, bytes: u64) -> f64 {
         bytes as f64 * 8.0 / self.w
+    }
+}
+
+/// Builds a categorical column from rows given as small integer keys: a row whose key was seen
+/// before costs a hash of the key, a new one the making of its string.
+#[derive(Default)]
+struct Interner {
+    index: std::collections::HashMap<Box<[u32]>, u32, std::hash::BuildHasherDefault<Fx>>,
+    levels: Vec<String>,
+    codes: Vec<u32>,
+}
+
+impl Interner {
+    fn push(&mut self, key: &[u32], make: impl FnOnce() -> String) {
+        let code = match self.index.get(key) {
+            Some(&c) => c,
+            None => {
+                let c = self.levels.len() as u32;
+                self.levels.push(make());
+                self.index.insert(key.into(), c);
+                c
+            }
+        };
+        self.codes.push(code);
+    }
+
+    fn column(self) -> Column {
+        Column::Cat { codes: self.codes, levels: self.levels }
+    }
+}
+
+/// The multiply-rotate hash of rustc (FxHash): fast for short integer keys, which is all the
+/// results hash (nothing here needs resistance to chosen keys).
+#[derive(Default, Clone, Copy)]
+struct Fx(u64);
+
+impl std::hash::Hasher for Fx {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            self.write_u64(u64::from_le_bytes(c.try_into().expect("8 bytes")));
+        }
+        for b in chunks.remainder() {
+            self.write_u64(*b as u64);
+        }
+    }
+    fn write_u32(&mut self, x: u32) {
+        self.write_u64(x as u64);
+    }
+    fn write_u64(&mut self, x: u64) {
+        self.0 = (self.0.rotate_left(5) ^ x).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+    fn write_usize(&mut self, x: usize) {
+        self.write_u64(x as u64);
     }
 }
 

@@ -274,7 +274,7 @@ impl Sim {
     }
 
     /// Make sure link `l`'s pipe head has its event.
-    #[inline]
+    #[inline(always)]
     fn schedule_link(&mut self, l: usize) {
         let link = &mut self.net.links[l];
         if !link.pending {
