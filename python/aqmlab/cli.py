@@ -7,6 +7,7 @@
     aqmlab reproduce ID ... | --all [--quick] [--jobs N] [--out DIR]
     aqmlab bench [--point NAME ...] [--repeat K] [--json]
     aqmlab model choke|chokew|raqm|ward [--param value ...] [--json] [--plot FILE] [--run DIR ...]
+    aqmlab emulate SCENARIO [--seed N] [--out DIR] [--set ...] [--cc [GROUP=]NAME] [-- CMD ...]   (root)
 
 A user's mistake (a bad scenario, a missing file, a bad option) prints one line
 ``error: <file>: <key path>: <what is wrong and what is allowed>`` on stderr and exits with 2;
@@ -419,6 +420,10 @@ def build_parser() -> argparse.ArgumentParser:
     m = sub.add_parser("model", help="analytical models (CHOKe, CHOKeW, RAQM, WARD), optionally beside runs")
     add_model_subcommands(m)
     m.set_defaults(fn=cmd_model)
+
+    from .emulate.cli import add_subcommand as add_emulate_subcommand
+
+    add_emulate_subcommand(sub)
     return p
 
 
