@@ -2,24 +2,14 @@
 
 from __future__ import annotations
 
+import argparse
 import sys
 from pathlib import Path
 
 EXIT_TERMINATED = 143
 
 
-def add_subcommand(sub) -> None:
-    e = sub.add_parser(
-        "emulate",
-        help="run a scenario with real Linux TCP/UDP through aqmlab's queues (root)",
-        description="Emulate a dumbbell scenario on this host: network namespaces joined by TUN devices to a "
-                    "forwarder that applies the bottleneck with aqmlab's queue discipline; real Linux TCP and "
-                    "UDP senders. Real time: the run takes simulation.duration of wall time. Needs root.",
-    )
-    e.add_argument("scenario", nargs="?", help="scenario file (TOML)")
-    e.add_argument("cmd", nargs="*", metavar="-- CMD",
-                   help="a command run at time 0 in a sender namespace (host pair 0 of --cmd-group); its receiver "
-                        "is $AQMLAB_RECEIVER")
+def _options(e) -> None:
     e.add_argument("--seed", type=int, help="random seed (replaces simulation.seed): start times, ON/OFF periods, AQM draws")
     e.add_argument("--out", help="output directory (default: results/<scenario file stem>-emulated)")
     e.add_argument("--set", action="append", metavar="KEY.PATH=VALUE", help="override a scenario value (repeatable)")
@@ -31,7 +21,43 @@ def add_subcommand(sub) -> None:
     e.add_argument("--cleanup", action="store_true",
                    help="only remove what interrupted runs left behind (namespaces, processes), then exit")
     e.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
+
+
+def add_subcommand(sub) -> None:
+    e = sub.add_parser(
+        "emulate",
+        usage="aqmlab emulate [options] SCENARIO [options] [-- CMD ...]",
+        help="run a scenario with real Linux TCP/UDP through aqmlab's queues (root)",
+        description="Emulate a dumbbell scenario on this host: network namespaces joined by TUN devices to a "
+                    "forwarder that applies the bottleneck with aqmlab's queue discipline; real Linux TCP and "
+                    "UDP senders. Real time: the run takes simulation.duration of wall time. Needs root. "
+                    "CMD, after --, runs at time 0 in a sender namespace as host pair 0 of --cmd-group; its "
+                    "receiver's address is in $AQMLAB_RECEIVER (a discard sink listens on TCP and UDP port 9).",
+    )
+    _options(e)
+    e.add_argument("scenario", nargs="?", help="scenario file (TOML)")
+    # options after the scenario, and `-- CMD ...`: parsed in cmd_emulate (argparse cannot mix them)
+    e.add_argument("rest", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
     e.set_defaults(fn=cmd_emulate)
+
+
+def _split_rest(a) -> list[str]:
+    """Parse the options given after the scenario into `a`; return the command after `--`."""
+    from ..cli import _Parser
+
+    rest = list(a.rest or [])
+    cmd: list[str] = []
+    if "--" in rest:
+        i = rest.index("--")
+        rest, cmd = rest[:i], rest[i + 1:]
+    elif rest and not rest[0].startswith("-"):
+        rest, cmd = [], rest  # argparse consumed the `--` right after the scenario
+    if rest:
+        late = _Parser(prog="aqmlab emulate", usage="aqmlab emulate [options] SCENARIO [options] [-- CMD ...]",
+                       add_help=False)
+        _options(late)
+        late.parse_args(rest, namespace=a)
+    return cmd
 
 
 def _emulation_lines(res) -> list[str]:
@@ -52,11 +78,39 @@ def _emulation_lines(res) -> list[str]:
     if cmd:
         status = (f"exited with status {cmd['exit_status']}" if cmd.get("finished")
                   else "was still running at the end and was stopped")
-        lines.append(f"command `{' '.join(cmd['argv'])}` ({cmd['sender']} -> {cmd['receiver']}) {status}")
+        import shlex
+
+        shown = shlex.join(cmd["argv"]).replace("\n", " ")
+        shown = shown if len(shown) <= 60 else shown[:57] + "..."
+        lines.append(f"command `{shown}` ({cmd['sender']} -> {cmd['receiver']}) {status}")
     return lines
 
 
+def _for_display(res):
+    """The result with counts the kernel does not report (None) shown as '-' by the run table."""
+    import copy
+
+    shown = copy.copy(res)
+    shown.summary = copy.deepcopy(res.summary)
+    for g in shown.summary["groups"]:
+        if g.get("timeouts") is None:
+            g["timeouts"] = "-"
+    return shown
+
+
 def cmd_emulate(a) -> int:
+    """The subcommand; a user's mistake prints one line and exits with 2 (also when the CLI runs as
+    ``python -m aqmlab.cli``, whose own UserError is another class than the one raised here)."""
+    from ..cli import EXIT_USAGE, UserError
+
+    try:
+        return _emulate(a)
+    except UserError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+def _emulate(a) -> int:
     from .. import _core
     from ..cli import UserError, _source, summary_table
     from . import netns
@@ -64,6 +118,7 @@ def cmd_emulate(a) -> int:
     from .plan import PlanError
     from .run import Terminated, emulate
 
+    cmd = _split_rest(a)
     if a.cleanup:
         problem = netns.privilege_problem()
         if problem:
@@ -74,9 +129,6 @@ def cmd_emulate(a) -> int:
         return 0
     if not a.scenario:
         raise UserError("emulate: give a scenario file (or --cleanup)")
-    cmd = list(a.cmd or [])
-    if cmd and cmd[0] == "--":
-        cmd = cmd[1:]
     src = _source(a.scenario)
     out = Path(a.out) if a.out else Path("results") / f"{src.name}-emulated"
     if out.exists() and not out.is_dir():
@@ -133,7 +185,7 @@ def cmd_emulate(a) -> int:
     except OSError as e:
         raise UserError(f"--out {out}: cannot write results: {e.strerror or e}")
     if not a.quiet:
-        print(summary_table(res))
+        print(summary_table(_for_display(res)))
         print()
         print("\n".join(_emulation_lines(res)))
         print(f"\nresults: {out}/ ({', '.join(p.name for p in files)})")

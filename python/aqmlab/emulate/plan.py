@@ -102,8 +102,9 @@ def prepare(plan: dict, cc_options=(), cmd_group: str | None = None) -> Spec:
     for i, g in enumerate(plan["groups"]):
         path = f"flows[{i}]"
         if g["app"] not in APPS:
-            raise PlanError(f"{path}.app: {g['app']!r} cannot be emulated yet; aqmlab emulate runs bulk TCP and cbr or "
-                            f"onoff UDP groups")
+            app = g["app"]
+            raise PlanError(f'{path}.app: "{app}" cannot be emulated yet; aqmlab emulate runs bulk TCP and cbr or '
+                            "onoff UDP groups")
         if g["priority"] > MAX_LEVEL:
             raise PlanError(f"{path}.priority: emulation carries priority levels 1-{MAX_LEVEL} in the DSCP class "
                             f"selector bits, got {g['priority']}")

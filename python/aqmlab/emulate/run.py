@@ -123,9 +123,16 @@ def _build(net: Network, spec: Spec) -> tuple[list[int], list[int], int, list[st
         settings = dict(COMMON_SYSCTL)
         if g.transport == "tcp":
             t = g.plan["tcp"]
-            settings.update({"net.ipv4.tcp_sack": int(g.sack), "net.ipv4.tcp_ecn": 1 if t["ecn"] else 0,
-                             "net.ipv4.tcp_congestion_control": g.cc})
+            settings.update({"net.ipv4.tcp_sack": int(g.sack), "net.ipv4.tcp_ecn": 1 if t["ecn"] else 0})
         net.sysctl(ns, settings)
+        if g.transport == "tcp":
+            # the namespace's default, for a user command: the kernel allows only the modules of
+            # net.ipv4.tcp_allowed_congestion_control outside the initial namespace (the agents set
+            # theirs per socket, which root may do for any module)
+            try:
+                net.sysctl(ns, {"net.ipv4.tcp_congestion_control": g.cc})
+            except EmulationError:
+                pass
         hosts = [p["host"] for p in g.pairs]
         cmds = ["link set lo up", f"link set {TUN} mtu {g.mtu} txqueuelen 10000 up"]
         cmds += [f"addr add {sender_addr(h)}/32 dev {TUN}" for h in hosts]
