@@ -11,6 +11,7 @@
 //! This crate depends on `aqm` only: the scenario is resolved by the caller (the Python
 //! bindings) into a [`core::Config`].
 
+pub mod bench;
 pub mod core;
 pub mod io;
 pub mod link;

@@ -397,7 +397,40 @@ fn report_to_py<'py>(py: Python<'py>, r: &emu::Report, t: &emu::Timing) -> PyRes
     Ok(d)
 }
 
+/// The forwarder core's speed on synthetic congested traffic through a scenario's network (no
+/// I/O, no privileges): `{packets, wall_s, packets_per_s, drops, transmitted}`.
+#[pyfunction]
+#[pyo3(signature = (text, name, overrides=Vec::new(), packets=1_000_000))]
+pub fn emu_bench<'py>(
+    py: Python<'py>,
+    text: &str,
+    name: &str,
+    overrides: Vec<String>,
+    packets: u64,
+) -> PyResult<Bound<'py, PyDict>> {
+    let sc = crate::load(text, &overrides, name)?;
+    let net = Net {
+        pair_ports: vec![0; sc.n_hosts()],
+        receiver_port: 1,
+        sender_base: 0x0a01_0000,
+        receiver_base: 0x0a02_0000,
+        max_packet: 1500,
+    };
+    let cfg = forwarder_config(&sc, sc.seed, &net)?;
+    let r = py.detach(move || emu::bench::run(cfg, packets));
+    let d = PyDict::new(py);
+    d.set_item("packets", r.packets)?;
+    d.set_item("wall_s", r.wall_ns as f64 / 1e9)?;
+    d.set_item("packets_per_s", r.packets_per_sec())?;
+    d.set_item("drops", r.report.bottleneck.stats.drops.iter().sum::<u64>())?;
+    d.set_item("arrivals", r.report.bottleneck.stats.arrivals)?;
+    d.set_item("transmitted", r.report.bottleneck.stats.transmitted)?;
+    d.set_item("queue_mean_pkts", r.report.bottleneck.queue_mean_pkts)?;
+    Ok(d)
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(emu_bench, m)?)?;
     m.add_function(wrap_pyfunction!(emulation_plan, m)?)?;
     m.add_function(wrap_pyfunction!(tun_open, m)?)?;
     m.add_function(wrap_pyfunction!(monotonic_ns, m)?)?;

@@ -277,9 +277,18 @@ def _row(g, p, a, i, f, rx, cap, w, dur, warm, extra_group=None) -> dict:
         "stop_s": stop,
         "src": src,
         "dst": dst,
+        "app_sent_pkts": _app_sent(a, warm),
         "_fw": i if i is not None else -1,
     }
     return row
+
+
+def _app_sent(a: dict, warm: float) -> float:
+    """UDP datagrams the sending application handed to its socket in the window (NaN for TCP)."""
+    if "sent_pkts" not in a:
+        return NAN
+    base = a.get("sent_pkts_warmup") if warm > 0 else 0
+    return float(a["sent_pkts"] - (base or 0))
 
 
 def _group_summary(name, g, m: pd.DataFrame, cap: float, w: float) -> dict:
