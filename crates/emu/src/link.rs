@@ -79,11 +79,12 @@ impl Link {
         bits.div_ceil(self.rate as u128) as Time
     }
 
-    /// The earliest pending event of this link (end of transmission, head of the delay line,
-    /// timer), or `Time::MAX`.
+    /// The earliest pending event of this link (end of a transmission while packets wait, head
+    /// of the delay line, timer), or `Time::MAX`. The end of a transmission with nothing waiting
+    /// is not an event: the link is freed lazily, at its next arrival or event.
     #[inline]
     pub fn next_event(&self) -> Time {
-        let tx = if self.busy { self.busy_until } else { Time::MAX };
+        let tx = if self.busy && !self.q.is_empty() { self.busy_until } else { Time::MAX };
         let pipe = self.pipe.front().map_or(Time::MAX, |(t, _)| *t);
         let timer = self.timer.map_or(Time::MAX, |(_, t)| t);
         tx.min(pipe).min(timer)

@@ -79,11 +79,9 @@ pub fn emulation_plan(text: &str, name: &str, overrides: Vec<String>, seed: Opti
                     _ => Value::Null,
                 },
             ),
-            Transport::Udp { cbr, .. } => (
-                Value::Null,
-                json!({ "rate_bps": cbr.rate_bps, "packet_size": cbr.size }),
-                Value::Null,
-            ),
+            Transport::Udp { cbr, .. } => {
+                (Value::Null, json!({ "rate_bps": cbr.rate_bps, "packet_size": cbr.size }), Value::Null)
+            }
         };
         let mut pairs = Vec::new();
         for i in 0..g.count as usize {
@@ -157,7 +155,8 @@ fn forwarder_config(sc: &sim::Scenario, seed: u64, net: &Net) -> PyResult<emu::C
     let mut pairs = Vec::new();
     for g in &sc.groups {
         for i in 0..g.count as usize {
-            let port = *net.pair_ports.get(pairs.len()).ok_or_else(|| PyRuntimeError::new_err("pair_ports: too short"))?;
+            let port =
+                *net.pair_ports.get(pairs.len()).ok_or_else(|| PyRuntimeError::new_err("pair_ports: too short"))?;
             pairs.push(emu::PairConfig {
                 port,
                 sender_rate_bps: g.sender_rate.get(i).0,
@@ -392,13 +391,15 @@ fn report_to_py<'py>(py: Python<'py>, r: &emu::Report, t: &emu::Timing) -> PyRes
     td.set_item("wakeups", t.wakeups)?;
     td.set_item("cpu_s", t.cpu_ns as f64 / 1e9)?;
     td.set_item("wall_s", t.wall_ns as f64 / 1e9)?;
+    td.set_item("runqueue_wait_s", t.runqueue_wait_ns as f64 / 1e9)?;
     td.set_item("after_end", t.after_end)?;
+    td.set_item("nice", if t.niced { emu::io::FORWARDER_NICE } else { 0 })?;
     d.set_item("timing", td)?;
     Ok(d)
 }
 
 /// The forwarder core's speed on synthetic congested traffic through a scenario's network (no
-/// I/O, no privileges): `{packets, wall_s, packets_per_s, drops, transmitted}`.
+/// I/O, no privileges): `{packets, cpu_s, packets_per_s, drops, ...}` (per second of the thread's CPU time).
 #[pyfunction]
 #[pyo3(signature = (text, name, overrides=Vec::new(), packets=1_000_000))]
 pub fn emu_bench<'py>(
@@ -420,7 +421,7 @@ pub fn emu_bench<'py>(
     let r = py.detach(move || emu::bench::run(cfg, packets));
     let d = PyDict::new(py);
     d.set_item("packets", r.packets)?;
-    d.set_item("wall_s", r.wall_ns as f64 / 1e9)?;
+    d.set_item("cpu_s", r.cpu_ns as f64 / 1e9)?;
     d.set_item("packets_per_s", r.packets_per_sec())?;
     d.set_item("drops", r.report.bottleneck.stats.drops.iter().sum::<u64>())?;
     d.set_item("arrivals", r.report.bottleneck.stats.arrivals)?;

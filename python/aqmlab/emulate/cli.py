@@ -72,6 +72,13 @@ def _emulation_lines(res) -> list[str]:
         f"forwarder: {res.summary['engine']['packets_created']} packets, departures late by p50 "
         f"{fmt_time(fwd['late_p50_s'])}, p99 {fmt_time(fwd['late_p99_s'])} (max {fmt_time(fwd['late_max_s'])}); "
         f"CPU {fwd['cpu_s']:.2f} s; sender TUN queue drops {em['tun_queue_drops']}")
+    wait = fwd.get("runqueue_wait_s", 0) / max(fwd["wall_s"], 1e-9)
+    if wait > 0.05:
+        lines.append(f"warning: the forwarder waited for a CPU {wait * 100:.0f}% of the time (the machine is busy): "
+                     f"packets left late; see docs/emulation.md, limits")
+    if em["tun_queue_drops"]:
+        lines.append(f"warning: the senders' TUN queues dropped {em['tun_queue_drops']} packets the forwarder did "
+                     f"not read in time (they never reached the emulated network)")
     for e in em["agent_errors"]:
         lines.append(f"warning: a sender reported: {e}")
     cmd = em.get("cmd")

@@ -24,6 +24,8 @@ rate = "1Gb/s"
 delay = "10ms"
 limit = 1000
 aqm = {aqm}
+[access]
+rate = "10Gb/s"
 [[flows]]
 transport = "udp"
 count = 32
@@ -103,7 +105,8 @@ def flood_table() -> list[str]:
     from . import emulate
 
     out = ["| offered (pkt/s) | app sent (pkt/s) | forwarder read (pkt/s) | delivered (pkt/s) | lost in the senders' "
-           "hosts | forwarder CPU | late p50 | late p99 |", "|---|---|---|---|---|---|---|---|"]
+           "hosts | forwarder CPU | waiting for a CPU | CPU per packet | late p50 | late p99 |",
+           "|---|---|---|---|---|---|---|---|---|---|"]
     size = 200
     for count, rate in ((1, 16e6), (2, 40e6), (4, 80e6), (8, 80e6), (8, 160e6)):
         res = emulate(FLOOD.format(bneck="10Gb/s", limit=10000, count=count, rate=f"{rate:.0f}", size=size))
@@ -116,6 +119,8 @@ def flood_table() -> list[str]:
         offered = count * rate / (8 * size)
         out.append(f"| {offered / 1e3:.0f} k | {sent / 1e3:.0f} k | {read / 1e3:.0f} k | {deliv / 1e3:.0f} k | "
                    f"{max(sent - read, 0) / max(sent, 1) * 100:.1f} % | {fw['cpu_s'] / fw['wall_s'] * 100:.0f} % | "
+                   f"{fw['runqueue_wait_s'] / fw['wall_s'] * 100:.0f} % | "
+                   f"{fw['cpu_s'] / max(s['engine']['packets_created'], 1) * 1e6:.1f} us | "
                    f"{fw['late_p50_s'] * 1e6:.0f} us | {fw['late_p99_s'] * 1e6:.0f} us |")
         print(out[-1], file=sys.stderr, flush=True)
     return out
@@ -124,8 +129,8 @@ def flood_table() -> list[str]:
 def timing_table() -> list[str]:
     from . import emulate
 
-    out = ["| bottleneck | utilisation | departures | late p50 | late p99 | late p99.9 | late max | > 1 ms late |",
-           "|---|---|---|---|---|---|---|---|"]
+    out = ["| bottleneck | utilisation | departures | late p50 | late p99 | late p99.9 | late max | > 1 ms late | "
+           "waiting for a CPU |", "|---|---|---|---|---|---|---|---|---|"]
     for rate, udp in (("10Mb/s", "5Mb/s"), ("100Mb/s", "50Mb/s")):
         res = emulate(SATURATE.format(rate=rate, udp=udp))
         s = res.summary
@@ -133,7 +138,8 @@ def timing_table() -> list[str]:
         out.append(f"| {rate} RED, 8 TCP + UDP {udp} | {s['bottleneck']['utilisation']:.4f} | {fw['writes']} | "
                    f"{fw['late_p50_s'] * 1e6:.0f} us | {fw['late_p99_s'] * 1e6:.0f} us | "
                    f"{fw['late_p999_s'] * 1e6:.0f} us | {fw['late_max_s'] * 1e3:.1f} ms | "
-                   f"{fw['late_over_1ms'] / max(fw['writes'], 1) * 100:.2f} % |")
+                   f"{fw['late_over_1ms'] / max(fw['writes'], 1) * 100:.2f} % | "
+                   f"{fw['runqueue_wait_s'] / fw['wall_s'] * 100:.0f} % |")
         print(out[-1], file=sys.stderr, flush=True)
     return out
 
