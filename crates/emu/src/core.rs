@@ -251,6 +251,9 @@ pub struct Core {
     /// other links' events may be processed a little later in wall time (never out of order).
     heaps: [BinaryHeap<Reverse<(Time, u32)>>; 2],
     external: Vec<bool>,
+    /// The shortest delay of a last-hop link: internal events handled this late still lead to
+    /// writes on time.
+    slack_cap: Time,
     sched: Vec<Time>,
     pool: Pool,
     flow_ids: FxHashMap<FlowKey, u32>,
@@ -315,6 +318,7 @@ impl Core {
             links,
             heaps: [BinaryHeap::new(), BinaryHeap::new()],
             external: (0..n).map(|l| l >= 2 && matches!((l - 2) % 4, 1 | 2)).collect(),
+            slack_cap: cfg.pairs.iter().map(|p| p.sender_delay.min(p.receiver_delay)).min().unwrap_or(0),
             sched: vec![Time::MAX; n],
             flow_ids: FxHashMap::default(),
             flows: Vec::new(),
@@ -365,13 +369,14 @@ impl Core {
     }
 
     /// When the caller must wake up next: the next write exactly, anything else (links inside the
-    /// path, samples, the warm-up snapshot) up to `slack` ns late. Waking less often is what lets
+    /// path, samples, the warm-up snapshot) up to `slack` ns late, but never later than the
+    /// shortest last-hop delay, so that no write is delayed by it. Waking less often is what lets
     /// one thread forward tens of thousands of packets per second; the virtual-time order of
     /// events is kept whatever the slack ([`Core::run_due`] runs before every arrival).
     pub fn next_deadline(&mut self, slack: Time) -> Time {
         let warm = if self.base.is_none() && self.cfg.warmup > 0 { self.cfg.warmup } else { Time::MAX };
         let internal = self.top_of(0).min(self.next_sample).min(warm);
-        self.top_of(1).min(internal.saturating_add(slack))
+        self.top_of(1).min(internal.saturating_add(slack.min(self.slack_cap)))
     }
 
     /// The earliest valid entry of heap `h` (stale entries are discarded).

@@ -17,7 +17,7 @@ use hdrhistogram::Histogram;
 use crate::core::{Config, Core, Report};
 
 /// How late the loop may wake up for events inside the emulated network (not for packet writes,
-/// which are scheduled exactly): 200 us, less than any access or bottleneck delay of interest.
+/// which are scheduled exactly): 200 us, capped by the core at the shortest last-hop delay.
 pub const INTERNAL_SLACK: Time = 200_000;
 
 /// The forwarder thread's nice value when the process may raise its priority (root).
@@ -222,8 +222,8 @@ pub fn run(
             if r == 0 {
                 continue;
             }
-            for i in 0..pfds.len() {
-                let re = pfds[i].revents;
+            for (i, pfd) in pfds.iter().enumerate() {
+                let re = pfd.revents;
                 if re == 0 {
                     continue;
                 }
@@ -235,7 +235,7 @@ pub fn run(
                 for _ in 0..256 {
                     let (slot, buf) = core.buffer();
                     // SAFETY: reading into a pool buffer we hold exclusively.
-                    let n = unsafe { libc::read(pfds[i].fd, buf.as_mut_ptr() as *mut libc::c_void, buf.len()) };
+                    let n = unsafe { libc::read(pfd.fd, buf.as_mut_ptr() as *mut libc::c_void, buf.len()) };
                     if n <= 0 {
                         core.release(slot);
                         if n < 0 {

@@ -226,6 +226,7 @@ pub fn priority_dscp(level: u8, in_profile: bool) -> u8 {
 
 /// Build an IPv4 packet of `len` bytes (for tests and benchmarks): header with a valid checksum,
 /// then a UDP or TCP header; the payload is zero.
+#[allow(clippy::too_many_arguments)]
 pub fn build(
     proto: u8,
     src: u32,
