@@ -19,6 +19,11 @@ use serde_json::{json, Value};
 use sim::scenario::{StartSpec, TcpApp, Transport};
 use sim::traffic::onoff::UdpSource;
 
+/// Load and validate (the simulator's memory budget does not apply: nothing is simulated).
+fn scenario(text: &str, overrides: &[String], name: &str) -> PyResult<sim::Scenario> {
+    crate::no_panic(|| sim::load(text, overrides, name).map_err(crate::scenario_err))
+}
+
 fn link_json(l: &sim::scenario::LinkSpec) -> Value {
     json!({
         "rate_bps": l.rate_bps,
@@ -54,7 +59,7 @@ fn bursts(mut src: UdpSource, start: Time, end: Time) -> Vec<(Time, u64)> {
 #[pyfunction]
 #[pyo3(signature = (text, name, overrides=Vec::new(), seed=None))]
 pub fn emulation_plan(text: &str, name: &str, overrides: Vec<String>, seed: Option<u64>) -> PyResult<String> {
-    let sc = crate::load(text, &overrides, name)?;
+    let sc = scenario(text, &overrides, name)?;
     let seed = seed.unwrap_or(sc.seed);
     let mut host = 0usize;
     let mut flow_id = 0usize;
@@ -231,7 +236,7 @@ impl Forwarder {
         max_packet: usize,
         t0: u64,
     ) -> PyResult<Self> {
-        let sc = crate::load(text, &overrides, name)?;
+        let sc = scenario(text, &overrides, name)?;
         let seed = seed.unwrap_or(sc.seed);
         let net = Net { pair_ports, receiver_port, sender_base, receiver_base, max_packet };
         let cfg = forwarder_config(&sc, seed, &net)?;
@@ -409,7 +414,7 @@ pub fn emu_bench<'py>(
     overrides: Vec<String>,
     packets: u64,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let sc = crate::load(text, &overrides, name)?;
+    let sc = scenario(text, &overrides, name)?;
     let net = Net {
         pair_ports: vec![0; sc.n_hosts()],
         receiver_port: 1,

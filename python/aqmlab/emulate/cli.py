@@ -136,6 +136,8 @@ def _emulate(a) -> int:
         return 0
     if not a.scenario:
         raise UserError("emulate: give a scenario file (or --cleanup)")
+    if a.seed is not None and a.seed < 0:
+        raise UserError("--seed: must be a non-negative integer")
     src = _source(a.scenario)
     out = Path(a.out) if a.out else Path("results") / f"{src.name}-emulated"
     if out.exists() and not out.is_dir():
@@ -149,7 +151,7 @@ def _emulate(a) -> int:
     try:
         import json
 
-        info = json.loads(_core.validate(src.text, src.name, a.set or []))
+        info = json.loads(_core.emulation_plan(src.text, src.name, a.set or [], a.seed))
     except _core.ScenarioError as e:
         raise UserError(f"{a.scenario}: {e}")
     bar = None
@@ -158,7 +160,7 @@ def _emulate(a) -> int:
         try:
             from tqdm import tqdm
 
-            bar = tqdm(total=info["duration_s"], unit="s", file=sys.stderr, leave=False, disable=not sys.stderr.isatty(),
+            bar = tqdm(total=info["duration_ns"] / 1e9, unit="s", file=sys.stderr, leave=False, disable=not sys.stderr.isatty(),
                        bar_format="{l_bar}{bar}| {n:.1f}/{total:.0f} s [{elapsed}<{remaining}]")
 
             def progress(t, bar=bar):
