@@ -792,17 +792,7 @@ impl Core {
             })
             .collect();
         let b = &self.links[BNECK];
-        let mut qs = b.q.stats;
-        qs.arrivals -= qbase.arrivals;
-        qs.arrival_bytes -= qbase.arrival_bytes;
-        qs.enqueued -= qbase.enqueued;
-        qs.transmitted -= qbase.transmitted;
-        qs.transmitted_bytes -= qbase.transmitted_bytes;
-        qs.dropped_queued -= qbase.dropped_queued;
-        for i in 0..DropReason::COUNT {
-            qs.drops[i] -= qbase.drops[i];
-            qs.drop_bytes[i] -= qbase.drop_bytes[i];
-        }
+        let qs = b.q.stats.since(&qbase);
         let m = &self.meas;
         let wn = (end - self.cfg.warmup) as f64;
         let pct = |q: f64| if m.delay_n > 0 { m.delay.value_at_quantile(q) as f64 / 1e9 } else { f64::NAN };

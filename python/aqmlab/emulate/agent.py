@@ -120,6 +120,19 @@ class Timers:
 # ---------------------------------------------------------------------------------------- sender
 
 
+def _identity(flow) -> dict:
+    """What identifies a sender's flow in the results: its id, source port and start (s)."""
+    sport = None
+    if flow.sock is not None:
+        try:
+            sport = flow.sock.getsockname()[1]
+        except OSError:
+            pass
+    return {"flow_id": flow.f["flow_id"], "sport": sport,
+            "start_s": None if flow.start_ns is None else flow.start_ns / NS}
+
+
+
 class TcpFlow:
     def __init__(self, f: dict, port: int, lowat: int):
         self.f = f
@@ -217,16 +230,8 @@ class TcpFlow:
             self.completion_ns = now_ns() - t0
 
     def result(self) -> dict:
-        sport = None
-        if self.sock is not None:
-            try:
-                sport = self.sock.getsockname()[1]
-            except OSError:
-                pass
         return {
-            "flow_id": self.f["flow_id"],
-            "sport": sport,
-            "start_s": None if self.start_ns is None else self.start_ns / NS,
+            **_identity(self),
             "connected_s": None if self.connected_ns is None else self.connected_ns / NS,
             "completion_s": None if self.completion_ns is None else self.completion_ns / NS,
             "written_bytes": self.written,
@@ -306,16 +311,8 @@ class UdpFlow:
                 self.k = 0
 
     def result(self) -> dict:
-        sport = None
-        if self.sock is not None:
-            try:
-                sport = self.sock.getsockname()[1]
-            except OSError:
-                pass
         return {
-            "flow_id": self.f["flow_id"],
-            "sport": sport,
-            "start_s": None if self.start_ns is None else self.start_ns / NS,
+            **_identity(self),
             "sent_pkts": self.seq,
             "sent_pkts_warmup": self.sent_warmup,
             "error": self.error,
