@@ -7,6 +7,7 @@
     aqmlab reproduce ID ... | --all [--quick] [--jobs N] [--out DIR]
     aqmlab bench [--point NAME ...] [--repeat K] [--json]
     aqmlab model choke|chokew|raqm|ward [--param value ...] [--json] [--plot FILE] [--run DIR ...]
+    aqmlab emulate SCENARIO [--seed N] [--out DIR] [--set ...] [--cc [GROUP=]NAME] [-- CMD ...]   (root)
 
 A user's mistake (a bad scenario, a missing file, a bad option) prints one line
 ``error: <file>: <key path>: <what is wrong and what is allowed>`` on stderr and exits with 2;
@@ -423,6 +424,10 @@ def build_parser() -> argparse.ArgumentParser:
     add_model_subcommands(m)
     m.set_defaults(fn=cmd_model)
     _add_max_memory(r, v, sw, rp)
+
+    from .emulate.cli import add_subcommand as add_emulate_subcommand
+
+    add_emulate_subcommand(sub)
     return p
 
 
