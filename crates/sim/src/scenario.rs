@@ -243,7 +243,7 @@ fn default_access_limit() -> u64 {
 #[derive(Deserialize, Default, Clone)]
 #[serde(deny_unknown_fields)]
 struct RawTcp {
-    preset: Option<PresetName>,
+    preset: Option<String>,
     variant: Option<TcpVariantName>,
     recovery: Option<RecoveryName>,
     rto_restart_on_retransmit: Option<bool>,
@@ -254,8 +254,10 @@ struct RawTcp {
     min_rto: Option<Dur>,
     initial_rto: Option<Dur>,
     max_rto: Option<Dur>,
+    max_backoff: Option<u32>,
     clock_granularity: Option<Dur>,
     dupack_threshold: Option<u32>,
+    limited_transmit: Option<bool>,
     delayed_ack: Option<bool>,
     delack_count: Option<u32>,
     delack_timeout: Option<Dur>,
@@ -303,13 +305,6 @@ enum RecoveryName {
     Reno,
     Newreno,
     Sack,
-}
-
-#[derive(Deserialize, Clone, Copy)]
-#[serde(rename_all = "lowercase")]
-enum PresetName {
-    Ns2,
-    Modern,
 }
 
 #[derive(Deserialize, Clone, Copy, PartialEq)]
@@ -444,9 +439,11 @@ fn merge_tcp(global: &RawTcp, local: Option<&RawTcp>, path: &str) -> R<TcpConfig
         };
     }
     // the preset gives every default; the variant its congestion control and loss recovery
-    let mut d = match pick!(preset).unwrap_or(PresetName::Ns2) {
-        PresetName::Ns2 => TcpConfig::ns2(),
-        PresetName::Modern => TcpConfig::modern(),
+    let preset = pick!(preset).unwrap_or_else(|| "ns2".to_string());
+    let Some(mut d) = crate::tcp::presets::preset(&preset) else {
+        let at = if l.preset.is_some() { format!("{path}.preset") } else { "tcp.preset".to_string() };
+        let names = crate::tcp::presets::preset_names().join(", ");
+        return Err(ScenarioError::new(at, format!("unknown preset \"{preset}\"; one of: {names}")));
     };
     let (name, cc, recovery) = match pick!(variant) {
         None => (d.variant, d.cc, d.recovery),
@@ -493,6 +490,18 @@ fn merge_tcp(global: &RawTcp, local: Option<&RawTcp>, path: &str) -> R<TcpConfig
     if max_rto < min_rto || max_rto == 0 {
         return Err(ScenarioError::new(format!("{path}.max_rto"), "must be > 0 and >= min_rto"));
     }
+    let max_backoff_exp = match pick!(max_backoff) {
+        None => d.max_backoff_exp,
+        Some(b) if b.is_power_of_two() && b.trailing_zeros() <= crate::tcp::presets::MAX_BACKOFF_EXP => {
+            b.trailing_zeros()
+        }
+        Some(b) => {
+            return Err(ScenarioError::new(
+                format!("{path}.max_backoff"),
+                format!("must be a power of two from 1 to 1048576, got {b}"),
+            ))
+        }
+    };
     let granularity = pick!(clock_granularity).map(|x| x.0).unwrap_or(d.granularity);
     let dupthresh = pick!(dupack_threshold).unwrap_or(d.dupack_threshold);
     if dupthresh == 0 {
@@ -518,8 +527,11 @@ fn merge_tcp(global: &RawTcp, local: Option<&RawTcp>, path: &str) -> R<TcpConfig
         min_rto,
         initial_rto,
         max_rto,
+        max_backoff_exp,
         granularity,
         dupack_threshold: dupthresh,
+        // ns-2's Vegas agent has its own ACK processing, without Limited Transmit
+        limited_transmit: pick!(limited_transmit).unwrap_or(d.limited_transmit && d.variant != "vegas"),
         delayed_ack: pick!(delayed_ack).unwrap_or(d.delayed_ack),
         delack_count,
         delack_timeout,
