@@ -101,6 +101,13 @@ label = "UDP share, RED"
 source = "a made-up value"
 col = "udp.share"
 where = { scheme = "RED", N = 4 }
+value = 0.001   # deliberately wrong: the UDP flow takes most of the link
+
+[[claim]]
+text = "the UDP flow takes more than half of the link under RED"
+source = "a made-up claim"
+col = "udp.share"
+where = { scheme = "RED" }
 min = 0.5
 """
 
@@ -156,6 +163,11 @@ def test_reproduce_one_small_experiment(tiny, tmp_path):
     assert "## tiny" in report and "![Fig. 1: UDP share](tiny/fig1-udp-share.png)" in report
     assert "| RED |" in report  # the table
     assert "UDP share, RED" in report and "a made-up value" in report  # the reference value
+    # the scorecard opens the report: the wrong value is a miss without a reason, the claim holds
+    card = report.split("## Scorecard", 1)[1].split("## Experiments", 1)[0]
+    assert "| [tiny](#tiny) | 0 / 1 | 1 / 1 | value \u201cUDP share, RED\u201d — unexplained |" in card, card
+    assert report.index("## Scorecard") < report.index("## tiny")
+    assert "(8 runs; ran)" in report and "; ok)" not in report
     assert "is highest at" in report  # the automatic comparison
     assert "Quick mode" in report and "simulation.duration=\"5s\"" in report  # the set-up as run
     html = (out / "report.html").read_text()

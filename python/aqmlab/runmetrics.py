@@ -21,6 +21,7 @@ key                                    value
                                        variant, when the flows table has a ``variant`` column
 ``aqm.<state>_mean``                   time average over the measurement window of each
                                        ``aqm_<state>`` column of the time series (M7b, M11)
+``run.duration_s``, ``run.warmup_s``   the run length and warm-up as run (figure titles state them)
 ``fair_share_bps``                     M13: capacity / number of flows that started
 ``normalised_goodput``                 M15: TCP goodput / capacity
 ``sdv_throughput_bps``                 M14: sample standard deviation of all flows' throughputs
@@ -121,6 +122,8 @@ def run_row(result) -> dict:
 
     cap = float(b["capacity_bps"])
     sc = s["scenario"]
+    row["run.duration_s"] = float(sc["duration_s"])
+    row["run.warmup_s"] = float(sc.get("warmup_s", 0.0))
     started = f[f["start_s"] < sc["duration_s"]] if "start_s" in f else f
     row["fair_share_bps"] = cap / len(started) if len(started) else math.nan
     row["normalised_goodput"] = float(f.loc[f["transport"] == "tcp", "goodput_bps"].sum()) / cap
