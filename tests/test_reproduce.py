@@ -264,3 +264,28 @@ sessions = { tcp = 3 }
         assert (out / "tiny" / f"{name}.png").stat().st_size > 5000, name
     report = (out / "report.md").read_text()
     assert "time-average windowed Jain's index" in report and "time average of UDP throughput" in report
+
+
+RED_FAMILY = re.compile(r'type = "(red|rio|choke|gchoke|choked|perfect_choke)"|red = \{')
+
+
+@pytest.mark.parametrize("exp_id", SPEC_IDS + OPTIONAL_IDS)
+def test_every_experiment_names_its_ns2_release_preset_and_red_variant(exp_id):
+    """Each experiment runs the TCP preset of its paper's ns-2 release (in every scenario file) and
+    ns-2's RED (`variant = "ns2"`) in every RED-based scheme it runs."""
+    import tomllib
+
+    e = load_experiment(EXPERIMENTS / exp_id)
+    ns2 = e.raw["ns2"]
+    assert ns2["tcp_preset"].startswith("ns2-") and ns2["release"] in ns2["tcp_preset"] or "/" in ns2["release"]
+    assert len(ns2["why"]) > 40 and ns2["red"]
+    for f in e.path.glob("*.toml"):
+        if f.name in ("experiment.toml", "reference.toml"):
+            continue
+        sc = tomllib.loads(f.read_text())
+        assert sc["tcp"]["preset"] == ns2["tcp_preset"], f
+    texts = [f.read_text() for f in e.path.glob("*.toml") if f.name != "reference.toml"]
+    for t in texts:
+        for line in t.splitlines():
+            if RED_FAMILY.search(line) and not line.lstrip().startswith("#"):
+                assert 'variant = "ns2"' in line, (exp_id, line)
