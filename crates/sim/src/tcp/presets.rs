@@ -13,9 +13,9 @@
 //! minimum RTO applied before the back-off (`rfc2988_ true`, 2002/03/07), Limited Transmit for
 //! Reno, NewReno and SACK (`singledup_ 1`, changed on 2001/11/28; ns-2's Vegas agent has its own
 //! ACK processing without it) and a sink that ACKs every segment. Not taken from ns-2: its
-//! advertised window `window_ 20` (the experiments use 1000, or the paper's value, so that the
-//! window does not cap a flow; experiments.md §1.2) and the 40 bytes of TCP/IP header it adds to
-//! every segment (ignored, §1.2).
+//! advertised window `window_ 20` (the presets keep 1000 segments, or an experiment gives the
+//! paper's value, so that the window does not cap a flow) and the 40 bytes of TCP/IP header it
+//! adds to every segment (ignored, as the simulator-wide defaults say).
 
 use super::TcpConfig;
 use aqm::NS_PER_SEC;
@@ -46,7 +46,7 @@ const COMMON: &[(&str, &str)] = &[
     ("initial_window", "2 — windowInit_ 2 (\"default changed on 2001/5/26\"), every release 2.1b9-2.35"),
     ("clock_granularity", "10 ms — tcpTick_ 0.01 (\"default changed on 2002/03/07\"), every release 2.1b9-2.35"),
     ("limited_transmit", "true — singledup_ 1 (\"default changed on 2001/11/28\"): Reno, NewReno and Sack1 send a new segment on the 1st and 2nd duplicate ACK"),
-    ("max_window", "1000 (not ns-2's window_ 20: experiments.md 1.2 keeps the window from capping a flow)"),
+    ("max_window", "1000, not ns-2's window_ 20, which would cap a flow at 20 segments per round trip"),
 ];
 
 /// ns-2 families, oldest first.
@@ -183,10 +183,7 @@ pub fn describe(details: bool) -> Vec<(String, String)> {
             format!("{} ms", s * 1e3)
         }
     };
-    let mut out = vec![(
-        "ns2".to_string(),
-        format!("preset: the same as ns2-2.35 (the default preset; experiments.md 1.2 gives ns-2.35's values)"),
-    )];
+    let mut out = vec![("ns2".to_string(), "preset: the same as ns2-2.35 (the default preset)".to_string())];
     for f in NS2_FAMILIES {
         let c = f.config();
         let backoff = if f.max_backoff == 0 { "none".to_string() } else { format!("x{}", f.max_backoff) };
