@@ -34,8 +34,9 @@ kind       holds when
 ``order``  the values of ``of`` are in the order ``order`` (highest first; ``ascending = true``:
            lowest first) at every point of the other coordinates
 ``trend``  along the coordinate ``along`` the mean is ``increasing``/``decreasing``
-           (``direction``), strictly from first to last point and never moving the other way by
-           more than ``slack`` (relative, default 0.05)
+           (``direction``): from the first to the last point it moves that way by more than
+           ``min_change`` (relative to the first, default 0), and never the other way by more
+           than ``slack`` (relative to the largest, default 0.05)
 =========  ==========================================================================================
 
 Claims take ``text``, ``source``, ``col``, ``unit``, ``where``, ``note`` and ``explain`` as values do.
@@ -57,7 +58,7 @@ from .stats import interval_for, metric, where_mask
 COMMON = {"label", "text", "source", "col", "unit", "scale", "where", "note", "explain"}
 VALUE_KEYS = COMMON | {"value", "tolerance", "stat", "at"}
 CLAIM_KEYS = COMMON | {"kind", "min", "max", "range", "stat", "of", "is", "order", "ascending", "along",
-                       "direction", "slack"}
+                       "direction", "slack", "min_change"}
 KINDS = ("bound", "best", "worst", "order", "trend")
 REASON_KINDS = ("paper inconsistency", "unstated parameter", "known model difference", "set-up difference",
                 "measurement", "quick mode", "unexplained")
@@ -323,8 +324,9 @@ def evaluate_claim(ctx: Context, c: dict) -> dict:
         ys = np.array([p[2] for p in ps]) * sign
         scale = max(np.abs(ys).max(), 1e-300)
         back = np.diff(ys) < -slack * scale
-        if not ys[-1] > ys[0] or back.any():
-            fails.append(_at(key))
+        moved = ys[-1] - ys[0] > float(c.get("min_change", 0.0)) * abs(ys[0])
+        if not ys[-1] > ys[0] or not moved or back.any():
+            fails.append(_at(key) + f" ({m.fmt(ps[0][2])} → {m.fmt(ps[-1][2])})")
     if n == 0:
         return out
     out["ours"] = f"{c['direction']} along {along} in {n - len(fails)} of {n} series"
