@@ -1266,12 +1266,12 @@ impl Sim {
     }
 }
 
-/// When a flow (or session) starts: fixed, or drawn from its own stream.
 /// An exponential gap with mean `mean` (at least 1 ns): the next instant of a Poisson process.
 fn exp_gap(rng: &mut Rng, mean: Time) -> Time {
     ((-(1.0 - rng.uniform()).ln() * mean as f64).round() as Time).max(1)
 }
 
+/// When a flow (or session) starts: fixed, or drawn from its own stream.
 fn start_time(spec: StartSpec, rng: &mut Rng) -> Time {
     match spec {
         StartSpec::At(t) => t,

@@ -269,6 +269,12 @@ def evaluate_claim(ctx: Context, c: dict) -> dict:
             good = [p for p in pts if _bound_ok(c, p[2])]
             out["ours"] = f"{m.fmt(min(vals))}–{m.fmt(max(vals))} {m.unit}".strip() if len(pts) > 1 else _fmt(m, pts[0][1])
             out["agreement"] = f"{len(good)} of {len(pts)} points {_bound_text(c)}"
+            bad = [p for p in pts if not _bound_ok(c, p[2])]
+            if bad and len(pts) > 1:
+                where = set((c.get("where") or {}).keys())
+                out["agreement"] += "; not at " + "; ".join(
+                    _at(tuple((k, v) for k, v in p[0].items() if k not in where or isinstance(c["where"][k], list)))
+                    + f" ({m.fmt(p[2])})" for p in bad[:4]) + (" …" if len(bad) > 4 else "")
             return _verdict(out, c, len(good) == len(pts))
         v = {"mean": np.mean, "max": np.max, "min": np.min}[stat](vals)
         out["ours"] = f"{stat} {m.fmt(v)} {m.unit}".strip()
