@@ -74,10 +74,7 @@ def parse_references(raw: dict) -> tuple[list[dict], list[dict]]:
     refs, claims = list(raw.get("reference", [])), list(raw.get("claim", []))
     for i, r in enumerate(refs):
         w = f"reference[{i}]"
-        _keys(r, VALUE_KEYS, w)
-        for k in ("label", "col"):
-            if not isinstance(r.get(k), str):
-                raise ExperimentError(f"{w}.{k}: missing")
+        _keys(r, VALUE_KEYS, w, ("label", "col"))
         if not isinstance(r.get("value"), (int, float)):
             raise ExperimentError(f"{w}.value: a published value is a number (bounds and ranges are "
                                   f"[[claim]] entries)")
@@ -88,10 +85,7 @@ def parse_references(raw: dict) -> tuple[list[dict], list[dict]]:
         _explain(r, w)
     for i, c in enumerate(claims):
         w = f"claim[{i}]"
-        _keys(c, CLAIM_KEYS, w)
-        for k in ("text", "col"):
-            if not isinstance(c.get(k), str):
-                raise ExperimentError(f"{w}.{k}: missing")
+        _keys(c, CLAIM_KEYS, w, ("text", "col"))
         kind = c.get("kind", "bound")
         if kind not in KINDS:
             raise ExperimentError(f"{w}.kind: one of {', '.join(KINDS)}")
@@ -116,12 +110,16 @@ def parse_references(raw: dict) -> tuple[list[dict], list[dict]]:
     return refs, claims
 
 
-def _keys(d: dict, known: set, w: str) -> None:
+def _keys(d: dict, known: set, w: str, required: tuple) -> None:
+    """Unknown keys and missing required strings of one entry are errors."""
     from .experiment import ExperimentError
 
     for k in d:
         if k not in known:
             raise ExperimentError(f"{w}.{k}: unknown key; known: {', '.join(sorted(known))}")
+    for k in required:
+        if not isinstance(d.get(k), str):
+            raise ExperimentError(f"{w}.{k}: missing")
 
 
 def _explain(d: dict, w: str) -> None:
