@@ -355,12 +355,13 @@ def tally(rows: list[dict]) -> tuple[int, int, int]:
 
 
 def misses(sc: dict) -> list[str]:
-    """One line per missed value or claim: what, and the reason."""
+    """One line per missed value or claim: what, and the kind of its reason (the full reason is in
+    the experiment's table of values and claims)."""
     out = []
     for kind, rows in (("value", sc["values"]), ("claim", sc["claims"])):
         for x in rows:
             if x["ok"] is False:
-                out.append(f"{kind} \u201c{x['label']}\u201d — {x['reason']}")
+                out.append(f"{kind} \u201c{x['label']}\u201d — {x['reason'].split(':', 1)[0]}")
     return out
 
 

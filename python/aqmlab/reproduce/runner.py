@@ -292,9 +292,11 @@ def write_report(done: list[Done], out: Path, quick: bool, seconds: float) -> li
     blocks.append(("h2", "Scorecard"))
     blocks.append(("p", "Published values (matched: within the stated tolerance, at the paper's own point) and the "
                         "papers' qualitative claims (reproduced: the statement holds in our runs), per experiment. "
-                        "Each miss names its reason: *paper inconsistency*, *unstated parameter*, *known model "
-                        "difference*, *set-up difference*, or *unexplained*. \u201cnone recorded\u201d: the "
-                        "specification gives no published value or claim for that experiment."))
+                        "Each miss names the kind of its reason: *paper inconsistency*, *unstated parameter*, *known "
+                        "model difference*, *set-up difference*, *measurement*, or *unexplained*; the reason itself, "
+                        "with what was measured and checked, is in the experiment's table of values and claims. "
+                        "\u201cnone recorded\u201d: our sources give no published value or claim for that "
+                        "experiment."))
     rows = scorecard_rows(done)
     blocks.append(("table", _md(["experiment", "values matched", "claims reproduced", "misses (reason)"], rows)))
     tv = [tally(d.score["values"]) for d in done if d.score]
