@@ -114,13 +114,16 @@ class Result:
         return written
 
 
-def validate(scenario, overrides: Sequence[str] = ()) -> dict:
-    """Check a scenario without running it; returns a short description.
+def validate(scenario, overrides: Sequence[str] = (), max_memory: int | str | None = None) -> dict:
+    """Check a scenario without running it; returns a short description, with the run's resource
+    estimate (``memory_estimate_bytes``, ``events_estimate``).
 
-    Raises ``aqmlab.ScenarioError`` with ``'<key path>: <what is wrong>'``.
+    Raises ``aqmlab.ScenarioError`` with ``'<key path>: <what is wrong>'``, also when the memory
+    estimate exceeds ``max_memory`` (bytes or a size such as ``"8GB"``; default
+    ``$AQMLAB_MAX_MEMORY``, else half the machine's physical memory).
     """
     src = read_source(scenario)
-    return json.loads(_core.validate(src.text, src.name, list(overrides)))
+    return json.loads(_core.validate(src.text, src.name, list(overrides), max_memory))
 
 
 def run(
@@ -128,17 +131,21 @@ def run(
     seed: int | None = None,
     overrides: Sequence[str] = (),
     progress: Callable[[float], None] | None = None,
+    max_memory: int | str | None = None,
 ) -> Result:
     """Run a scenario (a path, a TOML string or a dict) and return a :class:`Result`.
 
     ``seed`` replaces the scenario's ``simulation.seed``; ``overrides`` are ``"key.path=value"``
     strings applied before validation; ``progress(sim_seconds)`` is called periodically.
+    A scenario whose memory estimate exceeds ``max_memory`` (bytes or a size such as ``"8GB"``;
+    default ``$AQMLAB_MAX_MEMORY``, else half the physical memory) is refused with a
+    ``ScenarioError`` before any work (docs/scenarios.md, "Resources").
     """
     import time
 
     src = read_source(scenario)
     t0 = time.perf_counter()
-    raw = _core.run(src.text, src.name, seed, list(overrides), progress)
+    raw = _core.run(src.text, src.name, seed, list(overrides), progress, max_memory)
     wall = time.perf_counter() - t0
     summary = json.loads(raw["summary"])
     if overrides:

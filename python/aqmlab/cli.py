@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 from pathlib import Path
 
@@ -180,7 +181,9 @@ def cmd_validate(a) -> int:
     groups = ", ".join(f"{g['count']} x {g['transport']}/{g['app']} ({g['name']})" for g in info["groups"])
     print(
         f"ok: {a.scenario}: {info['name']}: {info['flows']} flows [{groups}], {info['aqm']} bottleneck at "
-        f"{fmt_rate(info['bottleneck_rate_bps'])}, {info['duration_s']:g} s"
+        f"{fmt_rate(info['bottleneck_rate_bps'])}, {info['duration_s']:g} s; needs about "
+        f"{info['memory_estimate_bytes'] / 1e6:.0f} MB of memory (limit {info['memory_limit_bytes'] / 1e6:.0f} MB) "
+        f"and {info['events_estimate']:.2g} events"
     )
     return 0
 
@@ -422,11 +425,31 @@ def build_parser() -> argparse.ArgumentParser:
     m = sub.add_parser("model", help="analytical models (CHOKe, CHOKeW, RAQM, WARD), optionally beside runs")
     add_model_subcommands(m)
     m.set_defaults(fn=cmd_model)
+    _add_max_memory(r, v, sw, rp)
     return p
+
+
+def _memory_arg(s: str) -> str:
+    """``--max-memory``: a size such as ``8GB`` (checked here, passed on as text)."""
+    try:
+        _core.parse_size(s)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e))
+    return s
+
+
+def _add_max_memory(*parsers) -> None:
+    for sp in parsers:
+        sp.add_argument("--max-memory", type=_memory_arg, metavar="SIZE",
+                        help="refuse a run whose memory estimate exceeds SIZE, e.g. 8GB "
+                             "(default: $AQMLAB_MAX_MEMORY, else half the physical memory)")
 
 
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
+    if getattr(args, "max_memory", None):
+        # read by the engine in this process and in every worker it starts
+        os.environ["AQMLAB_MAX_MEMORY"] = args.max_memory
     if getattr(args, "seed", None) is not None and args.seed < 0:
         return _err("--seed: must be a non-negative integer")
     try:
