@@ -207,6 +207,9 @@ def cmd_list(a) -> int:
         return 0
     for name, desc in _core.names(a.kind):
         print(f"{name:<12} {desc}" if a.describe else name)
+    if a.kind == "tcp":  # then the presets (`tcp.preset`): with -d their values and sources
+        for name, desc in _core.tcp_presets(a.describe):
+            print(f"{name:<12} {desc}" if a.describe else name)
     return 0
 
 
