@@ -25,10 +25,17 @@ key                                    value
 ``aqm.<state>_mean``                   time average over the measurement window of each
                                        ``aqm_<state>`` column of the time series (M7b, M11): the
                                        bottleneck's, or the one measured link's;
-                                       ``links.<link>.aqm.<state>_mean`` per link when there are
-                                       several
+                                       ``aqm.<state>_p05`` its 5th percentile over the samples;
+                                       ``links.<link>.aqm.<state>_mean`` (and ``_p05``) per link
+                                       when there are several
+``bottleneck.queue_p05_pkts``, ...     5th, 50th and 95th percentiles of the sampled queue
+                                       length (``queue_pkts``) over the window;
+                                       ``links.<link>.queue_p05_pkts``, ... per measured link
+``run.duration_s``, ``run.warmup_s``   the run length and warm-up as run (figure titles state them)
 ``fair_share_bps``                     M13: capacity / number of flows that started (dumbbells)
 ``normalised_goodput``                 M15: TCP goodput / capacity (dumbbells)
+``tcp.starved``, ``group.<g>.starved``  TCP flows (of a group) whose goodput is below 10 % of the
+                                       ideal fair share (:data:`STARVED`; our definition)
 ``sdv_throughput_bps``                 M14: sample standard deviation of all flows' throughputs
 ``web_drop_share``                     M9: drops of ``web`` flows / drops of all flows (NaN if no
                                        web flows or no drops)
@@ -46,6 +53,9 @@ import math
 
 import numpy as np
 import pandas as pd
+
+#: a TCP flow is counted as starved when its goodput is below this fraction of the fair share (M13)
+STARVED = 0.1
 
 _SUMS = ("throughput_bps", "goodput_bps", "goodput_m2b_bps", "goodput_m2c_bps", "share", "drops_total",
          "bneck_arrivals", "timeouts")
@@ -131,9 +141,20 @@ def run_row(result) -> dict:
 
     cap = float(b["capacity_bps"]) if b is not None else math.nan
     sc = s["scenario"]
+    row["run.duration_s"] = float(sc["duration_s"])
+    row["run.warmup_s"] = float(sc.get("warmup_s", 0.0))
     started = f[f["start_s"] < sc["duration_s"]] if "start_s" in f else f
     row["fair_share_bps"] = cap / len(started) if len(started) else math.nan
     row["normalised_goodput"] = float(f.loc[f["transport"] == "tcp", "goodput_bps"].sum()) / cap
+    # starved flows: TCP goodput below STARVED of the ideal fair share
+    tcp = started[started["transport"] == "tcp"] if "transport" in started else started.iloc[0:0]
+    low = tcp["goodput_bps"] < STARVED * row["fair_share_bps"] if len(tcp) else pd.Series(dtype=bool)
+    # (undefined without one capacity to share: other networks than a dumbbell)
+    known = math.isfinite(row["fair_share_bps"])
+    row["tcp.starved"] = float(low.sum()) if known else math.nan
+    if "group" in tcp:
+        for g in s.get("groups", []):
+            row[f"group.{g['name']}.starved"] = float(low[tcp["group"] == g["name"]].sum()) if known else math.nan
     row["sdv_throughput_bps"] = float(f["throughput_bps"].std(ddof=1)) if len(f) > 1 else math.nan
     web = f[f["app"] == "web"]
     total_drops = float(f["drops_total"].sum() - f["drops_link_loss"].sum())
@@ -148,16 +169,23 @@ def run_row(result) -> dict:
         names = list(dict.fromkeys(ts["link"])) if "link" in ts else []
         main = "bottleneck" if "bottleneck" in names else (names[0] if len(names) == 1 else None)
         for name in names if len(names) > 1 else []:
-            _aqm_means(win[win["link"] == name], f"links.{name}.aqm.", row)
+            _ts_stats(win[win["link"] == name], f"links.{name}.aqm.", f"links.{name}.", row)
         if main is not None or not names:
-            _aqm_means(win[win["link"] == main] if names else win, "aqm.", row)
+            # the bottleneck's (or the only measured link's) under the keys of a dumbbell
+            queue = "bottleneck." if main in (None, "bottleneck") else f"links.{main}."
+            _ts_stats(win[win["link"] == main] if names else win, "aqm.", queue, row)
     return row
 
 
 _LINK_LABELS = ("queue_unit", "name", "from", "to", "aqm", "index")
 
 
-def _aqm_means(win: pd.DataFrame, prefix: str, row: dict) -> None:
+def _ts_stats(win: pd.DataFrame, aqm: str, queue: str, row: dict) -> None:
+    """Time averages and 5th percentiles of the AQM's state, and percentiles of the queue."""
     for c in win.columns:
         if c.startswith("aqm_"):
-            row[f"{prefix}{c[4:]}_mean"] = float(win[c].mean()) if len(win) else math.nan
+            row[f"{aqm}{c[4:]}_mean"] = float(win[c].mean()) if len(win) else math.nan
+            row[f"{aqm}{c[4:]}_p05"] = float(win[c].quantile(0.05)) if len(win) else math.nan
+    if "queue_pkts" in win.columns:
+        for q in (5, 50, 95):
+            row[f"{queue}queue_p{q:02d}_pkts"] = float(win["queue_pkts"].quantile(q / 100)) if len(win) else math.nan

@@ -78,7 +78,11 @@ pub(super) fn summary(r: &Run, d: &Derived) -> Value {
     }
     let mut summary = clean_nan(summary);
     if sc.queue_snapshots {
-        summary["queue_snapshots"] = json!({ "count": r.snaps.count, "interval_s": sc.sample_interval as f64 / 1e9 });
+        summary["queue_snapshots"] = json!({
+            "count": r.snaps.count,
+            "interval_s": sc.sample_interval as f64 / 1e9,
+            "times": if sc.snapshot_poisson { "poisson" } else { "periodic" },
+        });
     }
     summary
 }

@@ -2,7 +2,7 @@
 
 use super::error::{check_list, typed, ScenarioError, R};
 use super::link::LinkSpec;
-use super::raw::{RawGroup, RawScenario, TransportName};
+use super::raw::{RawGroup, RawScenario, SnapshotTimes, TransportName};
 use super::tcp::merge_tcp;
 use super::topology::{parse_topology, RawNetwork, Router, Shape, Topology};
 use super::traffic::{parse_start, parse_transport, GroupSpec, StartSpec, Transport};
@@ -20,8 +20,11 @@ pub struct Scenario {
     pub warmup: Time,
     pub seed: u64,
     pub sample_interval: Time,
-    /// Record the bottleneck queue's composition at every sample in the window (M10).
+    /// Record the measured queues' composition in the window (M10).
     pub queue_snapshots: bool,
+    /// Snapshots at the instants of a Poisson process of rate 1 / `sample_interval` (default; time
+    /// averages unbiased, no phase lock with periodic sources) instead of at every sample.
+    pub snapshot_poisson: bool,
     /// Period of the per-flow time series (throughput, goodput, cwnd), if requested.
     pub flow_series_interval: Option<Time>,
     pub topology: Topology,
@@ -207,6 +210,7 @@ fn from_table(table: toml::Table, default_name: &str) -> R<Scenario> {
         seed: sim.seed.unwrap_or(1),
         sample_interval,
         queue_snapshots: sim.queue_snapshots.unwrap_or(false),
+        snapshot_poisson: sim.snapshot_times != Some(SnapshotTimes::Periodic),
         flow_series_interval: match sim.flow_series_interval {
             Some(Dur(0)) => return Err(ScenarioError::new("simulation.flow_series_interval", "must be > 0")),
             Some(Dur(d)) if duration / d > 1_000_000 => {

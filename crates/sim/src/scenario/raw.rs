@@ -31,7 +31,15 @@ pub(super) struct RawSimulation {
     pub(super) seed: Option<u64>,
     pub(super) sample_interval: Option<Dur>,
     pub(super) queue_snapshots: Option<bool>,
+    pub(super) snapshot_times: Option<SnapshotTimes>,
     pub(super) flow_series_interval: Option<Dur>,
+}
+
+#[derive(Deserialize, Clone, Copy, PartialEq)]
+#[serde(rename_all = "lowercase")]
+pub(super) enum SnapshotTimes {
+    Poisson,
+    Periodic,
 }
 
 #[derive(Deserialize, Default, Clone)]
@@ -125,7 +133,7 @@ fn default_access_limit() -> u64 {
 #[derive(Deserialize, Default, Clone)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawTcp {
-    pub(super) preset: Option<PresetName>,
+    pub(super) preset: Option<String>,
     pub(super) variant: Option<TcpVariantName>,
     pub(super) recovery: Option<RecoveryName>,
     pub(super) rto_restart_on_retransmit: Option<bool>,
@@ -136,8 +144,10 @@ pub(super) struct RawTcp {
     pub(super) min_rto: Option<Dur>,
     pub(super) initial_rto: Option<Dur>,
     pub(super) max_rto: Option<Dur>,
+    pub(super) max_backoff: Option<u32>,
     pub(super) clock_granularity: Option<Dur>,
     pub(super) dupack_threshold: Option<u32>,
+    pub(super) limited_transmit: Option<bool>,
     pub(super) delayed_ack: Option<bool>,
     pub(super) delack_count: Option<u32>,
     pub(super) delack_timeout: Option<Dur>,
@@ -168,13 +178,6 @@ pub(super) enum RecoveryName {
     Reno,
     Newreno,
     Sack,
-}
-
-#[derive(Deserialize, Clone, Copy)]
-#[serde(rename_all = "lowercase")]
-pub(super) enum PresetName {
-    Ns2,
-    Modern,
 }
 
 #[derive(Deserialize, Clone, Copy, PartialEq)]

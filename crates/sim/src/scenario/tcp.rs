@@ -1,7 +1,7 @@
 //! `[tcp]` and a group's `tcp = { ... }`: presets, variants and their parameters, merged and validated.
 
 use super::error::{ScenarioError, R};
-use super::raw::{PresetName, RawTcp, RecoveryName, TcpVariantName};
+use super::raw::{RawTcp, RecoveryName, TcpVariantName};
 use crate::tcp::{CcConfig, Recovery, TcpConfig};
 
 /// TCP variants this build provides (`aqmlab list tcp`).
@@ -27,9 +27,11 @@ pub(super) fn merge_tcp(global: &RawTcp, local: Option<&RawTcp>, path: &str) -> 
         };
     }
     // the preset gives every default; the variant its congestion control and loss recovery
-    let mut d = match pick!(preset).unwrap_or(PresetName::Ns2) {
-        PresetName::Ns2 => TcpConfig::ns2(),
-        PresetName::Modern => TcpConfig::modern(),
+    let preset = pick!(preset).unwrap_or_else(|| "ns2".to_string());
+    let Some(mut d) = crate::tcp::presets::preset(&preset) else {
+        let at = if l.preset.is_some() { format!("{path}.preset") } else { "tcp.preset".to_string() };
+        let names = crate::tcp::presets::preset_names().join(", ");
+        return Err(ScenarioError::new(at, format!("unknown preset \"{preset}\"; one of: {names}")));
     };
     let (name, cc, recovery) = match pick!(variant) {
         None => (d.variant, d.cc, d.recovery),
@@ -76,6 +78,18 @@ pub(super) fn merge_tcp(global: &RawTcp, local: Option<&RawTcp>, path: &str) -> 
     if max_rto < min_rto || max_rto == 0 {
         return Err(ScenarioError::new(format!("{path}.max_rto"), "must be > 0 and >= min_rto"));
     }
+    let max_backoff_exp = match pick!(max_backoff) {
+        None => d.max_backoff_exp,
+        Some(b) if b.is_power_of_two() && b.trailing_zeros() <= crate::tcp::presets::MAX_BACKOFF_EXP => {
+            b.trailing_zeros()
+        }
+        Some(b) => {
+            return Err(ScenarioError::new(
+                format!("{path}.max_backoff"),
+                format!("must be a power of two from 1 to 1048576, got {b}"),
+            ))
+        }
+    };
     let granularity = pick!(clock_granularity).map(|x| x.0).unwrap_or(d.granularity);
     let dupthresh = pick!(dupack_threshold).unwrap_or(d.dupack_threshold);
     if dupthresh == 0 {
@@ -101,8 +115,11 @@ pub(super) fn merge_tcp(global: &RawTcp, local: Option<&RawTcp>, path: &str) -> 
         min_rto,
         initial_rto,
         max_rto,
+        max_backoff_exp,
         granularity,
         dupack_threshold: dupthresh,
+        // ns-2's Vegas agent has its own ACK processing, without Limited Transmit
+        limited_transmit: pick!(limited_transmit).unwrap_or(d.limited_transmit && d.variant != "vegas"),
         delayed_ack: pick!(delayed_ack).unwrap_or(d.delayed_ack),
         delack_count,
         delack_timeout,

@@ -72,6 +72,8 @@ pub struct Sim {
     timers: Vec<Time>,
     monitors: Vec<LinkMonitor>,
     snaps: crate::monitor::Snapshots,
+    /// Draws the Poisson snapshot instants (its own stream).
+    snap_rng: aqm::rng::Rng,
     fseries: FlowSeries,
     scratch: Vec<Packet>,
     created: u64,
@@ -109,6 +111,13 @@ impl Sim {
             }
         }
         ev.push(0, Kind::Sample, 0);
+        let mut snap_rng = aqm::rng::Rng::stream(seed, "snapshots", 0);
+        if sc.queue_snapshots && sc.snapshot_poisson {
+            let first = sc.warmup.saturating_add(sample::exp_gap(&mut snap_rng, sc.sample_interval));
+            if first < sc.duration {
+                ev.push(first, Kind::Snapshot, 0);
+            }
+        }
         let monitors = net
             .monitored
             .iter()
@@ -132,6 +141,7 @@ impl Sim {
             timers: vec![NO_TIMER; 2 * n],
             monitors,
             snaps: Default::default(),
+            snap_rng,
             fseries: FlowSeries::default(),
             scratch: Vec::with_capacity(64),
             created: 0,
@@ -165,6 +175,7 @@ impl Sim {
                 Kind::Start => self.on_start(idx as usize),
                 Kind::Stop => self.on_stop(idx as usize),
                 Kind::Sample => self.on_sample(),
+                Kind::Snapshot => self.on_snapshot(),
                 Kind::Warmup => self.on_warmup(),
             }
             if self.events & 0xFFFF == 0 && !progress(t as f64 / NS_PER_SEC as f64) {

@@ -5,6 +5,7 @@ use super::Sim;
 use crate::event::Kind;
 use crate::hosts::App;
 use crate::net::NO_MONITOR;
+use aqm::rng::Rng;
 use aqm::{Qdisc, Time, NS_PER_SEC};
 
 impl Sim {
@@ -37,7 +38,6 @@ impl Sim {
     pub(super) fn on_sample(&mut self) {
         let now = self.now;
         self.advance_monitored(now);
-        let snapshot = self.sc.queue_snapshots && now >= self.sc.warmup;
         let t = now as f64 / NS_PER_SEC as f64;
         for m in &mut self.monitors {
             let link = &self.net.links[m.link as usize];
@@ -65,27 +65,45 @@ impl Sim {
             ts.last_tx_bytes = st.transmitted_bytes;
             ts.last_drops = drops;
             ts.last_t = now;
-            if snapshot {
-                // the queue's composition by position, counted from the tail (M10)
-                let n = q.len() as i64;
-                let s = &mut self.snaps;
-                let mut from_head = 0i64;
-                q.disc.for_each_waiting(&mut |p, _| {
-                    s.t.push(t);
-                    s.link.push(m.link);
-                    s.pos.push(n - 1 - from_head);
-                    s.len.push(n);
-                    s.flow.push(p.flow as i64);
-                    from_head += 1;
-                });
-            }
         }
-        if snapshot {
-            self.snaps.count += 1;
+        if self.sc.queue_snapshots && !self.sc.snapshot_poisson && now >= self.sc.warmup {
+            self.snapshot();
         }
         let next = now.saturating_add(self.sc.sample_interval);
         if next < self.sc.duration {
             self.ev.push(next, Kind::Sample, 0);
+        }
+    }
+
+    /// Every measured queue's composition by position, counted from the tail (M10).
+    fn snapshot(&mut self) {
+        let t = self.now as f64 / NS_PER_SEC as f64;
+        let s = &mut self.snaps;
+        for m in &self.monitors {
+            let q = &self.net.links[m.link as usize].aqm.as_ref().expect("measured link").queue;
+            let n = q.len() as i64;
+            let mut from_head = 0i64;
+            q.disc.for_each_waiting(&mut |p, _| {
+                s.t.push(t);
+                s.link.push(m.link);
+                s.pos.push(n - 1 - from_head);
+                s.len.push(n);
+                s.flow.push(p.flow as i64);
+                from_head += 1;
+            });
+        }
+        s.count += 1;
+    }
+
+    /// A snapshot at a Poisson instant (PASTA: the snapshots see time averages, and cannot lock
+    /// in phase with a periodic source as fixed steps can); then the next instant.
+    pub(super) fn on_snapshot(&mut self) {
+        let now = self.now;
+        self.advance_monitored(now);
+        self.snapshot();
+        let next = now.saturating_add(exp_gap(&mut self.snap_rng, self.sc.sample_interval));
+        if next < self.sc.duration {
+            self.ev.push(next, Kind::Snapshot, 0);
         }
     }
 
@@ -128,4 +146,9 @@ impl Sim {
             }
         }
     }
+}
+
+/// An exponential gap with mean `mean` (at least 1 ns): the next instant of a Poisson process.
+pub(super) fn exp_gap(rng: &mut Rng, mean: Time) -> Time {
+    ((-(1.0 - rng.uniform()).ln() * mean as f64).round() as Time).max(1)
 }
