@@ -275,8 +275,9 @@ class DaskPool(Pool):
             if not scheduler:
                 raise SweepError("--executor dask: give --scheduler tcp://HOST:PORT (the address `dask scheduler` "
                                  "prints)")
+            _probe_scheduler(scheduler)
             try:
-                client = distributed.Client(scheduler, timeout="15s", set_as_default=False)
+                client = distributed.Client(scheduler, timeout="20s", set_as_default=False)
             except (OSError, TimeoutError, ValueError) as e:
                 reason = str(e).splitlines()[0] if str(e) else type(e).__name__
                 raise SweepError(f"--scheduler {scheduler}: cannot reach a Dask scheduler there ({reason})") from None
@@ -302,8 +303,9 @@ class DaskPool(Pool):
 
     def wait(self, futures, timeout):
         try:
-            done, _ = self._dist.wait(list(futures), timeout=timeout, return_when="FIRST_COMPLETED")
-        except (TimeoutError, self._dist.TimeoutError if hasattr(self._dist, "TimeoutError") else TimeoutError):
+            with self.client.as_current():
+                done, _ = self._dist.wait(list(futures), timeout=timeout, return_when="FIRST_COMPLETED")
+        except TimeoutError:
             return set()
         return done
 
@@ -315,6 +317,27 @@ class DaskPool(Pool):
     def close(self, kill=False):
         if self._own:
             self.client.close()
+
+
+def _probe_scheduler(address: str) -> None:
+    """Fail fast (one line) when nothing listens at a tcp:// address, instead of retrying for the
+    client's whole connection timeout."""
+    import socket
+    from urllib.parse import urlsplit
+
+    if not address.startswith("tcp://"):
+        return
+    try:
+        u = urlsplit(address)
+        host, port = u.hostname, u.port
+    except ValueError:
+        host = port = None
+    if not host or not port:
+        raise SweepError(f"--scheduler {address}: expected tcp://HOST:PORT")
+    try:
+        socket.create_connection((host, port), timeout=10).close()
+    except OSError as e:
+        raise SweepError(f"--scheduler {address}: cannot reach a Dask scheduler there ({e.strerror or e})") from None
 
 
 def _import_distributed():
