@@ -81,16 +81,31 @@ def _json_bytes(obj, indent=None) -> bytes:
 
 @dataclass
 class Entry:
-    """A finished run as the files of its cache entry (bytes), ready to be stored or sent."""
+    """A finished run as its cache entry file (the ZIP bytes), with its metrics row: made where the
+    run is made, stored or sent as is."""
 
     key: str
-    files: dict  # name -> bytes (meta.json included)
+    data: bytes
     row: dict = field(default_factory=dict)
     wall_s: float = math.nan
 
-    @property
-    def nbytes(self) -> int:
-        return sum(len(b) for b in self.files.values())
+    @classmethod
+    def from_files(cls, key: str, files: dict, row=None, wall_s: float = math.nan) -> "Entry":
+        """An entry from its members (``meta.json`` first in the file)."""
+        import io
+        import zipfile
+
+        buf = io.BytesIO()
+        with zipfile.ZipFile(buf, "w", zipfile.ZIP_STORED) as z:
+            for name in ["meta.json"] + [n for n in files if n != "meta.json"]:
+                info = zipfile.ZipInfo(name, date_time=_ZIP_TIME)
+                info.external_attr = 0o644 << 16
+                z.writestr(info, files[name])
+        return cls(key, buf.getvalue(), row or {}, wall_s)
+
+
+#: members carry a fixed date (the time of the run is in meta.json): an entry's bytes depend only on the run
+_ZIP_TIME = (1980, 1, 1, 0, 0, 0)
 
 
 def make_entry(key: str, result: Result, meta: dict) -> Entry:
@@ -110,7 +125,7 @@ def make_entry(key: str, result: Result, meta: dict) -> Entry:
                 host=socket.gethostname(),
                 files={name: {"size": len(b), "sha256": _sha(b)} for name, b in files.items()})
     files["meta.json"] = _json_bytes(meta)
-    return Entry(key, files, row, result.wall_seconds)
+    return Entry.from_files(key, files, row, result.wall_seconds)
 
 
 class Cache:
@@ -258,25 +273,17 @@ class Cache:
     def put(self, entry: Entry) -> bool:
         """Store ``entry`` atomically; ``False`` if the run was already stored whole (by another
         writer). A damaged entry of the same key is replaced."""
-        import io
-        import zipfile
-
         from ._io import atomic_write_bytes
 
         final = self.path(entry.key)
         if final.exists() and self.check(entry.key) is None:
             return False
-        buf = io.BytesIO()
-        with zipfile.ZipFile(buf, "w", zipfile.ZIP_STORED) as z:
-            z.writestr("meta.json", entry.files["meta.json"])
-            for name, data in entry.files.items():
-                if name != "meta.json":
-                    z.writestr(name, data)
+        if not self._dirs:
+            (self.root / "tmp").mkdir(parents=True, exist_ok=True)
         if final.parent not in self._dirs:  # (mkdir costs a system call even when the directory exists)
             final.parent.mkdir(parents=True, exist_ok=True)
-            (self.root / "tmp").mkdir(parents=True, exist_ok=True)
             self._dirs.add(final.parent)
-        atomic_write_bytes(final, buf.getvalue(), tmp_dir=self.root / "tmp")
+        atomic_write_bytes(final, entry.data, tmp_dir=self.root / "tmp")
         return True
 
     def store(self, key: str, result: Result, meta: dict) -> Path:

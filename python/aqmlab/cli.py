@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 from pathlib import Path
 
@@ -232,12 +233,16 @@ def cmd_list(a) -> int:
 
 def cmd_bench(a) -> int:
     from . import bench
+    from .bench import overhead
 
-    points = a.point or list(bench.POINTS)
+    known = list(bench.POINTS) + list(OVERHEAD_POINTS)
+    points = a.point or known
     for p in points:
-        if p not in bench.POINTS:
-            raise UserError(f"--point {p}: unknown; one of: {', '.join(bench.POINTS)}")
-    rows = []
+        if p not in known:
+            raise UserError(f"--point {p}: unknown; one of: {', '.join(known)}")
+    if a.sweep_runs < 1:
+        raise UserError("--sweep-runs: must be a positive integer")
+    rows, extra = [], []
     try:
         from tqdm import tqdm
 
@@ -245,14 +250,29 @@ def cmd_bench(a) -> int:
     except ImportError:  # pragma: no cover
         it = points
     for p in it:
-        rows += bench.run_points([p], repeat=a.repeat)
+        if p == "startup":
+            extra.append(overhead.measure_startup(repeat=max(a.repeat, 3)))
+        elif p == "sweep":
+            extra.append(overhead.measure_sweep(a.sweep_runs, repeat=a.repeat))
+        else:
+            rows += bench.run_points([p], repeat=a.repeat)
     if a.json:
-        print(json.dumps(rows, indent=2))
-    else:
+        print(json.dumps(rows + extra, indent=2))
+        return 0
+    if rows:
         print(bench.format_table(rows))
         print("\nevents/s and packets/s are per wall-clock second on one thread; 'data pkt/s' counts data")
         print("packets reaching receivers, 'all pkt/s' every packet (data and ACK) reaching a host.")
+    if extra:
+        if rows:
+            print()
+        print(overhead.format_rows(extra))
+        print("\nwhole fresh processes, best of several by wall time; CPU = user + system seconds; 'before' = the")
+        print(f"same figure before issue 12 on the 2-core build machine. The sweep uses {os.cpu_count()} local processes.")
     return 0
+
+
+OVERHEAD_POINTS = ("startup", "sweep")
 
 
 def _cache_arg(a):
@@ -435,7 +455,10 @@ def build_parser() -> argparse.ArgumentParser:
     ls.set_defaults(fn=cmd_list)
 
     b = sub.add_parser("bench", help="run the benchmark points")
-    b.add_argument("--point", action="append", help="paper, medium or large (repeatable; default all)")
+    b.add_argument("--point", action="append",
+                   help="paper, medium, large (engine speed), startup (import and a whole `aqmlab run` of paper), "
+                        "sweep (runs/s of a sweep of tiny runs); repeatable; default all")
+    b.add_argument("--sweep-runs", type=int, default=1000, metavar="N", help="runs of the sweep figure (default 1000)")
     b.add_argument("--repeat", type=int, default=1, help="runs per point; the fastest is reported")
     b.add_argument("--json", action="store_true", help="print JSON instead of a table")
     b.set_defaults(fn=cmd_bench)

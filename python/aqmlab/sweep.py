@@ -554,13 +554,20 @@ class SweepResult:
         self._tmp = tmp  # keeps a temporary cache alive as long as this object
         self._points = sweep.points()
         rows = rows or {}
-        out = []
-        for t in self.tasks:
+        cols: dict = {}  # built by column: much faster than a DataFrame of 1000 dicts
+        for i, t in enumerate(self.tasks):
             row = self._keys(t)
             r = rows.get(t.key)
             row.update(r if r is not None else cache.row(t.key))  # "scenario" (its name), then the metrics
-            out.append(row)
-        self.runs = pd.DataFrame(out)
+            for k, v in row.items():
+                col = cols.get(k)
+                if col is None:
+                    col = cols[k] = [None] * i
+                col.append(v)
+            for col in cols.values():
+                if len(col) <= i:
+                    col.append(None)
+        self.runs = pd.DataFrame(cols)
 
     @property
     def coords(self) -> list[str]:
