@@ -186,6 +186,7 @@ class LocalPool(Pool):
         self._ex = None
         self._procs: dict = {}
         self._markers = tempfile.mkdtemp(prefix="aqmlab-workers-")
+        self.death: str | None = None  # how the last dead worker ended
 
     @property
     def workers(self) -> int:
@@ -228,10 +229,14 @@ class LocalPool(Pool):
             self._ex.shutdown(wait=True, cancel_futures=True)
             self._ex = None
         dead = set()
+        self.death = None
         for pid, p in self._procs.items():
             p.join(timeout=5)
             if p.exitcode not in (0, -signal.SIGTERM, None):
                 dead.add(str(pid))
+                code = p.exitcode
+                self.death = (f"killed by {signal.Signals(-code).name}" if code < 0 and -code in signal.valid_signals()
+                              else f"exit status {code}")
         keys = set()
         for name in os.listdir(self._markers):
             path = os.path.join(self._markers, name)
@@ -578,6 +583,7 @@ def _retry(pool, died, pending, singles, attempts, failures):
         lost += batch
         pending.pop(fut)
     culprits = pool.culprits()
+    why = getattr(pool, "death", None) or why
     for t in lost:
         if culprits is None or t.key in culprits:
             attempts[t.key] = attempts.get(t.key, 0) + 1
