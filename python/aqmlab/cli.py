@@ -35,7 +35,9 @@ class UserError(Exception):
 
 
 def _err(msg: str, code: int = EXIT_USAGE) -> int:
-    print(f"error: {msg}", file=sys.stderr)
+    from .errors import one_line
+
+    print(f"error: {one_line(msg)}", file=sys.stderr)
     return code
 
 
@@ -67,7 +69,9 @@ def _out_dir(out: Path) -> Path:
 
 
 def _warn(msg: str) -> None:
-    print(f"warning: {msg}", file=sys.stderr)
+    from .errors import one_line
+
+    print(f"warning: {one_line(msg)}", file=sys.stderr)
 
 
 # ----------------------------------------------------------------------------- formatting
@@ -360,8 +364,7 @@ def cmd_sweep(a) -> int:
     try:
         stats = execute(tasks, cache, jobs=jobs, progress=not a.quiet, rows=rows, warn=_warn, **ex)
     except RunFailed as e:
-        print(f"error: {e}", file=sys.stderr)
-        return EXIT_FAILED
+        return _err(str(e), EXIT_FAILED)
     except SweepError as e:
         raise UserError(str(e))
     res = SweepResult(sw, tasks, cache, stats, tmp, rows=rows)
@@ -401,14 +404,13 @@ def cmd_reproduce(a) -> int:
     except (ExperimentError, SweepError) as e:
         raise UserError(str(e))
     except RunFailed as e:
-        print(f"error: {e}", file=sys.stderr)
-        return EXIT_FAILED
+        return _err(str(e), EXIT_FAILED)
     bad = [d for d in done if d.errors or d.skipped]
     if not a.quiet:
         print(f"report: {out / 'report.md'} and {out / 'report.html'}")
     for d in bad:
         for msg in ([d.skipped] if d.skipped else d.errors):
-            print(f"error: {d.exp.id}: {msg}", file=sys.stderr)
+            _err(f"{d.exp.id}: {msg}", EXIT_FAILED)
     return EXIT_FAILED if bad else 0
 
 

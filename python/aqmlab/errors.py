@@ -17,9 +17,19 @@ from __future__ import annotations
 from ._core import ScenarioError, SimulationError
 
 
+def one_line(msg: str) -> str:
+    """``msg`` with control characters (newlines, tabs, ...) escaped as ``\\n`` etc.: an error is one line."""
+    if msg.isprintable():
+        return msg
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in msg)
+
+
 class SweepError(ValueError):
     """A mistake in a sweep's definition or set-up (bad --vary, bad template, a scenario that does not
     validate, a cache that cannot be written, an executor that cannot be reached); one line."""
+
+    def __init__(self, message="", *args):
+        super().__init__(one_line(str(message)), *args)
 
 
 class CacheError(SweepError):
@@ -35,4 +45,4 @@ class RunFailed(SimulationError):
         self.failures = list(failures)
 
 
-__all__ = ["ScenarioError", "SimulationError", "SweepError", "CacheError", "RunFailed"]
+__all__ = ["ScenarioError", "SimulationError", "SweepError", "CacheError", "RunFailed", "one_line"]

@@ -161,6 +161,8 @@ def toml_value(x) -> str:
     if isinstance(x, Mapping):
         items = []
         for k, v in x.items():
+            if not isinstance(k, str):
+                raise SweepError(f"{k!r}: a table's keys must be strings")
             key = k if k.replace("_", "").replace("-", "").isalnum() else json.dumps(k)
             items.append(f"{key} = {toml_value(v)}")
         return "{ " + ", ".join(items) + " }"
@@ -410,6 +412,8 @@ class Sweep:
         self.dims: list[Dimension] = []
         if dims is None:
             dims = ()
+        if not isinstance(dims, (str, Mapping, Dimension, Iterable)):
+            raise SweepError(f"vary: expected {{key: [values]}} or \"key=v1,v2\" strings, got {type(dims).__name__}")
         for d in ([dims] if isinstance(dims, (str, Mapping, Dimension)) else list(dims)):
             if isinstance(d, Dimension):
                 self.dims.append(d)
