@@ -525,6 +525,15 @@ def _drive(pool: Pool, todo: list, store: Callable, failures: list) -> None:
     singles: deque = deque()  # runs of a dead worker: one per batch
     attempts: dict = {}
     pending: dict = {}
+    try:
+        _loop(pool, engine, queue, singles, attempts, pending, store, failures)
+    except BaseException:
+        for fut in pending:  # queued batches are withdrawn (a cluster's running ones finish unseen)
+            fut.cancel()
+        raise
+
+
+def _loop(pool, engine, queue, singles, attempts, pending, store, failures) -> None:
     batcher = _Batcher(pool.target_seconds)
     while queue or singles or pending:
         workers = pool.workers
@@ -553,6 +562,10 @@ def _drive(pool: Pool, todo: list, store: Callable, failures: list) -> None:
                 if pool.died(e):
                     died.append((batch, e))
                     continue
+                if isinstance(pool, DaskPool):  # e.g. a worker without aqmlab installed
+                    reason = str(e).splitlines()[0] if str(e) else ""
+                    raise SweepError(f"a Dask worker could not make runs: {type(e).__name__}: {reason} (every worker "
+                                     "needs the same aqmlab installed)") from None
                 raise
             batcher.observe(len(batch), out["seconds"])
             for entry in out["entries"]:
