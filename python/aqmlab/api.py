@@ -291,17 +291,29 @@ class Result:
         return written
 
 
-def validate(scenario, overrides: Sequence[str] = ()) -> dict:
-    """Check a scenario without running it; returns a short description.
+def _engine(src: Source, call):
+    """Call the engine; a too deeply nested value or a bad ``max_memory`` becomes a ScenarioError."""
+    try:
+        return call()
+    except ScenarioError:
+        raise
+    except RecursionError:
+        raise ScenarioError(f"{src.label}: nested too deeply") from None
+    except (ValueError, OverflowError, TypeError) as e:  # max_memory / $AQMLAB_MAX_MEMORY
+        raise ScenarioError(str(e)) from None
 
-    Raises :class:`aqmlab.ScenarioError` with ``'<key path>: <what is wrong>'``.
+
+def validate(scenario, overrides: Sequence[str] = (), max_memory: int | str | None = None) -> dict:
+    """Check a scenario without running it; returns a short description, with the run's resource
+    estimate (``memory_estimate_bytes``, ``events_estimate``).
+
+    Raises :class:`aqmlab.ScenarioError` with ``'<key path>: <what is wrong>'``, also when the
+    memory estimate exceeds ``max_memory`` (bytes or a size such as ``"8GB"``; default
+    ``$AQMLAB_MAX_MEMORY``, else half the machine's physical memory).
     """
     src = read_source(scenario)
     ov = check_overrides(overrides)
-    try:
-        return json.loads(_core.validate(src.text, src.name, ov))
-    except RecursionError:
-        raise ScenarioError(f"{src.label}: nested too deeply") from None
+    return json.loads(_engine(src, lambda: _core.validate(src.text, src.name, ov, max_memory)))
 
 
 def run(
@@ -309,13 +321,16 @@ def run(
     seed: int | None = None,
     overrides: Sequence[str] = (),
     progress: Callable[[float], None] | None = None,
+    max_memory: int | str | None = None,
 ) -> Result:
     """Run a scenario (a path, a TOML string or a dict) and return a :class:`Result`.
 
     ``seed`` replaces the scenario's ``simulation.seed`` (an integer from 0 to 2^64-1);
     ``overrides`` are ``"key.path=value"`` strings (one string is one override) applied before
-    validation; ``progress(sim_seconds)`` is called periodically. Bad input raises
-    :class:`aqmlab.ScenarioError`; a failed run :class:`aqmlab.SimulationError`.
+    validation; ``progress(sim_seconds)`` is called periodically. A scenario whose memory estimate
+    exceeds ``max_memory`` (bytes or a size such as ``"8GB"``; default ``$AQMLAB_MAX_MEMORY``, else
+    half the physical memory) is refused before any work (docs/scenarios.md, "Resources"). Bad input
+    raises :class:`aqmlab.ScenarioError`; a failed run :class:`aqmlab.SimulationError`.
     """
     import time
 
@@ -325,10 +340,7 @@ def run(
     if progress is not None and not callable(progress):
         raise ScenarioError(f"progress: expected a function of the simulated time, got {type(progress).__name__}")
     t0 = time.perf_counter()
-    try:
-        raw = _core.run(src.text, src.name, seed, ov, progress)
-    except RecursionError:
-        raise ScenarioError(f"{src.label}: nested too deeply") from None
+    raw = _engine(src, lambda: _core.run(src.text, src.name, seed, ov, progress, max_memory))
     wall = time.perf_counter() - t0
     summary = json.loads(raw["summary"])
     if ov:

@@ -209,7 +209,9 @@ def cmd_validate(a) -> int:
     groups = ", ".join(f"{g['count']} x {g['transport']}/{g['app']} ({g['name']})" for g in info["groups"])
     print(
         f"ok: {a.scenario}: {info['name']}: {info['flows']} flows [{groups}], {info['aqm']} bottleneck at "
-        f"{fmt_rate(info['bottleneck_rate_bps'])}, {info['duration_s']:g} s"
+        f"{fmt_rate(info['bottleneck_rate_bps'])}, {info['duration_s']:g} s; needs about "
+        f"{info['memory_estimate_bytes'] / 1e6:.0f} MB of memory (limit {info['memory_limit_bytes'] / 1e6:.0f} MB) "
+        f"and {info['events_estimate']:.2g} events"
     )
     return 0
 
@@ -504,11 +506,31 @@ def build_parser() -> argparse.ArgumentParser:
     m = sub.add_parser("model", help="analytical models (CHOKe, CHOKeW, RAQM, WARD), optionally beside runs")
     add_model_subcommands(m)
     m.set_defaults(fn=cmd_model)
+    _add_max_memory(r, v, sw, rp)
     return p
+
+
+def _memory_arg(s: str) -> str:
+    """``--max-memory``: a size such as ``8GB`` (checked here, passed on as text)."""
+    try:
+        _core.parse_size(s)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e))
+    return s
+
+
+def _add_max_memory(*parsers) -> None:
+    for sp in parsers:
+        sp.add_argument("--max-memory", type=_memory_arg, metavar="SIZE",
+                        help="refuse a run whose memory estimate exceeds SIZE, e.g. 8GB "
+                             "(default: $AQMLAB_MAX_MEMORY, else half the physical memory)")
 
 
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
+    if getattr(args, "max_memory", None):
+        # read by the engine in this process and in every worker it starts (sent with each batch to a cluster)
+        os.environ["AQMLAB_MAX_MEMORY"] = args.max_memory
     seed = getattr(args, "seed", None)
     if seed is not None and not 0 <= seed <= (1 << 64) - 1:
         return _err(f"--seed: must be an integer from 0 to 2^64-1 (18446744073709551615), got {seed}")

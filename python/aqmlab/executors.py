@@ -65,11 +65,13 @@ def _meta(task) -> dict:
             "aqmlab": __version__, "engine": engine_build_id()}
 
 
-def run_task(task) -> Entry:
-    """Make one run and return its cache entry (raises the engine's errors)."""
+def run_task(task, max_memory=None) -> Entry:
+    """Make one run and return its cache entry (raises the engine's errors). ``max_memory``: the
+    client's memory budget per run (``--max-memory``), else this process's default."""
     from . import api
 
-    res = api.run(api.Source(task.text, task.label, task.name), seed=task.seed, overrides=list(task.overrides))
+    res = api.run(api.Source(task.text, task.label, task.name), seed=task.seed, overrides=list(task.overrides),
+                  max_memory=max_memory)
     return make_entry(task.key, res, _meta(task))
 
 
@@ -83,11 +85,11 @@ def _failure(task, e: BaseException) -> Failure:
     return Failure(task.key, f"{type(e).__name__}: {e}")
 
 
-def run_batch(tasks: Sequence, engine: str, markers: str | None = None) -> dict:
+def run_batch(tasks: Sequence, engine: str, markers: str | None = None, max_memory=None) -> dict:
     """Make the runs of one batch (in a worker). Returns ``{"entries", "failures", "seconds",
     "host"}``. ``engine``: the client's engine build, which must be this worker's. ``markers``: a
     directory where the run in progress is named (``<pid>`` holds its key), for the local pool to
-    tell which run was being made by a worker that died."""
+    tell which run was being made by a worker that died. ``max_memory``: see :func:`run_task`."""
     import socket
 
     from .sweep import engine_build_id
@@ -105,7 +107,7 @@ def run_batch(tasks: Sequence, engine: str, markers: str | None = None) -> dict:
             with open(marker, "w") as f:
                 f.write(t.key)
         try:
-            entries.append(run_task(t))
+            entries.append(run_task(t, max_memory) if max_memory else run_task(t))
         except Exception as e:  # reported by the client with the run's description
             failures.append(_failure(t, e))
         if marker:
@@ -157,7 +159,7 @@ class Pool:
     def workers(self) -> int:
         raise NotImplementedError
 
-    def submit(self, batch, engine):  # -> a future
+    def submit(self, batch, engine, max_memory=None):  # -> a future
         raise NotImplementedError
 
     def wait(self, futures, timeout: float):  # -> the finished ones
@@ -202,9 +204,9 @@ class LocalPool(Pool):
             self._procs = {}
         return self._ex
 
-    def submit(self, batch, engine):
+    def submit(self, batch, engine, max_memory=None):
         ex = self._pool()
-        fut = ex.submit(run_batch, batch, engine, self._markers)
+        fut = ex.submit(run_batch, batch, engine, self._markers, max_memory)
         try:
             self._procs.update(dict(ex._processes or {}))
         except (AttributeError, RuntimeError):
@@ -302,8 +304,8 @@ class DaskPool(Pool):
                   file=sys.stderr)
         return max(1, n)
 
-    def submit(self, batch, engine):
-        return self.client.submit(run_batch, list(batch), engine, None, pure=False,
+    def submit(self, batch, engine, max_memory=None):
+        return self.client.submit(run_batch, list(batch), engine, None, max_memory, pure=False,
                                   key=f"aqmlab-runs-{batch[0].key[:10]}-{os.urandom(4).hex()}")
 
     def wait(self, futures, timeout):
@@ -535,6 +537,7 @@ def _drive(pool: Pool, todo: list, store: Callable, failures: list) -> None:
 
 def _loop(pool, engine, queue, singles, attempts, pending, store, failures) -> None:
     batcher = _Batcher(pool.target_seconds)
+    max_memory = os.environ.get("AQMLAB_MAX_MEMORY") or None  # the client's budget travels with each batch
     while queue or singles or pending:
         workers = pool.workers
         while (singles or queue) and len(pending) < 2 * workers and len(failures) < MAX_FAILURES:
@@ -543,7 +546,7 @@ def _loop(pool, engine, queue, singles, attempts, pending, store, failures) -> N
             else:
                 n = batcher.size(len(queue), workers)
                 batch = [queue.popleft() for _ in range(min(n, len(queue)))]
-            pending[pool.submit(batch, engine)] = batch
+            pending[pool.submit(batch, engine, max_memory)] = batch
         if not pending:
             break
         done = pool.wait(pending, timeout=0.5)

@@ -23,16 +23,72 @@ fn scenario_err(e: sim::ScenarioError) -> PyErr {
     err
 }
 
-fn load(text: &str, overrides: &[String], name: &str) -> PyResult<sim::Scenario> {
-    sim::load(text, overrides, name).map_err(scenario_err)
+/// Run `f`, turning a panic (an engine bug) into a `SimulationError` rather than letting it reach
+/// the user as a `PanicException`.
+fn no_panic<T>(f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|p| {
+        let what = p
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_default();
+        Err(SimulationError::new_err(format!(
+            "internal error (a bug in aqmlab; please report it with the scenario): {}",
+            sim::diag::escape(&what)
+        )))
+    })
 }
 
-/// Validate a scenario; returns a short JSON description (name, flows, duration, AQM).
+/// `max_memory`: bytes (int), a size string ("8GB", "512MiB"), or None for `$AQMLAB_MAX_MEMORY`
+/// or else the default (half the machine's physical memory).
+fn memory_limit(max_memory: Option<&Bound<'_, PyAny>>) -> PyResult<u64> {
+    let Some(v) = max_memory.filter(|v| !v.is_none()) else {
+        // the environment's AQMLAB_MAX_MEMORY (set by `aqmlab --max-memory` for its workers too)
+        return match std::env::var("AQMLAB_MAX_MEMORY") {
+            Ok(s) if !s.trim().is_empty() => match sim::units::parse_size(s.trim()) {
+                Ok(b) if b > 0 => Ok(b),
+                _ => Err(PyValueError::new_err(format!(
+                    "AQMLAB_MAX_MEMORY: expected a size such as \"8GB\" or a number of bytes >= 1, got \"{}\"",
+                    sim::diag::escape(&s)
+                ))),
+            },
+            _ => Ok(sim::budget::default_limit()),
+        };
+    };
+    let bytes = if let Ok(s) = v.extract::<String>() {
+        sim::units::parse_size(s.trim())
+            .map_err(|e| PyValueError::new_err(format!("max_memory: {}", sim::diag::escape(&e))))?
+    } else {
+        v.extract::<u64>().map_err(|_| {
+            PyValueError::new_err("max_memory: expected a number of bytes >= 1 or a size such as \"8GB\"")
+        })?
+    };
+    if bytes == 0 {
+        return Err(PyValueError::new_err("max_memory: must be at least 1 byte"));
+    }
+    Ok(bytes)
+}
+
+/// Load and validate, then check the resource estimate against `limit` (`sim::budget`).
+fn load(text: &str, overrides: &[String], name: &str, limit: u64) -> PyResult<(sim::Scenario, sim::budget::Estimate)> {
+    no_panic(|| {
+        let sc = sim::load(text, overrides, name).map_err(scenario_err)?;
+        let est = sim::budget::check(&sc, limit).map_err(scenario_err)?;
+        Ok((sc, est))
+    })
+}
+
+/// Validate a scenario; returns a short JSON description (name, flows, duration, AQM, and the
+/// resource estimate). `max_memory` as for `run`.
 #[pyfunction]
-#[pyo3(signature = (text, name, overrides=Vec::new()))]
-fn validate(text: &str, name: &str, overrides: Vec<String>) -> PyResult<String> {
-    let sc = load(text, &overrides, name)?;
+#[pyo3(signature = (text, name, overrides=Vec::new(), max_memory=None))]
+fn validate(text: &str, name: &str, overrides: Vec<String>, max_memory: Option<&Bound<'_, PyAny>>) -> PyResult<String> {
+    let limit = memory_limit(max_memory)?;
+    let (sc, est) = load(text, &overrides, name, limit)?;
     let d = serde_json::json!({
+        "memory_estimate_bytes": est.total,
+        "memory_limit_bytes": limit,
+        "events_estimate": est.events,
         "name": sc.name,
         "description": sc.description,
         "flows": sc.n_static_flows(),
@@ -61,10 +117,12 @@ fn table_to_py<'py>(py: Python<'py>, t: &Table) -> PyResult<Bound<'py, PyList>> 
 }
 
 /// Run a scenario. `progress(sim_seconds)` is called periodically; an exception it raises (or
-/// Ctrl-C) stops the run. Returns a dict with `summary` (JSON text), `flows` and `timeseries`
-/// (lists of `(column, values)`).
+/// Ctrl-C) stops the run. A scenario whose resource estimate exceeds `max_memory` (bytes or a
+/// size string; default half the physical memory) is refused with a `ScenarioError` before any
+/// work. Returns a dict with `summary` (JSON text), `flows` and `timeseries` (lists of
+/// `(column, values)`).
 #[pyfunction]
-#[pyo3(signature = (text, name, seed=None, overrides=Vec::new(), progress=None))]
+#[pyo3(signature = (text, name, seed=None, overrides=Vec::new(), progress=None, max_memory=None))]
 fn run<'py>(
     py: Python<'py>,
     text: &str,
@@ -72,28 +130,32 @@ fn run<'py>(
     seed: Option<u64>,
     overrides: Vec<String>,
     progress: Option<Py<PyAny>>,
+    max_memory: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let sc = load(text, &overrides, name)?;
-    let sim = sim::Sim::new(sc, seed).map_err(|e| SimulationError::new_err(e.to_string()))?;
+    let limit = memory_limit(max_memory)?;
+    let (sc, _) = load(text, &overrides, name, limit)?;
+    let sim = no_panic(|| sim::Sim::new(sc, seed).map_err(|e| SimulationError::new_err(e.to_string())))?;
     let mut cb_err: Option<PyErr> = None;
-    let res = py.detach(|| {
-        let mut cb = |t: f64| -> bool {
-            Python::attach(|py| {
-                if let Err(e) = py.check_signals() {
-                    cb_err = Some(e);
-                    return false;
-                }
-                if let Some(p) = &progress {
-                    if let Err(e) = p.call1(py, (t,)) {
+    let res = no_panic(|| {
+        Ok(py.detach(|| {
+            let mut cb = |t: f64| -> bool {
+                Python::attach(|py| {
+                    if let Err(e) = py.check_signals() {
                         cb_err = Some(e);
                         return false;
                     }
-                }
-                true
-            })
-        };
-        sim.run(&mut cb)
-    });
+                    if let Some(p) = &progress {
+                        if let Err(e) = p.call1(py, (t,)) {
+                            cb_err = Some(e);
+                            return false;
+                        }
+                    }
+                    true
+                })
+            };
+            sim.run(&mut cb)
+        }))
+    })?;
     let res = match res {
         Ok(r) => r,
         Err(sim::SimError::Interrupted) => {
@@ -114,6 +176,16 @@ fn run<'py>(
     Ok(d)
 }
 
+/// A size ("8GB", "512MiB", "1000000") in bytes, for `--max-memory`; ValueError if malformed.
+#[pyfunction]
+fn parse_size(s: &str) -> PyResult<u64> {
+    match sim::units::parse_size(s.trim()) {
+        Ok(b) if b > 0 => Ok(b),
+        Ok(_) => Err(PyValueError::new_err("must be at least 1 byte")),
+        Err(e) => Err(PyValueError::new_err(sim::diag::escape(&e))),
+    }
+}
+
 /// Available names with one-line descriptions: kind is "aqm", "tcp" or "traffic".
 #[pyfunction]
 fn names(kind: &str) -> PyResult<Vec<(String, String)>> {
@@ -131,6 +203,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(names, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_size, m)?)?;
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add("SimulationError", m.py().get_type::<SimulationError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

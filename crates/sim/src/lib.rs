@@ -16,6 +16,8 @@
 //! Time is integer nanoseconds. Every random draw comes from a stream derived from the seed and
 //! the component (`aqm::rng`), so a scenario and a seed determine the results bit for bit.
 
+pub mod budget;
+pub mod diag;
 pub mod event;
 pub mod link;
 pub mod measure;
@@ -25,6 +27,7 @@ pub mod results;
 pub mod scenario;
 pub mod sim;
 pub mod tcp;
+pub mod time;
 pub mod traffic;
 pub mod units;
 

@@ -101,8 +101,8 @@ impl Link {
             return false;
         }
         let start = self.free_at.max(now);
-        self.free_at = start + self.tx_time(pkt.size);
-        self.pipe.push_back((self.free_at + self.delay, pkt));
+        self.free_at = start.saturating_add(self.tx_time(pkt.size));
+        self.pipe.push_back((self.free_at.saturating_add(self.delay), pkt));
         true
     }
 

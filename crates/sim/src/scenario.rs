@@ -33,11 +33,9 @@ impl ScenarioError {
 
 impl std::fmt::Display for ScenarioError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        if self.path.is_empty() {
-            write!(f, "{}", self.msg)
-        } else {
-            write!(f, "{}: {}", self.path, self.msg)
-        }
+        // one line, a key path always (crate::diag)
+        let path = if self.path.is_empty() { crate::diag::TOP_LEVEL } else { &self.path };
+        write!(f, "{}: {}", crate::diag::escape(path), crate::diag::escape(&self.msg))
     }
 }
 
@@ -354,22 +352,14 @@ struct RawGroup {
 /// Deserialize `value` as `T`, reporting errors with the key path prefixed by `prefix`.
 fn typed<T: DeserializeOwned>(value: toml::Value, prefix: &str) -> R<T> {
     serde_path_to_error::deserialize(value).map_err(|e| {
-        let inner = e.path().to_string();
-        let path = match (prefix.is_empty(), inner == ".") {
-            (true, _) => inner,
-            (false, true) => prefix.to_string(),
-            (false, false) => format!("{prefix}.{inner}"),
-        };
-        let path = if path == "." { String::new() } else { path };
-        ScenarioError::new(path, clean_serde_msg(&e.inner().to_string()))
+        ScenarioError::new(crate::diag::error_path(prefix, e.path()), clean_serde_msg(&e.inner().to_string()))
     })
 }
 
 fn clean_serde_msg(m: &str) -> String {
     // toml's messages may carry a "TOML parse error" preamble and a trailing "in `key`" line,
     // which repeats the path we print anyway: keep the first line only.
-    let first = m.trim().lines().next().unwrap_or("").trim();
-    first.trim_start_matches("TOML parse error: ").to_string()
+    crate::diag::serde_message(m)
 }
 
 /// Reads a discipline's parameters from the rest of its TOML table, with key paths in errors.
@@ -968,12 +958,9 @@ fn parse_transport(g: &RawGroup, global_tcp: &RawTcp, p: &str) -> R<Transport> {
 pub fn load(text: &str, overrides: &[String], default_name: &str) -> R<Scenario> {
     let mut table: toml::Table = text.parse().map_err(|e: toml::de::Error| {
         let msg = e.message().to_string();
-        let loc = e
-            .span()
-            .map(|s| line_col(text, s.start))
-            .map(|(l, c)| format!("line {l}, column {c}: "))
-            .unwrap_or_default();
-        ScenarioError::new("", format!("{loc}invalid TOML: {msg}"))
+        let loc =
+            e.span().map(|s| line_col(text, s.start)).map(|(l, c)| format!("line {l}, column {c}")).unwrap_or_default();
+        ScenarioError::new(loc, format!("invalid TOML: {msg}"))
     })?;
     for o in overrides {
         crate::overrides::apply(&mut table, o)?;
@@ -1183,7 +1170,7 @@ mod tests {
         let e = err(&OK.replace("delay = \"10ms\"", "delay = \"10 parsecs\""));
         assert_eq!(e.path, "bottleneck.delay");
         let e = err("[bottleneck\n");
-        assert!(e.msg.contains("line 1"), "{}", e.msg);
+        assert!(e.to_string().starts_with("line 1, column"), "{e}");
     }
 
     #[test]

@@ -82,6 +82,11 @@ struct Host {
 
 const NO_SESSION: u32 = u32::MAX;
 
+// sizes for the resource estimate (crate::budget)
+pub(crate) const FLOW_BYTES: u64 = std::mem::size_of::<Flow>() as u64;
+pub(crate) const LINK_BYTES: u64 = std::mem::size_of::<Link>() as u64;
+pub(crate) const TCP_BYTES: u64 = (std::mem::size_of::<TcpSender>() + std::mem::size_of::<TcpReceiver>()) as u64;
+
 const NO_TIMER: Time = Time::MAX;
 const BNECK: usize = 0;
 const REVERSE: usize = 1;
@@ -199,7 +204,8 @@ impl Sim {
                 paths.extend_from_slice(&[base, BNECK as u32, base + 2]);
                 let rev = paths.len() as u32;
                 paths.extend_from_slice(&[base + 3, REVERSE as u32, base + 1]);
-                let rtt_prop = 2 * (s_delay + r_delay) + sc.bottleneck.delay + sc.reverse.delay;
+                let rtt_prop =
+                    crate::time::sum(&[s_delay, s_delay, r_delay, r_delay, sc.bottleneck.delay, sc.reverse.delay]);
                 hosts.push(Host { route: Route { fwd, rev, fwd_len: 3, rev_len: 3 }, rtt_prop });
             }
             let stop = g.stop.unwrap_or(Time::MAX);
@@ -213,7 +219,7 @@ impl Sim {
                         StartSpec::At(t) => t,
                         StartSpec::Uniform(lo, _) => lo,
                     };
-                    let t = from + gen.gap();
+                    let t = from.saturating_add(gen.gap());
                     if t < sc.duration && t < stop {
                         ev.push(t, Kind::Arrive, shorts.len() as u32);
                     }
@@ -242,7 +248,9 @@ impl Sim {
                             Transport::Udp { cbr, onoff } => {
                                 let onoff =
                                     onoff.map(|o| (o, Rng::stream(seed, &format!("onoff:{}", g.name), i as u64)));
-                                App::Udp(UdpSource::new(*cbr, onoff))
+                                let mut src = UdpSource::new(*cbr, onoff);
+                                src.set_horizon(stop.min(sc.duration));
+                                App::Udp(src)
                             }
                             Transport::Tcp { .. } => unreachable!("dynamic TCP apps handled above"),
                         };
@@ -409,7 +417,7 @@ impl Sim {
             self.meas.queue_changed(now, n, b);
         }
         if let Some(p) = period {
-            self.ev.push(now + p, Kind::AqmTimer, l as u32);
+            self.ev.push(now.saturating_add(p), Kind::AqmTimer, l as u32);
         }
     }
 
@@ -442,8 +450,8 @@ impl Sim {
             let a = link.aqm.as_mut().expect("aqm");
             a.idle_reported = false;
             let (n, b) = (a.queue.len(), a.queue.bytes());
-            link.free_at = start + link.tx_time(pkt.size);
-            let arrive = link.free_at + link.delay;
+            link.free_at = start.saturating_add(link.tx_time(pkt.size));
+            let arrive = link.free_at.saturating_add(link.delay);
             link.pipe.push_back((arrive, pkt));
             if l == BNECK {
                 self.meas.departed(start, start - enq);
@@ -520,7 +528,7 @@ impl Sim {
                 // a lost web request is sent again after the initial RTO, as a lost SYN would be
                 c.ack_drops += 1;
                 if let App::Tcp { tx, .. } = &self.flows[pkt.flow as usize].app {
-                    let retry = self.now + tx.cfg.initial_rto;
+                    let retry = self.now.saturating_add(tx.cfg.initial_rto);
                     if retry < self.sc.duration {
                         self.ev.push(retry, Kind::Start, pkt.flow);
                     }
@@ -722,6 +730,14 @@ impl Sim {
         let f = &mut self.flows[fi];
         let (stop, prio, flags) = (f.stop, f.prio, f.flags);
         let App::Udp(src) = &mut f.app else { return };
+        if src.searching() {
+            // an ON/OFF source still looking for an ON period long enough for a packet
+            let next = src.resume(now);
+            if next < stop && next < self.sc.duration {
+                self.ev.push(next, Kind::Send, fi as u32);
+            }
+            return;
+        }
         let size = src.cbr.size;
         let pkt =
             Packet { sent: now, flow: fi as u32, seq: src.seq, size, kind: PktKind::Udp, hop: 0, prio, flags, aux: 0 };
@@ -775,13 +791,15 @@ impl Sim {
         let gstop = self.sc.groups[group as usize].stop.unwrap_or(Time::MAX);
         let Transport::Tcp { cfg, .. } = &self.sc.groups[group as usize].transport else { return };
         let limit = bulk::segments(conn.bytes, cfg.mss);
-        let stop = conn.duration.map_or(Time::MAX, |d| now + d);
+        // a connection drawn with a zero duration stops 1 ns after it opens (its Stop event cannot
+        // come before this Arrive event at the same instant)
+        let stop = conn.duration.map_or(Time::MAX, |d| now.saturating_add(d.max(1)));
         let Some(fid) = self.new_connection(group, host, limit, stop, NO_SESSION) else { return };
         self.open_tcp(fid);
         if stop < self.sc.duration {
             self.ev.push(stop, Kind::Stop, fid as u32);
         }
-        let next = now + gap;
+        let next = now.saturating_add(gap);
         if next < self.sc.duration && next < gstop {
             self.ev.push(next, Kind::Arrive, k as u32);
         }
@@ -826,7 +844,7 @@ impl Sim {
         }
         let spec = self.web_spec(self.flows[fi].group);
         let think = self.sessions[k as usize].think(&spec);
-        let t = self.now + think;
+        let t = self.now.saturating_add(think);
         if t < self.sc.duration {
             self.ev.push(t, Kind::Session, k);
         }
@@ -884,7 +902,7 @@ impl Sim {
             });
             ts.snap_count += 1;
         }
-        let next = now + self.sc.sample_interval;
+        let next = now.saturating_add(self.sc.sample_interval);
         if next < self.sc.duration {
             self.ev.push(next, Kind::Sample, 0);
         }
@@ -923,7 +941,7 @@ impl Sim {
         }
         fs.last_t = now;
         if let Some(iv) = self.sc.flow_series_interval {
-            if now + iv < self.sc.duration {
+            if now.saturating_add(iv) < self.sc.duration {
                 self.ev.push(now + iv, Kind::FlowSample, 0);
             }
         }

@@ -42,8 +42,14 @@ pub fn parse_rate(s: &str) -> Result<f64, String> {
 /// Parse a duration string into nanoseconds (the unit table is `aqm::units`, shared with the
 /// disciplines' time parameters).
 pub fn parse_duration(s: &str) -> Result<Time, String> {
-    let secs = aqm::units::parse_secs(s)?;
-    secs_like_to_ns(secs).ok_or_else(|| format!("must be a finite duration >= 0, got \"{s}\""))
+    let secs = aqm::units::parse_secs(s).map_err(|e| {
+        if e.starts_with("must be") {
+            duration_range_error(&format!("\"{s}\""))
+        } else {
+            e
+        }
+    })?;
+    secs_like_to_ns(secs).ok_or_else(|| duration_range_error(&format!("\"{s}\"")))
 }
 
 /// Parse a size string into bytes.
@@ -67,9 +73,17 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
     Ok(b.round() as u64)
 }
 
+/// What a duration out of range is told: the allowed range (the clock's, `crate::time`).
+fn duration_range_error(got: &str) -> String {
+    format!(
+        "must be a duration from 0 to {:e} s (the simulation clock's range, about 570 years), got {got}",
+        crate::time::MAX_SECS
+    )
+}
+
 /// Seconds to integer nanoseconds (rounded to nearest), rejecting negative or non-finite values.
 pub fn secs_like_to_ns(secs: f64) -> Option<Time> {
-    if !(secs.is_finite() && secs >= 0.0 && secs < 1.8e10) {
+    if !(secs.is_finite() && secs >= 0.0 && secs < crate::time::MAX_SECS) {
         return None;
     }
     Some((secs * NS_PER_SEC as f64).round() as Time)
@@ -120,7 +134,7 @@ impl<'de> Visitor<'de> for DurV {
         self.visit_f64(v as f64)
     }
     fn visit_f64<E: de::Error>(self, v: f64) -> Result<Dur, E> {
-        secs_like_to_ns(v).map(Dur).ok_or_else(|| E::custom(format!("a duration must be >= 0 seconds, got {v}")))
+        secs_like_to_ns(v).map(Dur).ok_or_else(|| E::custom(duration_range_error(&v.to_string())))
     }
     fn visit_str<E: de::Error>(self, s: &str) -> Result<Dur, E> {
         parse_duration(s).map(Dur).map_err(E::custom)

@@ -412,7 +412,7 @@ impl TcpSender {
             }
         }
         if self.rto_deadline == 0 {
-            self.rto_deadline = now + self.rto();
+            self.rto_deadline = now.saturating_add(self.rto());
         }
     }
 
@@ -424,7 +424,7 @@ impl TcpSender {
         self.timing = false;
         self.send_seg(seq, now, out, c);
         if self.cfg.rto_restart_on_retransmit && seq == self.snd_una {
-            self.rto_deadline = now + self.rto();
+            self.rto_deadline = now.saturating_add(self.rto());
         }
     }
 
@@ -617,7 +617,7 @@ impl TcpSender {
             if self.snd_una >= self.snd_max {
                 self.rto_deadline = 0;
             } else if restart {
-                self.rto_deadline = now + self.rto();
+                self.rto_deadline = now.saturating_add(self.rto());
             }
             if self.snd_una >= self.limit && self.completed_at.is_none() {
                 self.completed_at = Some(now);
@@ -691,7 +691,7 @@ impl TcpSender {
             sb.clear();
         }
         self.ecn_reduced();
-        self.rto_deadline = now + self.rto();
+        self.rto_deadline = now.saturating_add(self.rto());
         self.send_available(now, out, c);
     }
 }
@@ -883,7 +883,7 @@ impl TcpReceiver {
             return true;
         }
         if self.delack_deadline == 0 {
-            self.delack_deadline = now + self.delack_timeout;
+            self.delack_deadline = now.saturating_add(self.delack_timeout);
         }
         false
     }

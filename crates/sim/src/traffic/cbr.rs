@@ -16,7 +16,8 @@ impl Cbr {
     /// Offset of packet `k` from the start of its sending period.
     #[inline]
     pub fn offset(&self, k: u64) -> Time {
-        ((k as u128 * self.size as u128 * 8 * NS_PER_SEC as u128) / self.rate_bps as u128) as Time
+        let ns = (k as u128 * self.size as u128 * 8 * NS_PER_SEC as u128) / self.rate_bps as u128;
+        ns.min(Time::MAX as u128) as Time
     }
 
     /// The gap between packets in nanoseconds (as a real number).

@@ -35,9 +35,16 @@ pub struct UdpSource {
     /// ON periods begun and their total drawn length (ns), for checks.
     pub on_periods: u64,
     pub on_time_ns: f64,
+    /// Nothing after this time matters (see [`UdpSource::set_horizon`]).
+    horizon: Time,
+    /// The last returned time continues a search rather than sending a packet.
+    searching: bool,
 }
 
 const NS: f64 = 1e9;
+
+/// Empty ON periods one call steps over before it hands control back to the engine.
+pub const MAX_EMPTY_PERIODS: u32 = 64;
 
 impl UdpSource {
     pub fn new(cbr: Cbr, onoff: Option<(OnOffSpec, Rng)>) -> Self {
@@ -51,29 +58,61 @@ impl UdpSource {
             onoff,
             on_periods: 0,
             on_time_ns: 0.0,
+            horizon: Time::MAX,
+            searching: false,
         }
     }
 
     /// Begin ON periods from `t` until one has at least one packet; returns when its first packet
-    /// leaves.
+    /// leaves. The search is bounded: it stops once `t` reaches the source's horizon (the run's
+    /// end or the flow's stop: the returned time is then never scheduled), and after
+    /// [`MAX_EMPTY_PERIODS`] empty ON periods it returns the time reached with
+    /// [`UdpSource::searching`] set, so the engine resumes it from a later event and keeps
+    /// control (progress, interruption) however short the periods are against the packet gap.
     fn begin_on(&mut self, mut t: Time) -> Time {
         let gap = self.cbr.gap_ns();
+        let horizon = self.horizon;
         let (spec, rng) = self.onoff.as_mut().expect("on/off source");
-        loop {
+        self.searching = false;
+        for _ in 0..MAX_EMPTY_PERIODS {
             let d = (spec.on.sample(rng) * NS).round().max(0.0);
             self.on_periods += 1;
             self.on_time_ns += d;
             let n = (d / gap).round() as u64;
             if n > 0 {
                 self.period_start = t;
-                self.on_end = t + d as Time;
+                self.on_end = t.saturating_add(d as Time);
                 self.burst = n;
                 self.k = 0;
                 return t;
             }
             let off = (spec.off.sample(rng) * NS).round().max(0.0) as Time;
-            t += d as Time + off;
+            // an empty ON period and its OFF period; time moves on by at least 1 ns, so the
+            // search always reaches the horizon
+            t = t.saturating_add((d as Time).saturating_add(off).max(1));
+            if t >= horizon {
+                return t;
+            }
         }
+        self.searching = true;
+        t
+    }
+
+    /// Set the time from which nothing the source does matters (the run's end, or the flow's
+    /// stop if earlier): the search for a non-empty ON period stops there.
+    pub fn set_horizon(&mut self, horizon: Time) {
+        self.horizon = horizon;
+    }
+
+    /// The last call returned a time at which the search for a non-empty ON period goes on
+    /// (call [`UdpSource::resume`] then), not a packet's departure.
+    pub fn searching(&self) -> bool {
+        self.searching
+    }
+
+    /// Go on searching for a non-empty ON period from `t`: when its first packet leaves.
+    pub fn resume(&mut self, t: Time) -> Time {
+        self.begin_on(t)
     }
 
     /// The source starts at `t`: when its first packet leaves.
@@ -92,12 +131,15 @@ impl UdpSource {
         self.seq = self.seq.wrapping_add(1);
         self.k += 1;
         if self.k < self.burst {
-            return self.period_start + self.cbr.offset(self.k);
+            return self.period_start.saturating_add(self.cbr.offset(self.k));
         }
         // the ON period's packets are out: OFF until the next ON period
         let (spec, rng) = self.onoff.as_mut().expect("on/off source");
         let off = (spec.off.sample(rng) * NS).round().max(0.0) as Time;
-        let next = self.on_end + off;
+        let next = self.on_end.saturating_add(off);
+        if next >= self.horizon {
+            return next;
+        }
         self.begin_on(next)
     }
 }

@@ -1,0 +1,98 @@
+"""Engine limits as a user meets them: the memory budget (``--max-memory``, ``max_memory=``),
+runs that used to hang, Ctrl-C during a run, and one-line errors for what the loader refuses."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+import aqmlab
+from conftest import SMALL, aqmlab as cli
+
+ONOFF_SHORT_ON = """
+[simulation]
+duration = "200s"
+[bottleneck]
+rate = "1Mb/s"
+delay = "10ms"
+limit = 50
+[[flows]]
+name = "udp"
+transport = "udp"
+app = "onoff"
+rate = "64kb/s"
+on_time = "1ms"
+off_time = "1ms"
+"""
+
+# ~10^14 ON/OFF periods too short for a packet: a run that only an interruption ends
+ENDLESS = ONOFF_SHORT_ON.replace('duration = "200s"', 'duration = "1e8s"\nsample_interval = "1e4s"').replace(
+    '"1ms"', '"1us"'
+)
+
+
+def test_max_memory_refuses_before_running_with_estimate_and_limit(tmp_path):
+    with pytest.raises(aqmlab.ScenarioError, match=r"the run would need about .* more than the limit of 1\.0 MB"):
+        aqmlab.validate(SMALL, max_memory="1MB")
+    with pytest.raises(aqmlab.ScenarioError, match="more than the limit"):
+        aqmlab.run(SMALL, max_memory=1_000_000)
+    info = aqmlab.validate(SMALL, max_memory="1GB")
+    assert info["memory_limit_bytes"] == 1_000_000_000
+    assert 0 < info["memory_estimate_bytes"] < 1_000_000_000 and info["events_estimate"] > 0
+
+
+def test_max_memory_on_the_command_line(small, tmp_path):
+    r = cli("run", small, "--max-memory", "1MB", "--out", tmp_path / "o")
+    assert r.returncode == 2
+    assert r.stderr.count("\n") == 1 and "more than the limit of 1.0 MB" in r.stderr, r.stderr
+    assert not (tmp_path / "o").exists()
+    r = cli("validate", small, "--max-memory", "lots")
+    assert r.returncode == 2 and "--max-memory" in r.stderr
+    r = cli("validate", small)
+    assert r.returncode == 0 and "of memory" in r.stdout
+
+
+def test_ten_million_flows_are_refused_at_once(small):
+    t0 = time.perf_counter()
+    r = cli("validate", small, "--set", "flows[0].count=9999999", "--max-memory", "16GB")
+    assert r.returncode == 2 and "error:" in r.stderr and "flows: the run would need about" in r.stderr, r.stderr
+    assert time.perf_counter() - t0 < 30
+
+
+def test_onoff_source_with_short_on_periods_finishes():
+    res = aqmlab.run(ONOFF_SHORT_ON)
+    assert res.summary["engine"]["conservation"] == "ok"
+
+
+def test_ctrl_c_stops_a_run_promptly(tmp_path):
+    p = tmp_path / "endless.toml"
+    p.write_text(ENDLESS)
+    proc = subprocess.Popen([sys.executable, "-m", "aqmlab.cli", "run", str(p), "-q", "--out", str(tmp_path / "o")],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(3)  # interpreter start-up, then well into the run
+    assert proc.poll() is None, proc.communicate()
+    t0 = time.perf_counter()
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
+    assert time.perf_counter() - t0 < 5, "Ctrl-C took too long"
+    assert proc.returncode == 130 and "interrupted" in err and "Traceback" not in err, err
+
+
+@pytest.mark.parametrize("setting, where", [
+    ('bottleneck.delay="1.8e10s"', "bottleneck.delay: must be a duration from 0 to 1.8e10 s"),
+    ("flows[0]=1", "flows[0]: invalid type: integer `1`, expected a flow group"),
+])
+def test_loader_errors_say_what_is_allowed(small, setting, where):
+    r = cli("validate", small, "--set", setting)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and where in r.stderr, r.stderr
+
+
+def test_control_characters_in_keys_are_escaped(tmp_path):
+    p = tmp_path / "bad.toml"
+    p.write_text(SMALL + '"evil\\nkey\\u001b[31m" = 1\n')
+    r = cli("validate", p)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "\x1b" not in r.stderr, r.stderr
+    assert '"evil\\nkey\\u{1b}[31m"' in r.stderr, r.stderr
