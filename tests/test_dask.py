@@ -19,27 +19,11 @@ import pytest
 distributed = pytest.importorskip("distributed")
 
 import aqmlab  # noqa: E402
+from conftest import SMALL  # noqa: E402
 from aqmlab.cache import Cache  # noqa: E402
 from aqmlab.sweep import cache_layout  # noqa: E402
 
-SCEN = """
-name = "clustered"
-[simulation]
-duration = "20s"
-[bottleneck]
-rate = "1Mb/s"
-delay = "10ms"
-limit = 50
-aqm = { type = "red", min_th = 10, max_th = 30 }
-[[flows]]
-name = "tcp"
-transport = "tcp"
-count = 4
-[[flows]]
-name = "udp"
-transport = "udp"
-rate = "500kb/s"
-"""
+SCEN = SMALL.replace('name = "small"', 'name = "clustered"').replace('\nwarmup = "2s"', "")
 VARY = ["flows[0].count=2,4,6", 'bottleneck.aqm={type="red",min_th=10,max_th=30},{type="choke",min_th=10,max_th=30}']
 DEADLINE = 120  # seconds for any one step of these tests
 

@@ -22,28 +22,18 @@ import pytest
 import aqmlab
 from aqmlab.cache import Cache
 from aqmlab.sweep import cache_layout
+from conftest import SMALL
 from conftest import aqmlab as cli
 
 ERROR_LINE = re.compile(r"^error: [^\n]+$")
 
-SCEN = """
-name = "faulty"
-[simulation]
-duration = "5s"
-[bottleneck]
-rate = "1Mb/s"
-delay = "10ms"
-limit = 50
-aqm = { type = "red", min_th = 10, max_th = 30 }
-[[flows]]
-name = "tcp"
-transport = "tcp"
-count = 3
-[[flows]]
-name = "udp"
-transport = "udp"
-rate = "500kb/s"
-"""
+SCEN = SMALL.replace('name = "small"', 'name = "faulty"').replace('duration = "20s"\nwarmup = "2s"',
+                                                                   'duration = "5s"').replace("count = 4", "count = 3")
+
+
+#: runs whose results take about 1 MB (per-flow series of 20 flows every 10 ms for 60 s)
+BIG = SCEN.replace('duration = "5s"', 'duration = "60s"\nflow_series_interval = "10ms"').replace("count = 3",
+                                                                                                "count = 20")
 
 
 @pytest.fixture
@@ -136,9 +126,7 @@ def test_full_cache_detected_before_the_first_run(scen, tmp_path):
 
 def test_cache_filling_up_mid_sweep_keeps_what_was_stored(scen, tmp_path):
     """Entries of ~1 MB on an 8 MB disk: the sweep stops with one line, the stored entries are whole."""
-    big = SCEN.replace('duration = "5s"', 'duration = "60s"\nflow_series_interval = "10ms"').replace(
-        "count = 3", "count = 20")
-    scen.write_text(big)
+    scen.write_text(BIG)
     mnt, wrap = in_mount(tmp_path, "8m")
     check = ("import sys; from aqmlab.cache import Cache; from pathlib import Path; c = Cache(sys.argv[1]); "
              "es = sorted((Path(sys.argv[1]) / 'v2').glob('*/*.zip')); "
@@ -170,9 +158,7 @@ def test_out_checked_before_the_run(scen, tmp_path):
 
 def test_results_never_truncated_on_a_full_disk(scen, tmp_path):
     """A run whose result files do not fit: one line, and every file left in --out is whole."""
-    big = SCEN.replace('duration = "5s"', 'duration = "60s"\nflow_series_interval = "10ms"').replace(
-        "count = 3", "count = 20")
-    scen.write_text(big)
+    scen.write_text(BIG)
     mnt, wrap = in_mount(tmp_path, "3m")
     script = ("{0} run {1} --out {2} -q; echo rc=$?; ls -la {2}; "
               "{3} -c \"import sys, pandas as pd, glob; [pd.read_csv(f) for f in glob.glob(sys.argv[1] + '/*.csv')]; "

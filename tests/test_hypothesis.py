@@ -20,6 +20,7 @@ from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 import aqmlab  # noqa: E402
+from conftest import SMALL  # noqa: E402
 
 sw = importlib.import_module("aqmlab.sweep")
 SweepError = sw.SweepError
@@ -27,24 +28,7 @@ EXAMPLES = int(os.environ.get("AQMLAB_HYPOTHESIS_EXAMPLES", "150"))
 SETTINGS = settings(max_examples=EXAMPLES, deadline=None, derandomize=not os.environ.get("AQMLAB_HYPOTHESIS_RANDOM"),
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 
-BASE = """
-name = "prop"
-[simulation]
-duration = "2s"
-[bottleneck]
-rate = "1Mb/s"
-delay = "10ms"
-limit = 30
-aqm = { type = "red", min_th = 5, max_th = 15 }
-[[flows]]
-name = "tcp"
-transport = "tcp"
-count = 2
-[[flows]]
-name = "udp"
-transport = "udp"
-rate = "300kb/s"
-"""
+BASE = SMALL.replace('duration = "20s"\nwarmup = "2s"', 'duration = "2s"')
 
 KEYS = ["simulation.duration", "simulation.seed", "simulation.warmup", "bottleneck.rate", "bottleneck.delay",
         "bottleneck.limit", "bottleneck.aqm", "bottleneck.aqm.type", "bottleneck.aqm.max_p", "bottleneck.aqm.min_th",
