@@ -6,7 +6,6 @@ cluster finishes locally without recomputing; two clients on one cache leave it 
 """
 
 import json
-import os
 import signal
 import subprocess
 import sys

@@ -229,6 +229,7 @@ def reproduce(exps: list[Experiment], out: Path, *, quick: bool = False, jobs=No
                     drawer.submit(i, job(i))
 
     try:
+        drawer.start()
         for i in range(len(plans)):
             if not waiting[i]:
                 drawer.submit(i, job(i))
@@ -313,19 +314,33 @@ class _Drawer:
         self._ex = None
         self._jobs: dict = {}
 
+    def start(self) -> None:
+        """Start the workers now, before this process has threads (the run pool's, the progress
+        bar's). On Linux they are forked from this process after it has loaded the plotting stack
+        (pandas, scipy, matplotlib), so no worker spends seconds importing it again; elsewhere they
+        are spawned."""
+        if self.n == 1 or self._ex is not None:
+            return
+        import multiprocessing
+        import os
+        from concurrent.futures import ProcessPoolExecutor
+
+        from ..executors import _init_local_worker
+        from .figures import _plt
+
+        fork = sys.platform.startswith("linux") and "fork" in multiprocessing.get_all_start_methods()
+        if fork:
+            _plt()
+        ctx = multiprocessing.get_context("fork" if fork else "spawn")
+        self._ex = ProcessPoolExecutor(max_workers=self.n, mp_context=ctx, initializer=_init_local_worker,
+                                       initargs=(os.getpid(),))
+        self._ex.submit(int).result()  # (with fork, every worker is made at the first submit)
+
     def submit(self, i: int, job: DrawJob) -> None:
         if self.n == 1:
             self._jobs[i] = job  # drawn in results()
             return
-        if self._ex is None:
-            import multiprocessing
-            import os
-            from concurrent.futures import ProcessPoolExecutor
-
-            from ..executors import _init_local_worker
-
-            self._ex = ProcessPoolExecutor(max_workers=self.n, mp_context=multiprocessing.get_context("spawn"),
-                                           initializer=_init_local_worker, initargs=(os.getpid(),))
+        self.start()
         self._jobs[i] = self._ex.submit(draw, job)
 
     def results(self):
