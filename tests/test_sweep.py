@@ -262,3 +262,30 @@ def test_bad_sweeps_are_one_line_errors(scen, tmp_path, args, message):
 def test_missing_scenario_file(tmp_path):
     r = cli("sweep", tmp_path / "nope.toml", "--vary", "flows[0].count=1,2")
     assert r.returncode == 2 and r.stderr.strip() == f"error: {tmp_path / 'nope.toml'}: no such file"
+
+
+def test_experiments_drawn_in_parallel_workers(tmp_path):
+    """`reproduce` of several experiments: each is gathered and drawn in a worker process, the
+    report is the same as when everything is drawn in this process (--jobs 1)."""
+    from test_reproduce import TINY_EXPERIMENT, TINY_REFERENCE, TINY_SCENARIO
+
+    for i in ("tiny", "tiny2"):
+        d = tmp_path / "exps" / i
+        d.mkdir(parents=True)
+        (d / "scenario.toml").write_text(TINY_SCENARIO)
+        (d / "experiment.toml").write_text(TINY_EXPERIMENT.replace('id = "tiny"', f'id = "{i}"'))
+        (d / "reference.toml").write_text(TINY_REFERENCE)
+    outs = {}
+    for jobs in ("2", "1"):
+        out = tmp_path / f"out{jobs}"
+        r = cli("reproduce", "--all", "--quick", "--experiments", tmp_path / "exps", "--out", out, "--cache",
+                tmp_path / "c", "--jobs", jobs)
+        assert r.returncode == 0, r.stderr
+        assert "tiny: 8 runs, 3 figures, 2 tables" in r.stderr and "tiny2: 8 runs, 3 figures, 2 tables" in r.stderr
+        outs[jobs] = out
+    for i in ("tiny", "tiny2"):
+        assert (outs["2"] / i / "fig1-udp-share.png").stat().st_size > 5000
+        pd.testing.assert_frame_equal(pd.read_csv(outs["2"] / i / "runs.csv"), pd.read_csv(outs["1"] / i / "runs.csv"))
+        assert (outs["2"] / i / "table1.md").read_text() == (outs["1"] / i / "table1.md").read_text()
+    strip = lambda t: re.sub(r"in \d+\.\d min", "", t)  # noqa: E731 (the run time differs)
+    assert strip((outs["2"] / "report.md").read_text()) == strip((outs["1"] / "report.md").read_text())
