@@ -24,11 +24,12 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 
-#: before issue 12 (commit 52cc9f2, same machine and method; load average about 4 during the runs)
+#: before issue 12 (commit 52cc9f2, same machine and method, best of the runs made while other work
+#: kept the machine's load average at 4-5; byte-compiled modules, as a pip install leaves them)
 BEFORE = {
-    "import_s": 0.72,
-    "run_paper_s": 0.83,
-    "run_paper_cpu_s": 0.81,
+    "import_s": 0.57,
+    "run_paper_s": 0.62,
+    "run_paper_cpu_s": 0.69,
     "sweep_runs_per_s": 14.9,
 }
 
