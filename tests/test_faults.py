@@ -332,9 +332,10 @@ def test_figure_or_table_names_cannot_leave_the_output_folder(tmp_path):
         (d / "experiment.toml").write_text(text)
         with pytest.raises(ExperimentError, match="must be a plain file name"):
             load_experiment(d)
-        r = cli("reproduce", "tiny", "--quick", "--experiments", tmp_path / kind, "--out", tmp_path / "out" / "deep",
-                "--no-cache")
-        one_error(r, contains=f"{kind}[0].name")
+        if name == "../../x":  # (one command is enough: the same check)
+            r = cli("reproduce", "tiny", "--quick", "--experiments", tmp_path / kind, "--out",
+                    tmp_path / "out" / "deep", "--no-cache")
+            one_error(r, contains=f"{kind}[0].name")
     assert not (tmp_path / "x.png").exists() and not list(tmp_path.glob("escape*"))
 
 
