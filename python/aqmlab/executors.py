@@ -291,13 +291,20 @@ class DaskPool(Pool):
         self.client = client
         self._dist = distributed
         self._warned = 0.0
+        self._asked = -1e9
+        self._n = 1
 
     @property
     def workers(self):
+        now = time.monotonic()
+        if now - self._asked < 2.0:  # (a round trip to the scheduler: not at every batch)
+            return self._n
+        self._asked = now
         try:
             n = sum(self.client.nthreads().values())
         except Exception:
             n = 0
+        self._n = max(1, n)
         if n == 0 and time.monotonic() - self._warned > 30:
             self._warned = time.monotonic()
             print(f"waiting for Dask workers to join the scheduler at {self.client.scheduler.address}",

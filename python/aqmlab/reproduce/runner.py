@@ -362,7 +362,11 @@ class _Drawer:
 
     def close(self) -> None:
         if self._ex is not None:
-            self._ex.shutdown(wait=sys.exc_info()[0] is None, cancel_futures=True)
+            failing = sys.exc_info()[0] is not None
+            if failing:  # Ctrl-C or an error: stop the drawing at once
+                for p in list((self._ex._processes or {}).values()):
+                    p.kill()
+            self._ex.shutdown(wait=not failing, cancel_futures=True)
             self._ex = None
 
 
