@@ -2,9 +2,10 @@
 
     aqmlab run SCENARIO [--seed N] [--out DIR] [--set key.path=value ...]
     aqmlab sweep SCENARIO --vary key.path=v1,v2,... [--seeds K] [--jobs N] [--out DIR]
+                 [--executor local|dask --scheduler tcp://HOST:PORT]
     aqmlab validate SCENARIO [--set ...]
     aqmlab list aqm|tcp|traffic|experiments [--describe]
-    aqmlab reproduce ID ... | --all [--quick] [--jobs N] [--out DIR]
+    aqmlab reproduce ID ... | --all [--quick] [--jobs N] [--out DIR] [--scheduler tcp://HOST:PORT]
     aqmlab bench [--point NAME ...] [--repeat K] [--json]
     aqmlab model choke|chokew|raqm|ward [--param value ...] [--json] [--plot FILE] [--run DIR ...]
 
