@@ -20,9 +20,15 @@ key                                    value
 ``variant.<v>.<k>``                    aggregates over the TCP flows of one congestion-control
                                        variant, when the flows table has a ``variant`` column
 ``aqm.<state>_mean``                   time average over the measurement window of each
-                                       ``aqm_<state>`` column of the time series (M7b, M11)
+                                       ``aqm_<state>`` column of the time series (M7b, M11);
+                                       ``aqm.<state>_p05`` its 5th percentile over the samples
+``bottleneck.queue_p05_pkts``, ...     5th, 50th and 95th percentiles of the sampled queue
+                                       length (``queue_pkts``) over the window
+``run.duration_s``, ``run.warmup_s``   the run length and warm-up as run (figure titles state them)
 ``fair_share_bps``                     M13: capacity / number of flows that started
 ``normalised_goodput``                 M15: TCP goodput / capacity
+``tcp.starved``, ``group.<g>.starved``  TCP flows (of a group) whose goodput is below 10 % of the
+                                       ideal fair share (:data:`STARVED`; our definition)
 ``sdv_throughput_bps``                 M14: sample standard deviation of all flows' throughputs
 ``web_drop_share``                     M9: drops of ``web`` flows / drops of all flows (NaN if no
                                        web flows or no drops)
@@ -37,6 +43,9 @@ drops_link_loss) / bneck_arrivals``), ``jain_throughput``, ``jain_goodput`` (M4)
 from __future__ import annotations
 
 import math
+
+#: a TCP flow is counted as starved when its goodput is below this fraction of the fair share (M13)
+STARVED = 0.1
 
 _SUMS = ("throughput_bps", "goodput_bps", "goodput_m2b_bps", "goodput_m2c_bps", "share", "drops_total",
          "bneck_arrivals", "timeouts")
@@ -84,6 +93,19 @@ def _sum(values) -> float:
 def _mean(values) -> float:
     vals = [float(v) for v in values if not _isnan(v)]
     return math.fsum(vals) / len(vals) if vals else math.nan
+
+
+def _quantile(values, q: float) -> float:
+    """pandas' ``quantile(q)`` (linear interpolation between the sorted non-NaN values)."""
+    x = sorted(float(v) for v in values if not _isnan(v))
+    if not x:
+        return math.nan
+    h = (len(x) - 1) * q
+    lo = math.floor(h)
+    hi = min(lo + 1, len(x) - 1)
+    t = h - lo
+    a, b = x[lo], x[hi]
+    return b - (b - a) * (1 - t) if t >= 0.5 else a + (b - a) * t  # (numpy's form of the interpolation)
 
 
 def _std(values) -> float:
@@ -188,9 +210,19 @@ def run_row(result) -> dict:
 
     cap = float(b["capacity_bps"])
     sc = s["scenario"]
+    row["run.duration_s"] = float(sc["duration_s"])
+    row["run.warmup_s"] = float(sc.get("warmup_s", 0.0))
     started = f.where("start_s", lambda v: v < sc["duration_s"], every) if "start_s" in f else every
     row["fair_share_bps"] = cap / len(started) if len(started) else math.nan
     row["normalised_goodput"] = _sum(f.col("goodput_bps", tcp)) / cap
+    # starved flows: TCP goodput below STARVED of the ideal fair share
+    started_tcp = f.where("transport", lambda v: v == "tcp", started) if "transport" in f else []
+    floor = STARVED * row["fair_share_bps"]
+    low = f.where("goodput_bps", lambda v: v < floor, started_tcp) if started_tcp else []
+    row["tcp.starved"] = float(len(low))
+    if "group" in f:
+        for g in s.get("groups", []):
+            row[f"group.{g['name']}.starved"] = float(len(f.where("group", lambda v, n=g["name"]: v == n, low)))
     row["sdv_throughput_bps"] = _std(f.col("throughput_bps", every)) if f.n > 1 else math.nan
     web = f.where("app", lambda v: v == "web", every)
     total_drops = _sum(f.col("drops_total", every)) - _sum(f.col("drops_link_loss", every))
@@ -207,4 +239,8 @@ def run_row(result) -> dict:
         for c in ts.cols:
             if c.startswith("aqm_"):
                 row[f"aqm.{c[4:]}_mean"] = _mean(ts.col(c, win)) if win else math.nan
+                row[f"aqm.{c[4:]}_p05"] = _quantile(ts.col(c, win), 0.05) if win else math.nan
+        if "queue_pkts" in ts:
+            for q in (5, 50, 95):
+                row[f"bottleneck.queue_p{q:02d}_pkts"] = _quantile(ts.col("queue_pkts", win), q / 100) if win else math.nan
     return row
