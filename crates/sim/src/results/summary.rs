@@ -7,7 +7,7 @@ use crate::measure::jain;
 use crate::monitor::{AtLink, LinkMonitor};
 use crate::net::NO_MONITOR;
 use crate::scenario::{GroupSpec, Shape};
-use aqm::{DropReason, QueueStats, QueueUnit};
+use aqm::{DropReason, QueueUnit};
 use serde_json::{json, Map, Value};
 
 pub(super) fn summary(r: &Run, d: &Derived) -> Value {
@@ -87,24 +87,6 @@ pub(super) fn summary(r: &Run, d: &Derived) -> Value {
     summary
 }
 
-/// A queue's statistics within the window.
-fn stats_since(now: &QueueStats, base: Option<&QueueStats>) -> QueueStats {
-    let mut qs = *now;
-    if let Some(b) = base {
-        qs.arrivals -= b.arrivals;
-        qs.arrival_bytes -= b.arrival_bytes;
-        qs.enqueued -= b.enqueued;
-        qs.transmitted -= b.transmitted;
-        qs.transmitted_bytes -= b.transmitted_bytes;
-        qs.dropped_queued -= b.dropped_queued;
-        for i in 0..DropReason::COUNT {
-            qs.drops[i] -= b.drops[i];
-            qs.drop_bytes[i] -= b.drop_bytes[i];
-        }
-    }
-    qs
-}
-
 /// One measured link over the window: utilisation, queue, queueing delay, drops by reason, and
 /// what each group (and the ACKs of all) sent through it.
 fn link_summary(r: &Run, d: &Derived, mon: &LinkMonitor) -> Value {
@@ -115,7 +97,7 @@ fn link_summary(r: &Run, d: &Derived, mon: &LinkMonitor) -> Value {
     let tl = &sc.topology.links[l];
     let q = &link.aqm.as_ref().expect("a measured link has a queue").queue;
     let ws = mon.window_start.as_ref();
-    let qs = stats_since(&q.stats, ws.map(|w| &w.stats));
+    let qs = ws.map_or(q.stats, |w| q.stats.since(&w.stats));
     let cap = link.rate_bps as f64;
     let mut drops = Map::new();
     // drops at the queue; random link loss happens before the queue and is reported apart
