@@ -156,6 +156,13 @@ impl Sim {
     /// Run to the end. `progress(sim_seconds)` is called every 65,536 events; returning `false`
     /// stops the run with [`SimError::Interrupted`].
     pub fn run(mut self, progress: &mut dyn FnMut(f64) -> bool) -> Result<Results, SimError> {
+        self.run_events(progress)?;
+        self.finish()
+    }
+
+    /// The event loop alone (what `aqmlab bench` times as the engine's run): process every event
+    /// before the run's end. Follow it with [`Sim::finish`].
+    pub fn run_events(&mut self, progress: &mut dyn FnMut(f64) -> bool) -> Result<(), SimError> {
         let end = self.sc.duration;
         while let Some(t) = self.ev.peek_time() {
             if t >= end {
@@ -188,6 +195,12 @@ impl Sim {
                 )));
             }
         }
+        Ok(())
+    }
+
+    /// Close the measurement window at the run's end, check conservation, and compute the results.
+    pub fn finish(mut self) -> Result<Results, SimError> {
+        let end = self.sc.duration;
         self.now = end;
         self.finish_window(end);
         self.check_conservation()?;
