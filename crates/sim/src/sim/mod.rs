@@ -16,7 +16,7 @@ use crate::event::{EventQueue, Kind};
 use crate::hosts::{App, Flow, NO_TIMER};
 use crate::measure::{FlowCounters, FlowSeries, HopDrops};
 use crate::monitor::LinkMonitor;
-use crate::net::{Network, Route, NO_MONITOR};
+use crate::net::{Network, Route, NEXT_HOST, NEXT_SHARED, NO_MONITOR};
 use crate::packet::{Packet, PktKind};
 use crate::results::{self, Engine, Results, Run};
 use crate::scenario::Scenario;
@@ -214,7 +214,7 @@ impl Sim {
     fn inject(&mut self, pkt: Packet) {
         self.created += 1;
         let r = &self.routes[pkt.flow as usize];
-        let first = if is_reverse(pkt.kind) { self.net.paths[r.rev as usize] } else { self.net.paths[r.fwd as usize] };
+        let first = if is_reverse(pkt.kind) { r.first_rev } else { r.first_fwd };
         self.link_arrive(first as usize, pkt);
     }
 
@@ -318,7 +318,8 @@ impl Sim {
             match link.pipe.front() {
                 Some(&(a, _)) if a <= now => {
                     let (_, pkt) = link.pipe.pop_front().expect("front");
-                    self.forward(pkt);
+                    let next = link.next;
+                    self.forward(next, pkt);
                 }
                 _ => break,
             }
@@ -327,15 +328,25 @@ impl Sim {
         self.schedule_link(l);
     }
 
-    /// A packet reached the far end of a link: on to the next link of its path, or to its host.
+    /// A packet reached the far end of a link whose `Link::next` is `next`: on to the next link of
+    /// its path, or to its host. Only a link shared by paths that continue differently needs the
+    /// flow's route to know which.
     #[inline]
-    fn forward(&mut self, mut pkt: Packet) {
+    fn forward(&mut self, next: u32, mut pkt: Packet) {
         pkt.hop += 1;
-        let r = &self.routes[pkt.flow as usize];
-        let (start, len) = if is_reverse(pkt.kind) { (r.rev, r.rev_len) } else { (r.fwd, r.fwd_len) };
-        if pkt.hop < len {
-            let next = self.net.paths[(start + pkt.hop as u32) as usize] as usize;
-            self.link_arrive(next, pkt);
+        let next = if next == NEXT_SHARED {
+            let r = &self.routes[pkt.flow as usize];
+            let (start, len) = if is_reverse(pkt.kind) { (r.rev, r.rev_len) } else { (r.fwd, r.fwd_len) };
+            if pkt.hop < len {
+                self.net.paths[(start + pkt.hop as u32) as usize]
+            } else {
+                NEXT_HOST
+            }
+        } else {
+            next
+        };
+        if next != NEXT_HOST {
+            self.link_arrive(next as usize, pkt);
         } else {
             self.delivered += 1;
             self.deliver(pkt);
