@@ -40,7 +40,7 @@ pub fn build(sc: &Scenario, seed: u64) -> Result<Network, String> {
     if n_links > max || (2 * n_hosts) as u64 > max {
         return Err(format!("{n_hosts} flows exceed what the event set can index"));
     }
-    let mut links = Vec::with_capacity(n_links as usize);
+    let mut links = crate::mem::huge_vec(n_links as usize);
     let mut monitored = Vec::new();
     for (l, tl) in topo.links.iter().enumerate() {
         let mut link = topology_link(&tl.spec, &tl.name, tl.monitor, seed);
@@ -53,7 +53,7 @@ pub fn build(sc: &Scenario, seed: u64) -> Result<Network, String> {
     let core = links.len();
     let access_limit = sc.access_limit.min(u32::MAX as u64) as u32;
     let access = |rate: f64, delay: Time| Link::simple(rate, delay, access_limit);
-    let mut hosts = Vec::with_capacity(n_hosts);
+    let mut hosts = crate::mem::huge_vec(n_hosts);
     let mut paths = Vec::new();
     let mut path = Vec::new();
     for g in &sc.groups {

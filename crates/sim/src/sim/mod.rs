@@ -48,8 +48,6 @@ impl std::fmt::Display for SimError {
 // sizes for the resource estimate (crate::budget)
 pub(crate) const FLOW_BYTES: u64 = std::mem::size_of::<Flow>() as u64;
 pub(crate) const LINK_BYTES: u64 = std::mem::size_of::<crate::net::Link>() as u64;
-pub(crate) const TCP_BYTES: u64 =
-    (std::mem::size_of::<crate::tcp::TcpSender>() + std::mem::size_of::<crate::tcp::TcpReceiver>()) as u64;
 
 /// A runnable simulation.
 pub struct Sim {
@@ -135,10 +133,10 @@ impl Sim {
             flows: t.flows,
             shorts: t.shorts,
             sessions: t.sessions,
-            ctr: vec![FlowCounters::default(); n],
+            ctr: crate::mem::huge_filled(n, FlowCounters::default()),
             hop_drops: HopDrops::new(max_paths, n),
             base: None,
-            timers: vec![NO_TIMER; 2 * n],
+            timers: crate::mem::huge_filled(2 * n, NO_TIMER),
             monitors,
             snaps: Default::default(),
             snap_rng,
