@@ -45,7 +45,7 @@ import shutil
 import sys
 import tempfile
 import time
-import tomllib
+from ._compat import tomllib
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass, fields
 from pathlib import Path

@@ -148,6 +148,14 @@ macro_rules! registry {
             }
         }
 
+        /// The parameters alone (without `type`), as a scenario file writes them: what the resolved
+        /// scenario (`sim::resolved`) records of a discipline, every default filled in.
+        impl serde::Serialize for AqmConfig {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                match self { $( AqmConfig::$variant(p) => serde::Serialize::serialize(p, s), )* }
+            }
+        }
+
         impl<P: Pkt> Qdisc<P> for AnyQdisc<P> {
             #[inline]
             fn enqueue(&mut self, pkt: P, cx: &mut Cx<'_, P>) -> bool {

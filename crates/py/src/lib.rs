@@ -176,6 +176,22 @@ fn run<'py>(
     Ok(d)
 }
 
+/// The resolved scenario: the scenario with `overrides` applied and `seed` (if given) set, written
+/// back as TOML with every default filled in (`sim::resolved`); `header` lines become comments.
+/// Loading the text gives the same scenario. Raises `ScenarioError` like `validate`.
+#[pyfunction]
+#[pyo3(signature = (text, name, overrides=Vec::new(), seed=None, header=Vec::new()))]
+fn resolve(text: &str, name: &str, overrides: Vec<String>, seed: Option<u64>, header: Vec<String>) -> PyResult<String> {
+    no_panic(|| {
+        let mut sc = sim::load(text, &overrides, name).map_err(scenario_err)?;
+        if let Some(s) = seed {
+            sc.seed = s;
+        }
+        let header: Vec<&str> = header.iter().map(String::as_str).collect();
+        Ok(sim::resolved::to_toml(&sc, &header))
+    })
+}
+
 /// A size ("8GB", "512MiB", "1000000") in bytes, for `--max-memory`; ValueError if malformed.
 #[pyfunction]
 fn parse_size(s: &str) -> PyResult<u64> {
@@ -184,6 +200,27 @@ fn parse_size(s: &str) -> PyResult<u64> {
         Ok(_) => Err(PyValueError::new_err("must be at least 1 byte")),
         Err(e) => Err(PyValueError::new_err(sim::diag::escape(&e))),
     }
+}
+
+/// A rate ("10Mb/s", "600 kbps", "1e6") in bits per second, as scenario files read it: the one unit
+/// parser of aqmlab, also used by every command-line option that takes a rate. ValueError if
+/// malformed or not positive.
+#[pyfunction]
+fn parse_rate(s: &str) -> PyResult<f64> {
+    match sim::units::parse_rate(s.trim()) {
+        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+        Ok(_) => Err(PyValueError::new_err(format!("must be a rate > 0, got \"{}\"", sim::diag::escape(s)))),
+        Err(e) => Err(PyValueError::new_err(sim::diag::escape(&e))),
+    }
+}
+
+/// A duration ("100ms", "1.5s", "2min", "0.1") in seconds, as scenario files read it (rounded to
+/// the simulator's nanosecond clock); ValueError if malformed or negative.
+#[pyfunction]
+fn parse_duration(s: &str) -> PyResult<f64> {
+    sim::units::parse_duration(s.trim())
+        .map(|ns| ns as f64 / aqm::NS_PER_SEC as f64)
+        .map_err(|e| PyValueError::new_err(sim::diag::escape(&e)))
 }
 
 /// Available names with one-line descriptions: kind is "aqm", "tcp" or "traffic".
@@ -204,6 +241,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(names, m)?)?;
     m.add_function(wrap_pyfunction!(parse_size, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_rate, m)?)?;
+    m.add_function(wrap_pyfunction!(resolve, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_duration, m)?)?;
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add("SimulationError", m.py().get_type::<SimulationError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

@@ -63,32 +63,33 @@ def _list(opt: str, text) -> list[float]:
     return [_num(opt, v) for v in vals]
 
 
-_RATE = re.compile(r"^\s*([0-9.eE+-]+)\s*([a-zA-Z/]*)\s*$")
-_RATE_UNITS = {"": None, "pkt/s": None, "pps": None, "b/s": 1.0, "bps": 1.0, "kb/s": 1e3, "kbps": 1e3,
-               "mb/s": 1e6, "mbps": 1e6, "gb/s": 1e9, "gbps": 1e9}
+_PKT_RATE = re.compile(r"^\s*([0-9.eE+-]+)\s*(?:pkt/s|pps)?\s*$")
 
 
 def _rate(opt: str, text, packet_size: float) -> float:
-    """A rate in packets/s: a plain number, ``N pkt/s``, or a bit rate (``1Mb/s``, ``600kb/s``)
-    converted with the packet size (bytes)."""
-    m = _RATE.match(str(text))
-    unit = m.group(2).lower() if m else None
-    if not m or unit not in _RATE_UNITS:
-        raise ParameterError(f"{opt}: '{text}' is not a rate; use packets/s (125) or a bit rate (1Mb/s, 600kb/s)")
-    v = _num(opt, m.group(1))
-    f = _RATE_UNITS[unit]
-    return v if f is None else v * f / (8.0 * packet_size)
+    """A rate in packets/s: a plain number or ``N pkt/s``, or a bit rate (``1Mb/s``, ``600kb/s``)
+    read by the scenario files' parser (``aqmlab._core.parse_rate``) and converted with the packet
+    size (bytes)."""
+    t = str(text)
+    m = _PKT_RATE.match(t)
+    if m:
+        return _num(opt, m.group(1))
+    from .. import _core
 
-
-_TIME_UNITS = {"": 1.0, "s": 1.0, "ms": 1e-3, "us": 1e-6}
+    try:
+        return _core.parse_rate(t) / (8.0 * packet_size)
+    except ValueError as e:
+        raise ParameterError(f"{opt}: packets/s (125, 125pkt/s) or a bit rate: {e}")
 
 
 def _time(opt: str, text) -> float:
-    m = _RATE.match(str(text))
-    unit = m.group(2).lower() if m else None
-    if not m or unit not in _TIME_UNITS:
-        raise ParameterError(f"{opt}: '{text}' is not a time; use seconds (0.1) or 100ms")
-    return _num(opt, m.group(1)) * _TIME_UNITS[unit]
+    """A duration in seconds (``0.1``, ``100ms``), read by the scenario files' parser."""
+    from .. import _core
+
+    try:
+        return _core.parse_duration(str(text))
+    except ValueError as e:
+        raise ParameterError(f"{opt}: {e}")
 
 
 def _jsonable(x):

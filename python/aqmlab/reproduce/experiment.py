@@ -39,7 +39,7 @@ A zipped axis sets several columns at once: ``names = ["N", "q0"]`` with ``value
 from __future__ import annotations
 
 import os
-import tomllib
+from .._compat import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 

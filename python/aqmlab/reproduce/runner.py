@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import json
-import re
 import shutil
 import time
-import tomllib
+from .._compat import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -51,18 +50,11 @@ def select(ids, all_: bool, root=None) -> list[Experiment]:
 
 # ----------------------------------------------------------------------------- cost estimate
 
-_RATE_UNITS = {"b/s": 1, "bps": 1, "kb/s": 1e3, "Kb/s": 1e3, "kbps": 1e3, "Kbps": 1e3, "Mb/s": 1e6, "Mbps": 1e6,
-               "mbps": 1e6, "Gb/s": 1e9, "Gbps": 1e9, "gbps": 1e9}
-
-
 def _rate(v) -> float:
     if isinstance(v, (int, float)):
         return float(v)
-    m = re.fullmatch(r"\s*([0-9.eE+-]+)\s*([A-Za-z/]*)\s*", str(v))
-    if not m:
-        return 0.0
     try:
-        return float(m.group(1)) * _RATE_UNITS.get(m.group(2) or "b/s", 1.0)
+        return _core.parse_rate(str(v))
     except ValueError:
         return 0.0
 

@@ -1,0 +1,373 @@
+//! The resolved scenario: a validated [`Scenario`] written back as a scenario file, with every
+//! default filled in and every `--set` override applied.
+//!
+//! `aqmlab run` writes it as `scenario.toml` beside the results, so that a run says exactly what
+//! was simulated (the RED thresholds it used, the TCP timers, the access links) and can be run again
+//! from that file alone: loading the text gives back an equal [`Scenario`] (the round trip is tested
+//! on every example and experiment, `tests/resolved.rs`).
+//!
+//! Values keep their units where that is exact (`"10ms"`, `"1Mb/s"`); the rest are plain numbers
+//! (seconds, bits per second, bytes). Every flow group carries its full TCP configuration, so the
+//! file has no global `[tcp]` table.
+
+use crate::scenario::{GroupSpec, LinkSpec, Scenario, StartSpec, TcpApp, Transport};
+use crate::tcp::{CcConfig, Recovery, TcpConfig};
+use crate::traffic::dist::Dist;
+use crate::units::{OneOrMany, Rate};
+use aqm::{AqmConfig, QueueUnit, Time};
+use std::fmt::Write;
+use toml::Value;
+
+/// The scenario as TOML text, every default written out; `header` lines become leading comments.
+pub fn to_toml(sc: &Scenario, header: &[&str]) -> String {
+    let mut out = String::new();
+    for h in header {
+        let _ = writeln!(out, "# {h}");
+    }
+    if !header.is_empty() {
+        out.push('\n');
+    }
+    let mut top = Section::new();
+    top.put("name", Value::String(sc.name.clone()));
+    top.put("description", Value::String(sc.description.clone()));
+    top.put("topology", Value::String("dumbbell".into()));
+    top.write(&mut out, None);
+
+    let mut s = Section::new();
+    s.put("duration", dur(sc.duration));
+    s.put("warmup", dur(sc.warmup));
+    s.put("seed", int(sc.seed));
+    s.put("sample_interval", dur(sc.sample_interval));
+    s.put("queue_snapshots", Value::Boolean(sc.queue_snapshots));
+    if let Some(t) = sc.flow_series_interval {
+        s.put("flow_series_interval", dur(t));
+    }
+    s.write(&mut out, Some("[simulation]"));
+
+    link(&sc.bottleneck, "bottleneck", &mut out);
+    link(&sc.reverse, "reverse", &mut out);
+
+    let mut a = Section::new();
+    a.put("limit", int(sc.access_limit));
+    a.write(&mut out, Some("[access]"));
+
+    for g in &sc.groups {
+        group(g, &mut out);
+    }
+    out
+}
+
+/// Keys in the order they are put, written as `key = value` lines.
+struct Section(Vec<(String, Value)>);
+
+impl Section {
+    fn new() -> Self {
+        Section(Vec::new())
+    }
+    fn put(&mut self, k: &str, v: Value) {
+        self.0.push((k.to_string(), v));
+    }
+    fn write(&self, out: &mut String, head: Option<&str>) {
+        if let Some(h) = head {
+            let _ = writeln!(out, "\n{h}");
+        }
+        for (k, v) in &self.0 {
+            let _ = writeln!(out, "{} = {}", key(k), v);
+        }
+    }
+}
+
+fn key(k: &str) -> String {
+    if !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
+        k.to_string()
+    } else {
+        Value::String(k.to_string()).to_string()
+    }
+}
+
+fn int<T: TryInto<i64>>(v: T) -> Value {
+    Value::Integer(v.try_into().unwrap_or(i64::MAX))
+}
+
+/// A duration as a string in the largest unit that keeps it exact: "10ms", "1.5s" is "1500ms".
+pub fn dur(ns: Time) -> Value {
+    let s = if ns == 0 {
+        "0s".to_string()
+    } else if ns % 1_000_000_000 == 0 {
+        format!("{}s", ns / 1_000_000_000)
+    } else if ns % 1_000_000 == 0 {
+        format!("{}ms", ns / 1_000_000)
+    } else if ns % 1_000 == 0 {
+        format!("{}us", ns / 1_000)
+    } else {
+        format!("{ns}ns")
+    };
+    Value::String(s)
+}
+
+/// Seconds held as `f64` (distribution means): written as the duration in nanoseconds they came from.
+fn secs(s: f64) -> Value {
+    dur((s * 1e9).round() as Time)
+}
+
+/// A rate with a unit when the unit divides it exactly ("10Mb/s"), else the number in b/s.
+pub fn rate(bps: f64) -> Value {
+    if bps.fract() == 0.0 && bps.abs() < 9e15 {
+        let v = bps as i64;
+        for (unit, f) in [("Gb/s", 1_000_000_000), ("Mb/s", 1_000_000), ("kb/s", 1_000)] {
+            if v % f == 0 && v != 0 {
+                return Value::String(format!("{}{unit}", v / f));
+            }
+        }
+        return Value::String(format!("{v}b/s"));
+    }
+    Value::Float(bps)
+}
+
+fn bytes(b: f64) -> Value {
+    if b.fract() == 0.0 && b.abs() < 9e15 {
+        Value::Integer(b as i64)
+    } else {
+        Value::Float(b)
+    }
+}
+
+fn link(l: &LinkSpec, name: &str, out: &mut String) {
+    let LinkSpec { rate_bps, delay, limit, aqm, loss_rate } = l;
+    let mut s = Section::new();
+    s.put("rate", rate(*rate_bps));
+    s.put("delay", dur(*delay));
+    s.put("limit", int(limit.value));
+    s.put(
+        "queue_unit",
+        Value::String(match limit.unit {
+            QueueUnit::Packets => "packets".into(),
+            QueueUnit::Bytes => "bytes".into(),
+        }),
+    );
+    s.put("loss_rate", Value::Float(*loss_rate));
+    s.write(out, Some(&format!("[{name}]")));
+    aqm_section(aqm, &format!("{name}.aqm"), out);
+}
+
+/// `[<path>]` with `type` first, then every parameter of the discipline (sorted by name).
+fn aqm_section(aqm: &AqmConfig, path: &str, out: &mut String) {
+    let mut s = Section::new();
+    s.put("type", Value::String(aqm.name().into()));
+    let mut nested = Vec::new();
+    if let Ok(Value::Table(t)) = Value::try_from(aqm) {
+        for (k, v) in t {
+            match v {
+                Value::Table(sub) => nested.push((k, sub)),
+                v => s.put(&k, v),
+            }
+        }
+    }
+    // a sub-table (e.g. CHOKeW-RED's `red`) written inline keeps the section readable
+    for (k, sub) in nested {
+        s.put(&k, Value::Table(sub));
+    }
+    s.write(out, Some(&format!("[{path}]")));
+}
+
+fn many<T: Clone>(v: &OneOrMany<T>, f: impl Fn(&T) -> Value) -> Value {
+    match v {
+        OneOrMany::One(x) => f(x),
+        OneOrMany::Many(xs) => Value::Array(xs.iter().map(f).collect()),
+    }
+}
+
+fn dist(d: &Dist, q: fn(f64) -> Value) -> Value {
+    let mut t = toml::Table::new();
+    match *d {
+        Dist::Const(x) => return q(x),
+        Dist::Exponential { mean } => {
+            t.insert("exponential".into(), q(mean));
+        }
+        Dist::Pareto { mean, shape, max } => {
+            let mut p = toml::Table::new();
+            p.insert("mean".into(), q(mean));
+            p.insert("shape".into(), Value::Float(shape));
+            if let Some(m) = max {
+                p.insert("max".into(), q(m));
+            }
+            t.insert("pareto".into(), Value::Table(p));
+        }
+        Dist::Uniform { lo, hi } => {
+            t.insert("uniform".into(), Value::Array(vec![q(lo), q(hi)]));
+        }
+    }
+    Value::Table(t)
+}
+
+fn group(g: &GroupSpec, out: &mut String) {
+    let GroupSpec {
+        name,
+        count,
+        transport,
+        start,
+        stop,
+        priority,
+        in_profile,
+        sender_rate,
+        sender_delay,
+        receiver_rate,
+        receiver_delay,
+    } = g;
+    let mut s = Section::new();
+    s.put("name", Value::String(name.clone()));
+    s.put("count", int(*count));
+    s.put("transport", Value::String(g.transport_name().into()));
+    s.put("app", Value::String(g.app_name().into()));
+    s.put(
+        "start",
+        match *start {
+            StartSpec::At(t) => dur(t),
+            StartSpec::Uniform(lo, hi) => {
+                let mut t = toml::Table::new();
+                t.insert("uniform".into(), Value::Array(vec![dur(lo), dur(hi)]));
+                Value::Table(t)
+            }
+        },
+    );
+    if let Some(t) = stop {
+        s.put("stop", dur(*t));
+    }
+    s.put("priority", int(*priority));
+    s.put("in_profile", Value::Boolean(*in_profile));
+    s.put("sender_rate", many(sender_rate, |r: &Rate| rate(r.0)));
+    s.put("sender_delay", many(sender_delay, |d| dur(d.0)));
+    s.put("receiver_rate", many(receiver_rate, |r: &Rate| rate(r.0)));
+    s.put("receiver_delay", many(receiver_delay, |d| dur(d.0)));
+    let mut tcp = None;
+    match transport {
+        Transport::Tcp { cfg, app } => {
+            match app {
+                TcpApp::Bulk { size } => {
+                    if let Some(b) = size {
+                        s.put("size", int(*b));
+                    }
+                }
+                TcpApp::Short(sp) => {
+                    s.put("arrival_rate", Value::Float(sp.arrival_rate));
+                    if let Some(d) = &sp.size {
+                        s.put("size", dist(d, bytes));
+                    }
+                    if let Some(d) = &sp.duration {
+                        s.put("flow_duration", dist(d, secs));
+                    }
+                }
+                TcpApp::Web(w) => {
+                    s.put("response_size", dist(&w.response, bytes));
+                    s.put("think_time", dist(&w.think, secs));
+                    s.put("request_size", int(w.request_size));
+                }
+            }
+            tcp = Some(tcp_section(cfg));
+        }
+        Transport::Udp { cbr, onoff } => {
+            s.put("rate", rate(cbr.rate_bps as f64));
+            s.put("packet_size", int(cbr.size));
+            if let Some(o) = onoff {
+                let (on, shape) = match o.on {
+                    Dist::Pareto { mean, shape, .. } => (mean, Some(shape)),
+                    Dist::Exponential { mean } => (mean, None),
+                    ref d => (d.mean(), None),
+                };
+                s.put("on_time", secs(on));
+                s.put("off_time", secs(o.off.mean()));
+                s.put("distribution", Value::String(if shape.is_some() { "pareto" } else { "exponential" }.into()));
+                if let Some(a) = shape {
+                    s.put("shape", Value::Float(a));
+                }
+            }
+        }
+    }
+    s.write(out, Some("[[flows]]"));
+    if let Some(t) = tcp {
+        t.write(out, Some("[flows.tcp]"));
+    }
+}
+
+fn tcp_section(cfg: &TcpConfig) -> Section {
+    let TcpConfig {
+        variant,
+        cc,
+        recovery,
+        mss,
+        ack_size,
+        initial_window,
+        max_window,
+        min_rto,
+        initial_rto,
+        max_rto,
+        granularity,
+        dupack_threshold,
+        rto_restart_on_retransmit,
+        delayed_ack,
+        delack_count,
+        delack_timeout,
+        byte_counting,
+        ecn,
+    } = cfg;
+    let mut s = Section::new();
+    s.put("variant", Value::String((*variant).into()));
+    s.put(
+        "recovery",
+        Value::String(
+            match recovery {
+                Recovery::Reno => "reno",
+                Recovery::NewReno => "newreno",
+                Recovery::Sack => "sack",
+            }
+            .into(),
+        ),
+    );
+    match *cc {
+        CcConfig::Reno => {}
+        CcConfig::Vegas { alpha, beta, gamma } => {
+            s.put("vegas_alpha", Value::Float(alpha));
+            s.put("vegas_beta", Value::Float(beta));
+            s.put("vegas_gamma", Value::Float(gamma));
+        }
+        CcConfig::Cubic { c, beta, fast_convergence, tcp_friendly } => {
+            s.put("cubic_c", Value::Float(c));
+            s.put("cubic_beta", Value::Float(beta));
+            s.put("cubic_fast_convergence", Value::Boolean(fast_convergence));
+            s.put("cubic_tcp_friendly", Value::Boolean(tcp_friendly));
+        }
+    }
+    s.put("mss", int(*mss));
+    s.put("ack_size", int(*ack_size));
+    s.put("initial_window", Value::Float(*initial_window));
+    s.put("max_window", int(*max_window));
+    s.put("min_rto", dur(*min_rto));
+    s.put("initial_rto", dur(*initial_rto));
+    s.put("max_rto", dur(*max_rto));
+    s.put("clock_granularity", dur(*granularity));
+    s.put("dupack_threshold", int(*dupack_threshold));
+    s.put("rto_restart_on_retransmit", Value::Boolean(*rto_restart_on_retransmit));
+    s.put("delayed_ack", Value::Boolean(*delayed_ack));
+    s.put("delack_count", int(*delack_count));
+    s.put("delack_timeout", dur(*delack_timeout));
+    s.put("byte_counting", Value::Boolean(*byte_counting));
+    s.put("ecn", Value::Boolean(*ecn));
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_and_rates_keep_units_when_exact() {
+        assert_eq!(dur(10_000_000).as_str(), Some("10ms"));
+        assert_eq!(dur(1_500_000_000).as_str(), Some("1500ms"));
+        assert_eq!(dur(7).as_str(), Some("7ns"));
+        assert_eq!(dur(0).as_str(), Some("0s"));
+        assert_eq!(rate(1e6).as_str(), Some("1Mb/s"));
+        assert_eq!(rate(1.5e6).as_str(), Some("1500kb/s"));
+        assert_eq!(rate(999.0).as_str(), Some("999b/s"));
+        assert_eq!(rate(0.5), Value::Float(0.5));
+    }
+}
