@@ -92,11 +92,26 @@ class Result:
         s2 = float((x * x).sum())
         return 1.0 if s2 == 0 else float(x.sum() ** 2 / (len(x) * s2))
 
+    @property
+    def scenario(self) -> str | None:
+        """The resolved scenario (``scenario.toml``): every default filled in, the overrides
+        applied, the seed set; ``None`` for a result not made by :func:`run`."""
+        if getattr(self, "_scenario", None) is None and getattr(self, "_resolve", None):
+            from .rundir import resolved_text
+
+            self._scenario = resolved_text(*self._resolve)
+        return getattr(self, "_scenario", None)
+
     def save(self, out: str | os.PathLike) -> list[Path]:
-        """Write summary.json, flows.csv/.parquet and timeseries.csv/.parquet into ``out``."""
+        """Write summary.json, scenario.toml (the resolved scenario), flows.csv/.parquet and
+        timeseries.csv/.parquet into ``out``."""
         d = Path(out)
         d.mkdir(parents=True, exist_ok=True)
         written = []
+        if self.scenario is not None:
+            p = d / "scenario.toml"
+            p.write_text(self.scenario, encoding="utf-8")
+            written.append(p)
         p = d / "summary.json"
         p.write_text(json.dumps(self.summary, indent=2, sort_keys=True) + "\n", encoding="utf-8")
         written.append(p)
@@ -149,10 +164,15 @@ def run(
     wall = time.perf_counter() - t0
     summary = json.loads(raw["summary"])
     if overrides:
+        from .rundir import describe
+
         summary["scenario"]["overrides"] = list(overrides)
+        summary["scenario"]["description"] = describe(summary["scenario"].get("description", ""), overrides)
     snaps = _frame(raw["snapshots"]) if "snapshots" in raw else None
     fseries = _frame(raw["flow_series"]) if "flow_series" in raw else None
-    return Result(summary, _frame(raw["flows"]), _frame(raw["timeseries"]), wall, snaps, fseries)
+    res = Result(summary, _frame(raw["flows"]), _frame(raw["timeseries"]), wall, snaps, fseries)
+    res._resolve = (src.text, src.name, src.label, list(overrides), seed)
+    return res
 
 
 def spatial_distribution(result: Result, grid: int = 200) -> pd.DataFrame:

@@ -93,6 +93,8 @@ def summary_table(res: Result) -> str:
         f"{sc['name']}  seed {sc['seed']}  {sc['flows']} flows  window {sc['warmup_s']:g}-{sc['duration_s']:g} s"
         + (f"  ({res.wall_seconds:.2f} s wall)" if not math.isnan(res.wall_seconds) else "")
     )
+    if sc.get("overrides"):
+        lines.append("overrides: " + "; ".join(sc["overrides"]))
     lines.append(
         f"bottleneck: {b['aqm']}, {fmt_rate(b['capacity_bps'])}, buffer {b['limit']} {b['queue_unit']}  "
         f"utilisation {b['utilisation'] * 100:.1f}%  mean queue {b['queue_mean_pkts']:.1f} pkts  "
@@ -129,15 +131,21 @@ def summary_table(res: Result) -> str:
 
 
 def cmd_run(a) -> int:
+    from .rundir import OutDirError, check_out, default_out, remove_stale, resolved_text
+
     src = _source(a.scenario)
-    out = Path(a.out) if a.out else Path("results") / src.name
-    if out.exists() and not out.is_dir():
-        raise UserError(f"--out {out}: exists and is not a directory")
     # validate first so a mistake is reported before any work
     try:
         info = json.loads(_core.validate(src.text, src.name, a.set or []))
+        resolved = resolved_text(src.text, src.name, a.scenario, a.set or [], a.seed)
     except _core.ScenarioError as e:
         raise UserError(f"{a.scenario}: {e}")
+    # never replace another run's results (docs/scenarios.md, "Where results go")
+    out = Path(a.out) if a.out else default_out(info.get("name") or src.name, a.set or [], a.seed, info.get("seed"))
+    try:
+        check_out(out, resolved, a.force)
+    except OutDirError as e:
+        raise UserError(f"--out {e}" if a.out else str(e))
     bar = None
     progress = None
     if not a.quiet:
@@ -162,8 +170,10 @@ def cmd_run(a) -> int:
     finally:
         if bar is not None:
             bar.close()
+    res._scenario = resolved
     try:
         files = res.save(out)
+        remove_stale(out, files)
     except OSError as e:
         raise UserError(f"--out {out}: cannot write results: {e.strerror or e}")
     if not a.quiet:
@@ -363,7 +373,10 @@ def build_parser() -> argparse.ArgumentParser:
     r = sub.add_parser("run", help="run a scenario and write its results")
     r.add_argument("scenario", help="scenario file (TOML)")
     r.add_argument("--seed", type=int, help="random seed (replaces simulation.seed)")
-    r.add_argument("--out", help="output directory (default: results/<scenario file stem>)")
+    r.add_argument("--out", help="output directory (default: results/<scenario name>, with -seed<N> and "
+                                 "-set-<digest> for another seed and overrides)")
+    r.add_argument("--force", action="store_true",
+                   help="write into --out even if it holds another run's results (they are replaced)")
     r.add_argument("--set", action="append", metavar="KEY.PATH=VALUE", help="override a scenario value (repeatable)")
     r.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
     r.set_defaults(fn=cmd_run)
