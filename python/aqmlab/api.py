@@ -63,7 +63,7 @@ class Result:
     wall_seconds: float = field(default=float("nan"), compare=False)
     snapshots: pd.DataFrame | None = None
     """With ``simulation.queue_snapshots = true``: one row per waiting packet per snapshot
-    (``queue_snapshots.csv``), for the spatial distribution of flows in the queue (M10)."""
+    (``queue_snapshots.csv``), for the spatial distribution of flows in the queue (docs/metrics.md)."""
     flow_series: pd.DataFrame | None = None
     """With ``simulation.flow_series_interval``: one row per active flow per sample — throughput at
     the bottleneck and goodput over the interval, and the congestion window (``flow_series.csv``)."""
@@ -176,9 +176,9 @@ def run(
 
 
 def spatial_distribution(result: Result, grid: int = 200) -> pd.DataFrame:
-    """M10 for a run made with ``simulation.queue_snapshots = true``: the probability ``rho_udp(y)``
+    """The spatial distribution (docs/metrics.md) of a run made with ``simulation.queue_snapshots = true``: the probability ``rho_udp(y)``
     that the packet at position ``y`` of the queue (``y = 0`` tail, ``y = b_avg`` head, rescaled per
-    snapshot) is a UDP packet. Returns columns ``y`` and ``rho_udp`` (see docs/metrics.md, M10).
+    snapshot) is a UDP packet. Returns columns ``y`` and ``rho_udp`` (see docs/metrics.md).
     """
     from .models.runs import spatial_distribution as m10
 

@@ -170,7 +170,7 @@ def add_subcommands(parser: argparse.ArgumentParser) -> None:
     g = c.add_mutually_exclusive_group()
     g.add_argument("--x0", metavar="LIST", help="UDP rates in packets/s (list or LO:HI:COUNT)")
     g.add_argument("--x0-rel", metavar="LIST", help="UDP rates as multiples of c (default 0.1 ... 10)")
-    c.add_argument("--perfect", action="store_true", help="add the Perfect-CHOKe oracle (models.md 2.8)")
+    c.add_argument("--perfect", action="store_true", help="add the Perfect-CHOKe oracle ([TWL] §IV)")
     c.add_argument("--profile", action="store_true", help="include rho0(y) and v(y) profiles in the output")
     c.add_argument("--points", metavar="K", help="profile points per UDP rate (default 11)")
     c.add_argument("--plot-kind", metavar="KIND",
@@ -733,7 +733,7 @@ def _ward(a) -> int:
     if a.json:
         out = {"model": "ward", "c": c, "peak_share": PEAK_SHARE, "peak_s_reference": PEAK_S,
                "note": "mu0_reference = s*exp(-2s) is a reconstruction matching the stated peak 1/(2e) and "
-                       "limit 0, not the WARD paper's fluid model (models.md 5)",
+                       "limit 0, not the WARD paper's fluid model",
                "curve": _records(curve)}
         if sim is not None:
             out["simulation"] = {"points": _records(sim[["run", "x0_pps", "s", "udp_share", "udp_drop_pct"]]),

@@ -184,7 +184,7 @@ def sweep_points(paths, need_udp: bool = True) -> pd.DataFrame:
 def spatial_distribution(
     snapshots: pd.DataFrame, n_grid: int = 200, source: str = SNAPSHOT_FILE, count: int | None = None
 ) -> pd.DataFrame:
-    """Metric M10: the fraction of snapshots whose packet at relative position ``y`` is UDP.
+    """The spatial distribution (docs/metrics.md): the fraction of snapshots whose packet at relative position ``y`` is UDP.
 
     With ``J`` snapshots of ``b^j`` packets and ``b_avg`` their mean, for ``y`` in ``[0, b_avg]``
     (0 = tail) snapshot j contributes 1 if its packet number ``floor(y b^j / b_avg)`` (clamped to
