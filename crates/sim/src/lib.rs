@@ -23,6 +23,7 @@ pub mod link;
 pub mod measure;
 pub mod overrides;
 pub mod packet;
+pub mod pcap;
 pub mod resolved;
 pub mod results;
 pub mod scenario;
