@@ -3,6 +3,7 @@
 import math
 
 import pandas as pd
+import numpy as np
 import pytest
 
 import aqmlab
@@ -80,8 +81,13 @@ def test_queue_snapshots_give_the_spatial_distribution(small):
     snaps = res.snapshots
     assert snaps is not None and len(snaps) > 0
     count = res.summary["queue_snapshots"]["count"]
-    # 20 s with 2 s warm-up, one snapshot per 100 ms sample
-    assert count == 180
+    # 20 s with 2 s warm-up: Poisson instants with a mean gap of 100 ms (180 expected, sd 13)
+    assert res.summary["queue_snapshots"]["times"] == "poisson"
+    assert 130 <= count <= 230
+    t = np.array(sorted(set(snaps.time_s)))
+    assert t.min() >= 2.0 and np.diff(t).std() > 0.03  # exponential gaps, not fixed steps
+    periodic = aqmlab.run(small, overrides=["simulation.queue_snapshots=true", 'simulation.snapshot_times="periodic"'])
+    assert periodic.summary["queue_snapshots"]["count"] == 180  # one per 100 ms sample
     # positions run 0 (tail) .. queue_len - 1 within each snapshot
     g = snaps.groupby("time_s")
     assert (g.position_from_tail.max() == g.queue_len.first() - 1).all()

@@ -22,6 +22,8 @@ choked-4.4-reno-vegas choked-4.5-rtt choked-4.7-web raqm-case1 raqm-case2 raqm-c
 ward-3.2-per-flow ward-3.2-udp-compare ward-3.2-udp-rate-sweep ward-3.2-pareto-load ward-3.4-vegas-reno
 ward-3.4-aqm-fairness ward-3.5-rtt ward-3.6-web""".split()
 OPTIONAL_IDS = ["chokew-x-reno", "chokew-x-avg"]
+# experiments of the papers that the specification's list does not have (issue 10)
+NEW_IDS = ["choke-model-n-sweep", "ward-3.3-buffer", "ward-3.3-multi-udp", "choked-4.6-buffer"]
 
 TINY_SCENARIO = """
 name = "tiny"
@@ -101,6 +103,13 @@ label = "UDP share, RED"
 source = "a made-up value"
 col = "udp.share"
 where = { scheme = "RED", N = 4 }
+value = 0.001   # deliberately wrong: the UDP flow takes most of the link
+
+[[claim]]
+text = "the UDP flow takes more than half of the link under RED"
+source = "a made-up claim"
+col = "udp.share"
+where = { scheme = "RED" }
 min = 0.5
 """
 
@@ -120,20 +129,20 @@ def test_every_spec_experiment_is_listed_with_a_description():
     r = cli("list", "experiments", "--experiments", EXPERIMENTS)
     assert r.returncode == 0, r.stderr
     listed = {line.split()[0]: line.split(None, 1)[1] for line in r.stdout.splitlines()}
-    assert set(listed) == set(SPEC_IDS + OPTIONAL_IDS)
+    assert set(listed) == set(SPEC_IDS + OPTIONAL_IDS + NEW_IDS)
     assert all(len(d) > 20 for d in listed.values())
 
 
 def test_every_experiment_file_is_well_formed():
     exps = list_experiments(EXPERIMENTS)
-    assert len(exps) == len(SPEC_IDS) + len(OPTIONAL_IDS)
+    assert len(exps) == len(SPEC_IDS) + len(OPTIONAL_IDS) + len(NEW_IDS)
     for e in exps:
         assert e.figures or e.tables, e.id
         assert e.seeds == 5, e.id  # spec §1.2: 5 replications
         assert e.seeds_for(quick=True) <= 2, e.id
 
 
-@pytest.mark.parametrize("exp_id", SPEC_IDS + OPTIONAL_IDS)
+@pytest.mark.parametrize("exp_id", SPEC_IDS + OPTIONAL_IDS + NEW_IDS)
 def test_every_experiment_validates(exp_id):
     """Every run point of the full and quick settings of every experiment is a valid scenario."""
     e = load_experiment(EXPERIMENTS / exp_id)
@@ -156,6 +165,11 @@ def test_reproduce_one_small_experiment(tiny, tmp_path):
     assert "## tiny" in report and "![Fig. 1: UDP share](tiny/fig1-udp-share.png)" in report
     assert "| RED |" in report  # the table
     assert "UDP share, RED" in report and "a made-up value" in report  # the reference value
+    # the scorecard opens the report: the wrong value is a miss without a reason, the claim holds
+    card = report.split("## Scorecard", 1)[1].split("## Experiments", 1)[0]
+    assert "| [tiny](#tiny) | 0 / 1 | 1 / 1 | value \u201cUDP share, RED\u201d — unexplained |" in card, card
+    assert report.index("## Scorecard") < report.index("## tiny")
+    assert "(8 runs; ran)" in report and "; ok)" not in report
     assert "is highest at" in report  # the automatic comparison
     assert "Quick mode" in report and "simulation.duration=\"5s\"" in report  # the set-up as run
     html = (out / "report.html").read_text()
@@ -252,3 +266,43 @@ sessions = { tcp = 3 }
         assert (out / "tiny" / f"{name}.png").stat().st_size > 5000, name
     report = (out / "report.md").read_text()
     assert "time-average windowed Jain's index" in report and "time average of UDP throughput" in report
+
+
+RED_FAMILY = re.compile(r'type = "(red|rio|choke|gchoke|choked|perfect_choke)"|red = \{')
+
+
+@pytest.mark.parametrize("exp_id", SPEC_IDS + OPTIONAL_IDS + NEW_IDS)
+def test_every_experiment_names_its_ns2_release_preset_and_red_variant(exp_id):
+    """Each experiment runs the TCP preset of its paper's ns-2 release (in every scenario file) and
+    ns-2's RED (`variant = "ns2"`) in every RED-based scheme it runs."""
+    import tomllib
+
+    e = load_experiment(EXPERIMENTS / exp_id)
+    ns2 = e.raw["ns2"]
+    assert ns2["tcp_preset"].startswith("ns2-") and ns2["release"] in ns2["tcp_preset"] or "/" in ns2["release"]
+    assert len(ns2["why"]) > 40 and ns2["red"]
+    for f in e.path.glob("*.toml"):
+        if f.name in ("experiment.toml", "reference.toml"):
+            continue
+        sc = tomllib.loads(f.read_text())
+        assert sc["tcp"]["preset"] == ns2["tcp_preset"], f
+    texts = [f.read_text() for f in e.path.glob("*.toml") if f.name != "reference.toml"]
+    for t in texts:
+        for line in t.splitlines():
+            if RED_FAMILY.search(line) and not line.lstrip().startswith("#"):
+                assert 'variant = "ns2"' in line, (exp_id, line)
+
+
+def test_the_new_experiments_run_quick_and_reach_the_report(tmp_path):
+    """The experiments added for issue 10 run end to end (--quick) and appear in the report's
+    scorecard and sections."""
+    out = tmp_path / "out"
+    r = cli("reproduce", *NEW_IDS, "--quick", "--experiments", EXPERIMENTS, "--out", out, "--cache",
+            tmp_path / "cache", "-q")
+    assert r.returncode == 0, r.stderr
+    report = (out / "report.md").read_text()
+    card = report.split("## Scorecard", 1)[1].split("## Experiments", 1)[0]
+    for i in NEW_IDS:
+        assert f"| [{i}](#" in card and f"## {i}" in report, i
+        assert any((out / i).glob("*.png")) and (out / i / "runs.csv").is_file(), i
+    assert "; ran)" in report

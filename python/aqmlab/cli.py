@@ -7,6 +7,7 @@
     aqmlab reproduce ID ... | --all [--quick] [--jobs N] [--out DIR]
     aqmlab bench [--point NAME ...] [--repeat K] [--json]
     aqmlab model choke|chokew|raqm|ward [--param value ...] [--json] [--plot FILE] [--run DIR ...]
+    aqmlab emulate SCENARIO [--seed N] [--out DIR] [--set ...] [--cc [GROUP=]NAME] [-- CMD ...]   (root)
 
 A user's mistake (a bad scenario, a missing file, a bad option) prints one line
 ``error: <file>: <key path>: <what is wrong and what is allowed>`` on stderr and exits with 2;
@@ -216,6 +217,9 @@ def cmd_list(a) -> int:
         return 0
     for name, desc in _core.names(a.kind):
         print(f"{name:<12} {desc}" if a.describe else name)
+    if a.kind == "tcp":  # then the presets (`tcp.preset`): with -d their values and sources
+        for name, desc in _core.tcp_presets(a.describe):
+            print(f"{name:<12} {desc}" if a.describe else name)
     return 0
 
 
@@ -436,6 +440,10 @@ def build_parser() -> argparse.ArgumentParser:
     add_model_subcommands(m)
     m.set_defaults(fn=cmd_model)
     _add_max_memory(r, v, sw, rp)
+
+    from .emulate.cli import add_subcommand as add_emulate_subcommand
+
+    add_emulate_subcommand(sub)
     return p
 
 

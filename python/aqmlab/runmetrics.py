@@ -20,9 +20,15 @@ key                                    value
 ``variant.<v>.<k>``                    aggregates over the TCP flows of one congestion-control
                                        variant, when the flows table has a ``variant`` column
 ``aqm.<state>_mean``                   time average over the measurement window of each
-                                       ``aqm_<state>`` column of the time series (M7b, M11)
+                                       ``aqm_<state>`` column of the time series (M7b, M11);
+                                       ``aqm.<state>_p05`` its 5th percentile over the samples
+``bottleneck.queue_p05_pkts``, ...     5th, 50th and 95th percentiles of the sampled queue
+                                       length (``queue_pkts``) over the window
+``run.duration_s``, ``run.warmup_s``   the run length and warm-up as run (figure titles state them)
 ``fair_share_bps``                     M13: capacity / number of flows that started
 ``normalised_goodput``                 M15: TCP goodput / capacity
+``tcp.starved``, ``group.<g>.starved``  TCP flows (of a group) whose goodput is below 10 % of the
+                                       ideal fair share (:data:`STARVED`; our definition)
 ``sdv_throughput_bps``                 M14: sample standard deviation of all flows' throughputs
 ``web_drop_share``                     M9: drops of ``web`` flows / drops of all flows (NaN if no
                                        web flows or no drops)
@@ -40,6 +46,9 @@ import math
 
 import numpy as np
 import pandas as pd
+
+#: a TCP flow is counted as starved when its goodput is below this fraction of the fair share (M13)
+STARVED = 0.1
 
 _SUMS = ("throughput_bps", "goodput_bps", "goodput_m2b_bps", "goodput_m2c_bps", "share", "drops_total",
          "bneck_arrivals", "timeouts")
@@ -121,9 +130,18 @@ def run_row(result) -> dict:
 
     cap = float(b["capacity_bps"])
     sc = s["scenario"]
+    row["run.duration_s"] = float(sc["duration_s"])
+    row["run.warmup_s"] = float(sc.get("warmup_s", 0.0))
     started = f[f["start_s"] < sc["duration_s"]] if "start_s" in f else f
     row["fair_share_bps"] = cap / len(started) if len(started) else math.nan
     row["normalised_goodput"] = float(f.loc[f["transport"] == "tcp", "goodput_bps"].sum()) / cap
+    # starved flows: TCP goodput below STARVED of the ideal fair share
+    tcp = started[started["transport"] == "tcp"] if "transport" in started else started.iloc[0:0]
+    low = tcp["goodput_bps"] < STARVED * row["fair_share_bps"] if len(tcp) else pd.Series(dtype=bool)
+    row["tcp.starved"] = float(low.sum())
+    if "group" in tcp:
+        for g in s.get("groups", []):
+            row[f"group.{g['name']}.starved"] = float(low[tcp["group"] == g["name"]].sum())
     row["sdv_throughput_bps"] = float(f["throughput_bps"].std(ddof=1)) if len(f) > 1 else math.nan
     web = f[f["app"] == "web"]
     total_drops = float(f["drops_total"].sum() - f["drops_link_loss"].sum())
@@ -138,4 +156,8 @@ def run_row(result) -> dict:
         for c in ts.columns:
             if c.startswith("aqm_"):
                 row[f"aqm.{c[4:]}_mean"] = float(win[c].mean()) if len(win) else math.nan
+                row[f"aqm.{c[4:]}_p05"] = float(win[c].quantile(0.05)) if len(win) else math.nan
+        if "queue_pkts" in ts.columns:
+            for q in (5, 50, 95):
+                row[f"bottleneck.queue_p{q:02d}_pkts"] = float(win["queue_pkts"].quantile(q / 100)) if len(win) else math.nan
     return row

@@ -92,6 +92,11 @@ family_params! {
         /// Mark ECN-capable packets instead of the RED test's early drops (RFC 3168).
         #[serde(default)]
         pub ecn: bool,
+        /// The RED test and average after unmatched draws: `fj93` (default, aqm.md §3) or `ns2`
+        /// (ns-2's `Queue/RED`: "wait" rule, first packet in the region untested, integer idle
+        /// count; A5), for runs that model the thesis' ns-2.35 implementation.
+        #[serde(default)]
+        pub variant: crate::red::RedVariant,
     }
 }
 
@@ -162,10 +167,11 @@ impl<P: Pkt> Scheme<P> for Choked<P> {
             crate::QueueUnit::Bytes => (p.mean_pkt_size as f64, limit.value as f64 / p.mean_pkt_size as f64),
         };
         let s_ns = 8.0 * p.mean_pkt_size as f64 / link.rate_bps * NS_PER_SEC as f64;
+        let ns2 = p.variant == crate::red::RedVariant::Ns2;
         Choked {
             buf: LeakyBuffer::new(p.buffer_mode(), true),
-            est: Estimator::new(p.w_q, s_ns, false),
-            test: DropTest::new(Variant::Fj93, true, false, p.mean_pkt_size as f64),
+            est: Estimator::new(p.w_q, s_ns, ns2),
+            test: DropTest::new(if ns2 { Variant::Ns2 } else { Variant::Fj93 }, true, false, p.mean_pkt_size as f64),
             limit,
             b_pkts,
             scale,

@@ -11,6 +11,9 @@ use crate::{Cx, DropReason, Limit, ParamError, Pkt, Time};
 pub(crate) fn default_true() -> bool {
     true
 }
+pub(crate) fn default_false() -> bool {
+    false
+}
 pub(crate) fn default_max_p() -> f64 {
     0.1
 }
@@ -26,7 +29,7 @@ pub(crate) fn default_pkt_size() -> u32 {
 /// `doomed_draw`. Scenario keys are flat: `aqm = { type = "choke", min_th = 20, max_th = 520,
 /// n_cand = 2, victim_removal = "lazy" }`.
 macro_rules! family_params {
-    (@victim $(#[$m:meta])* pub struct $name:ident { $( $(#[$fm:meta])* pub $f:ident : $t:ty, )* } $($red:tt)*) => {
+    (@victim $occupy:literal $(#[$m:meta])* pub struct $name:ident { $( $(#[$fm:meta])* pub $f:ident : $t:ty, )* } $($red:tt)*) => {
         $(#[$m])*
         #[derive(Debug, Clone, PartialEq, serde::Deserialize, serde::Serialize)]
         #[serde(deny_unknown_fields)]
@@ -36,8 +39,9 @@ macro_rules! family_params {
             /// `immediate` (default) or `lazy` (drop bit), aqm.md §1.2 / A4.
             #[serde(default)]
             pub victim_removal: crate::buffer::VictimRemoval,
-            /// Lazy mode: doomed packets occupy buffer space until they reach the head.
-            #[serde(default = "crate::family::default_true")]
+            /// Lazy mode: doomed packets occupy buffer space until they reach the head (default
+            /// true; false for WARD, whose drop bit frees the space at once, Decision D3).
+            #[serde(default = $occupy)]
             pub doomed_occupy_buffer: bool,
             /// `live` (default) or `physical` (lazy mode only), A3.
             #[serde(default)]
@@ -59,7 +63,7 @@ macro_rules! family_params {
         }
     };
     ($(#[$m:meta])* pub struct $name:ident { $( $(#[$fm:meta])* pub $f:ident : $t:ty, )* } red) => {
-        family_params! { @victim $(#[$m])* pub struct $name { $( $(#[$fm])* pub $f : $t, )* }
+        family_params! { @victim "crate::family::default_true" $(#[$m])* pub struct $name { $( $(#[$fm])* pub $f : $t, )* }
             /// RED stage: lower threshold on the average (queue unit).
             pub min_th: f64,
             /// RED stage: upper threshold on the average.
@@ -107,7 +111,11 @@ macro_rules! family_params {
         }
     };
     ($(#[$m:meta])* pub struct $name:ident { $( $(#[$fm:meta])* pub $f:ident : $t:ty, )* }) => {
-        family_params! { @victim $(#[$m])* pub struct $name { $( $(#[$fm])* pub $f : $t, )* } }
+        family_params! { @victim "crate::family::default_true" $(#[$m])* pub struct $name { $( $(#[$fm])* pub $f : $t, )* } }
+    };
+    // flagged victims free their buffer space at once by default (WARD's drop bit)
+    ($(#[$m:meta])* pub struct $name:ident { $( $(#[$fm:meta])* pub $f:ident : $t:ty, )* } doomed_free) => {
+        family_params! { @victim "crate::family::default_false" $(#[$m])* pub struct $name { $( $(#[$fm])* pub $f : $t, )* } }
     };
 }
 pub(crate) use family_params;

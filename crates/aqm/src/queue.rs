@@ -36,6 +36,22 @@ impl QueueStats {
     pub fn dropped_on_arrival(&self) -> u64 {
         self.drops.iter().sum::<u64>() - self.dropped_queued
     }
+    /// The counts since `base`, an earlier copy of these statistics (for a measurement window).
+    pub fn since(&self, base: &QueueStats) -> QueueStats {
+        let mut d = *self;
+        d.arrivals -= base.arrivals;
+        d.arrival_bytes -= base.arrival_bytes;
+        d.enqueued -= base.enqueued;
+        d.transmitted -= base.transmitted;
+        d.transmitted_bytes -= base.transmitted_bytes;
+        d.dropped_queued -= base.dropped_queued;
+        for i in 0..DropReason::COUNT {
+            d.drops[i] -= base.drops[i];
+            d.drop_bytes[i] -= base.drop_bytes[i];
+        }
+        d
+    }
+
     /// Check the accounting identities given the number of packets still queued.
     pub fn check(&self, queued: u64) -> Result<(), String> {
         if self.arrivals != self.enqueued + self.dropped_on_arrival() {

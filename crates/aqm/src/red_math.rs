@@ -148,6 +148,8 @@ pub struct DropTest {
     pub byte_mode: bool,
     pub max_pkt_size: f64,
     count: i64,
+    /// ns-2's `count_bytes`: bytes arrived since the last drop (ns2 variant in byte mode).
+    count_bytes: u64,
     /// ns-2's `old_`: the previous arrival was already in the drop region.
     ns2_in_region: bool,
     /// Last probability applied (`p_a`), exposed as controller state.
@@ -156,7 +158,16 @@ pub struct DropTest {
 
 impl DropTest {
     pub fn new(variant: Variant, uniformise: bool, byte_mode: bool, max_pkt_size: f64) -> Self {
-        DropTest { variant, uniformise, byte_mode, max_pkt_size, count: -1, ns2_in_region: false, last_p: 0.0 }
+        DropTest {
+            variant,
+            uniformise,
+            byte_mode,
+            max_pkt_size,
+            count: -1,
+            count_bytes: 0,
+            ns2_in_region: false,
+            last_p: 0.0,
+        }
     }
 
     /// The uniformisation counter (`count`, init -1).
@@ -235,10 +246,15 @@ impl DropTest {
         }
     }
 
+    /// ns-2's `Queue/RED` (`enque`, `drop_early`, `modify_p` with `wait_ = true`). In byte mode
+    /// (ns-2's `bytes_`) the count is `count_bytes / mean_pktsize` in whole packets of
+    /// `max_pkt_size` bytes and the probability is scaled by `size / max_pkt_size` *after* the
+    /// wait rule, as `modify_p` does.
     fn decide_ns2(&mut self, region: Region, size: u32, qlen_pkts: usize, rng: &mut Rng) -> Option<DropReason> {
         if region == Region::None || qlen_pkts <= 1 {
             self.ns2_in_region = false;
             self.count = 0;
+            self.count_bytes = 0;
             self.last_p = 0.0;
             return None;
         }
@@ -246,6 +262,7 @@ impl DropTest {
             Region::Hard => {
                 // use_mark_p = true: recorded as an early (unforced) drop (aqm.md §3 (v)).
                 self.count = 0;
+                self.count_bytes = 0;
                 self.last_p = 1.0;
                 Some(DropReason::Early)
             }
@@ -254,13 +271,19 @@ impl DropTest {
                     // first packet into the region: count = 1, not tested (ii)
                     self.ns2_in_region = true;
                     self.count = 1;
+                    self.count_bytes = size as u64;
                     self.last_p = 0.0;
                     return None;
                 }
                 self.count += 1;
-                let p_b = self.scaled(p_b, size);
-                let cp = self.count as f64 * p_b;
-                let p_a = if !self.uniformise {
+                self.count_bytes += size as u64;
+                let count = if self.byte_mode {
+                    (self.count_bytes / (self.max_pkt_size as u64).max(1)) as f64
+                } else {
+                    self.count as f64
+                };
+                let cp = count * p_b;
+                let mut p_a = if !self.uniformise {
                     p_b
                 } else if cp < 1.0 {
                     0.0
@@ -269,9 +292,13 @@ impl DropTest {
                 } else {
                     1.0
                 };
+                if self.byte_mode && p_a < 1.0 {
+                    p_a *= size as f64 / self.max_pkt_size;
+                }
                 self.last_p = p_a.min(1.0);
                 if rng.uniform() < p_a {
                     self.count = 0;
+                    self.count_bytes = 0;
                     Some(DropReason::Early)
                 } else {
                     None
@@ -381,5 +408,28 @@ mod tests {
         assert_eq!(t.decide(Region::Hard, 1000, 10, &mut rng), Some(DropReason::Early));
         // ns-2: no drop when the queue holds at most one packet
         assert_eq!(t.decide(Region::Hard, 1000, 1, &mut rng), None);
+    }
+
+    #[test]
+    fn ns2_byte_mode_counts_bytes_and_scales_after_the_wait_rule() {
+        // ns-2 with bytes_ = true and mean_pktsize_ = 500: 1000-byte packets count two each, so
+        // with p_b = 0.1 the gap between drops is 5..=10 packets (packet mode: 10..=20), and the
+        // probability is doubled after the wait rule (size / mean_pktsize)
+        let mut rng = Rng::stream(7, "t", 0);
+        let mut t = DropTest::new(Variant::Ns2, true, true, 500.0);
+        assert!(t.decide(Region::Prob(0.1), 1000, 10, &mut rng).is_none()); // first: untested
+        let (mut gap, mut gaps) = (0, Vec::new());
+        for _ in 0..20_000 {
+            gap += 1;
+            if t.decide(Region::Prob(0.1), 1000, 10, &mut rng).is_some() {
+                gaps.push(gap);
+                gap = 0;
+            }
+        }
+        assert!(gaps.len() > 1000);
+        // after the first drop, count restarts at 0: 5 arrivals (10 packets' worth of bytes) reach cp = 1
+        assert!(gaps[1..].iter().all(|&g| (5..=10).contains(&g)), "{:?}", &gaps[..20]);
+        let mean = gaps[1..].iter().sum::<usize>() as f64 / (gaps.len() - 1) as f64;
+        assert!(mean < 8.0, "mean gap {mean}");
     }
 }

@@ -61,6 +61,7 @@ family_params! {
         #[serde(default)]
         pub ward_full_rule3_admit: bool,
     }
+    doomed_free
 }
 
 impl Params for WardParams {
@@ -179,6 +180,19 @@ mod tests {
     fn mk(limit: u64, extra: &str) -> Ward<P> {
         let p: WardParams = serde_json::from_str(&format!("{{{extra}}}")).unwrap();
         Ward::new(&p, LinkInfo { rate_bps: 8e6 }, Limit::packets(limit))
+    }
+
+    #[test]
+    fn flagged_victims_free_their_space_by_default_decision_d3() {
+        let p: WardParams = serde_json::from_str(r#"{"victim_removal": "lazy"}"#).unwrap();
+        assert!(!p.buffer_mode().doomed_occupy);
+        let p: WardParams =
+            serde_json::from_str(r#"{"victim_removal": "lazy", "doomed_occupy_buffer": true}"#).unwrap();
+        assert!(p.buffer_mode().doomed_occupy);
+        // the other schemes keep the hardware-realistic default
+        let c: crate::choke::ChokeParams =
+            serde_json::from_str(r#"{"min_th": 5, "max_th": 10, "victim_removal": "lazy"}"#).unwrap();
+        assert!(c.buffer_mode().doomed_occupy);
     }
 
     #[test]

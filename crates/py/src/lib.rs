@@ -10,6 +10,8 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use sim::{Column, Table};
 
+mod emulate;
+
 create_exception!(
     _core,
     ScenarioError,
@@ -235,15 +237,23 @@ fn names(kind: &str) -> PyResult<Vec<(String, String)>> {
     Ok(list.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect())
 }
 
+/// TCP presets (name, description); with `details`, each ns-2 preset's values and their sources.
+#[pyfunction]
+fn tcp_presets(details: bool) -> Vec<(String, String)> {
+    sim::tcp::presets::describe(details)
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(names, m)?)?;
+    m.add_function(wrap_pyfunction!(tcp_presets, m)?)?;
     m.add_function(wrap_pyfunction!(parse_size, m)?)?;
     m.add_function(wrap_pyfunction!(parse_rate, m)?)?;
     m.add_function(wrap_pyfunction!(resolve, m)?)?;
     m.add_function(wrap_pyfunction!(parse_duration, m)?)?;
+    emulate::register(m)?;
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add("SimulationError", m.py().get_type::<SimulationError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

@@ -41,9 +41,11 @@ pub enum Kind {
     Session = 9,
     /// Periodic per-flow time-series sample.
     FlowSample = 10,
+    /// A queue snapshot at a random (Poisson) instant (M10).
+    Snapshot = 11,
 }
 
-const KINDS: [Kind; 11] = [
+const KINDS: [Kind; 12] = [
     Kind::Warmup,
     Kind::Sample,
     Kind::AqmTimer,
@@ -55,6 +57,7 @@ const KINDS: [Kind; 11] = [
     Kind::Arrive,
     Kind::Session,
     Kind::FlowSample,
+    Kind::Snapshot,
 ];
 
 /// Largest entity index an event can carry.

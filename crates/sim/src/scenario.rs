@@ -141,8 +141,11 @@ pub struct Scenario {
     pub warmup: Time,
     pub seed: u64,
     pub sample_interval: Time,
-    /// Record the bottleneck queue's composition at every sample in the window (M10).
+    /// Record the bottleneck queue's composition in the window (M10).
     pub queue_snapshots: bool,
+    /// Snapshots at the instants of a Poisson process of rate 1 / `sample_interval` (default; time
+    /// averages unbiased, no phase lock with periodic sources) instead of at every sample.
+    pub snapshot_poisson: bool,
     /// Period of the per-flow time series (throughput, goodput, cwnd), if requested.
     pub flow_series_interval: Option<Time>,
     pub bottleneck: LinkSpec,
@@ -190,7 +193,15 @@ struct RawSimulation {
     seed: Option<u64>,
     sample_interval: Option<Dur>,
     queue_snapshots: Option<bool>,
+    snapshot_times: Option<SnapshotTimes>,
     flow_series_interval: Option<Dur>,
+}
+
+#[derive(Deserialize, Clone, Copy, PartialEq)]
+#[serde(rename_all = "lowercase")]
+enum SnapshotTimes {
+    Poisson,
+    Periodic,
 }
 
 #[derive(Deserialize, Default)]
@@ -241,7 +252,7 @@ fn default_access_limit() -> u64 {
 #[derive(Deserialize, Default, Clone)]
 #[serde(deny_unknown_fields)]
 struct RawTcp {
-    preset: Option<PresetName>,
+    preset: Option<String>,
     variant: Option<TcpVariantName>,
     recovery: Option<RecoveryName>,
     rto_restart_on_retransmit: Option<bool>,
@@ -252,8 +263,10 @@ struct RawTcp {
     min_rto: Option<Dur>,
     initial_rto: Option<Dur>,
     max_rto: Option<Dur>,
+    max_backoff: Option<u32>,
     clock_granularity: Option<Dur>,
     dupack_threshold: Option<u32>,
+    limited_transmit: Option<bool>,
     delayed_ack: Option<bool>,
     delack_count: Option<u32>,
     delack_timeout: Option<Dur>,
@@ -301,13 +314,6 @@ enum RecoveryName {
     Reno,
     Newreno,
     Sack,
-}
-
-#[derive(Deserialize, Clone, Copy)]
-#[serde(rename_all = "lowercase")]
-enum PresetName {
-    Ns2,
-    Modern,
 }
 
 #[derive(Deserialize, Clone, Copy, PartialEq)]
@@ -434,9 +440,11 @@ fn merge_tcp(global: &RawTcp, local: Option<&RawTcp>, path: &str) -> R<TcpConfig
         };
     }
     // the preset gives every default; the variant its congestion control and loss recovery
-    let mut d = match pick!(preset).unwrap_or(PresetName::Ns2) {
-        PresetName::Ns2 => TcpConfig::ns2(),
-        PresetName::Modern => TcpConfig::modern(),
+    let preset = pick!(preset).unwrap_or_else(|| "ns2".to_string());
+    let Some(mut d) = crate::tcp::presets::preset(&preset) else {
+        let at = if l.preset.is_some() { format!("{path}.preset") } else { "tcp.preset".to_string() };
+        let names = crate::tcp::presets::preset_names().join(", ");
+        return Err(ScenarioError::new(at, format!("unknown preset \"{preset}\"; one of: {names}")));
     };
     let (name, cc, recovery) = match pick!(variant) {
         None => (d.variant, d.cc, d.recovery),
@@ -483,6 +491,18 @@ fn merge_tcp(global: &RawTcp, local: Option<&RawTcp>, path: &str) -> R<TcpConfig
     if max_rto < min_rto || max_rto == 0 {
         return Err(ScenarioError::new(format!("{path}.max_rto"), "must be > 0 and >= min_rto"));
     }
+    let max_backoff_exp = match pick!(max_backoff) {
+        None => d.max_backoff_exp,
+        Some(b) if b.is_power_of_two() && b.trailing_zeros() <= crate::tcp::presets::MAX_BACKOFF_EXP => {
+            b.trailing_zeros()
+        }
+        Some(b) => {
+            return Err(ScenarioError::new(
+                format!("{path}.max_backoff"),
+                format!("must be a power of two from 1 to 1048576, got {b}"),
+            ))
+        }
+    };
     let granularity = pick!(clock_granularity).map(|x| x.0).unwrap_or(d.granularity);
     let dupthresh = pick!(dupack_threshold).unwrap_or(d.dupack_threshold);
     if dupthresh == 0 {
@@ -508,8 +528,11 @@ fn merge_tcp(global: &RawTcp, local: Option<&RawTcp>, path: &str) -> R<TcpConfig
         min_rto,
         initial_rto,
         max_rto,
+        max_backoff_exp,
         granularity,
         dupack_threshold: dupthresh,
+        // ns-2's Vegas agent has its own ACK processing, without Limited Transmit
+        limited_transmit: pick!(limited_transmit).unwrap_or(d.limited_transmit && d.variant != "vegas"),
         delayed_ack: pick!(delayed_ack).unwrap_or(d.delayed_ack),
         delack_count,
         delack_timeout,
@@ -1093,6 +1116,7 @@ fn from_table(table: toml::Table, default_name: &str) -> R<Scenario> {
         seed: sim.seed.unwrap_or(1),
         sample_interval,
         queue_snapshots: sim.queue_snapshots.unwrap_or(false),
+        snapshot_poisson: sim.snapshot_times != Some(SnapshotTimes::Periodic),
         flow_series_interval: match sim.flow_series_interval {
             Some(Dur(0)) => return Err(ScenarioError::new("simulation.flow_series_interval", "must be > 0")),
             Some(Dur(d)) if duration / d > 1_000_000 => {

@@ -138,6 +138,8 @@ struct Series {
     snap_len: Vec<i64>,
     snap_flow: Vec<i64>,
     snap_count: u64,
+    /// Draws the Poisson snapshot instants (its own stream).
+    snap_rng: Rng,
 }
 
 /// Per-flow time series (`simulation.flow_series_interval`): one row per active flow per sample.
@@ -295,7 +297,7 @@ impl Sim {
         }
         ev.push(0, Kind::Sample, 0);
         let state_names = links[BNECK].aqm.as_ref().expect("bottleneck has a queue").queue.disc.state_names();
-        let ts = Series {
+        let mut ts = Series {
             time: Vec::new(),
             qlen: Vec::new(),
             qbytes: Vec::new(),
@@ -311,7 +313,14 @@ impl Sim {
             snap_len: Vec::new(),
             snap_flow: Vec::new(),
             snap_count: 0,
+            snap_rng: Rng::stream(seed, "snapshots", 0),
         };
+        if sc.queue_snapshots && sc.snapshot_poisson {
+            let first = sc.warmup + exp_gap(&mut ts.snap_rng, sc.sample_interval);
+            if first < sc.duration {
+                ev.push(first, Kind::Snapshot, 0);
+            }
+        }
         Ok(Sim {
             meas: LinkMeasure::new(sc.warmup),
             seed,
@@ -361,6 +370,7 @@ impl Sim {
                 Kind::Start => self.on_start(idx as usize),
                 Kind::Stop => self.on_stop(idx as usize),
                 Kind::Sample => self.on_sample(),
+                Kind::Snapshot => self.on_snapshot(),
                 Kind::Warmup => self.on_warmup(),
             }
             if self.events & 0xFFFF == 0 && !progress(t as f64 / NS_PER_SEC as f64) {
@@ -888,23 +898,41 @@ impl Sim {
         ts.last_tx_bytes = st.transmitted_bytes;
         ts.last_drops = drops;
         ts.last_t = now;
-        if self.sc.queue_snapshots && now >= self.sc.warmup {
-            // the queue's composition by position, counted from the tail (M10)
-            let n = q.len() as i64;
-            let t = now as f64 / NS_PER_SEC as f64;
-            let mut from_head = 0i64;
-            q.disc.for_each_waiting(&mut |p, _| {
-                ts.snap_t.push(t);
-                ts.snap_pos.push(n - 1 - from_head);
-                ts.snap_len.push(n);
-                ts.snap_flow.push(p.flow as i64);
-                from_head += 1;
-            });
-            ts.snap_count += 1;
+        if self.sc.queue_snapshots && !self.sc.snapshot_poisson && now >= self.sc.warmup {
+            self.snapshot();
         }
         let next = now.saturating_add(self.sc.sample_interval);
         if next < self.sc.duration {
             self.ev.push(next, Kind::Sample, 0);
+        }
+    }
+
+    /// The queue's composition by position, counted from the tail (M10).
+    fn snapshot(&mut self) {
+        let q = &self.links[BNECK].aqm.as_ref().expect("bottleneck queue").queue;
+        let ts = &mut self.ts;
+        let n = q.len() as i64;
+        let t = self.now as f64 / NS_PER_SEC as f64;
+        let mut from_head = 0i64;
+        q.disc.for_each_waiting(&mut |p, _| {
+            ts.snap_t.push(t);
+            ts.snap_pos.push(n - 1 - from_head);
+            ts.snap_len.push(n);
+            ts.snap_flow.push(p.flow as i64);
+            from_head += 1;
+        });
+        ts.snap_count += 1;
+    }
+
+    /// A snapshot at a Poisson instant (PASTA: the snapshots see time averages, and cannot lock
+    /// in phase with a periodic source as fixed steps can); then the next instant.
+    fn on_snapshot(&mut self) {
+        let now = self.now;
+        self.advance(BNECK, now);
+        self.snapshot();
+        let next = now + exp_gap(&mut self.ts.snap_rng, self.sc.sample_interval);
+        if next < self.sc.duration {
+            self.ev.push(next, Kind::Snapshot, 0);
         }
     }
 
@@ -1237,8 +1265,8 @@ impl Sim {
         });
         let mut summary = clean_nan(summary);
         if self.sc.queue_snapshots {
-            summary["queue_snapshots"] =
-                json!({ "count": self.ts.snap_count, "interval_s": sc.sample_interval as f64 / 1e9 });
+            summary["queue_snapshots"] = json!({ "count": self.ts.snap_count, "interval_s": sc.sample_interval as f64 / 1e9,
+                        "times": if sc.snapshot_poisson { "poisson" } else { "periodic" } });
         }
         let flow_series = self.sc.flow_series_interval.map(|_| {
             let fs = &self.fseries;
@@ -1254,6 +1282,11 @@ impl Sim {
         });
         Results { summary, flows: t, timeseries: ts, snapshots, flow_series }
     }
+}
+
+/// An exponential gap with mean `mean` (at least 1 ns): the next instant of a Poisson process.
+fn exp_gap(rng: &mut Rng, mean: Time) -> Time {
+    ((-(1.0 - rng.uniform()).ln() * mean as f64).round() as Time).max(1)
 }
 
 /// When a flow (or session) starts: fixed, or drawn from its own stream.

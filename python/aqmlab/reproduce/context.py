@@ -46,6 +46,35 @@ class Context:
             self._tables[name] = self.res.table(name)
         return self._tables[name]
 
+    def seeds_per_point(self) -> int:
+        """The fewest seeds any run point had (0 without runs)."""
+        r = self.runs
+        if r.empty or "seed" not in r:
+            return 0
+        keys = [c for c in self.coords if c in r.columns]
+        if not keys:
+            return int(r["seed"].nunique())
+        return int(r.groupby([r[k].astype(str) for k in keys])["seed"].nunique().min())
+
+    def interval_method(self) -> str:
+        from .stats import MIN_T_SEEDS
+
+        n = self.seeds_per_point()
+        return "t95" if n >= MIN_T_SEEDS else ("range" if n == 2 else "none")
+
+    def as_run(self) -> str:
+        """``"5 seeds per point, 300 s runs"`` from the runs actually made."""
+        r = self.runs
+        n = self.seeds_per_point()
+        text = f"{n} seed{'s' if n != 1 else ''} per point"
+        if "run.duration_s" in r and r["run.duration_s"].notna().any():
+            d = sorted({float(v) for v in r["run.duration_s"].dropna()})
+            text += ", " + "/".join(f"{v:g}" for v in d) + " s runs"
+            if "run.warmup_s" in r and (r["run.warmup_s"].fillna(0) > 0).any():
+                w = sorted({float(v) for v in r["run.warmup_s"].dropna()})
+                text += " (measured after " + "/".join(f"{v:g}" for v in w) + " s)"
+        return text
+
     def default_series(self) -> list[str]:
         return [self.exp.variants_name] if self.exp.variants else []
 

@@ -96,6 +96,7 @@ class Experiment:
     figures: list  # raw tables
     tables: list
     references: list = field(default_factory=list)
+    claims: list = field(default_factory=list)
     raw: dict = field(default_factory=dict)
     full_set: list = field(default_factory=list)
 
@@ -176,7 +177,8 @@ def _str_list(v, where: str) -> list[str]:
 
 
 _KNOWN_TOP = {"id", "paper", "source", "title", "description", "scenario", "runs", "quick", "figures", "tables",
-              "full"}
+              "full", "ns2", "notes"}
+_KNOWN_NS2 = {"release", "tcp_preset", "red", "why"}
 _KNOWN_RUNS = {"seeds", "set", "variants", "variants_name", "axes"}
 _KNOWN_AXIS = {"name", "names", "label", "unit", "values", "points", "set"}
 _KNOWN_QUICK = {"seeds", "set", "axes", "variants", "note"}
@@ -247,10 +249,32 @@ def load_experiment(path: str | os.PathLike) -> Experiment:
         from .compare import parse_references
 
         try:
-            exp.references = parse_references(tomllib.loads(rf.read_text(encoding="utf-8")))
+            exp.references, exp.claims = parse_references(tomllib.loads(rf.read_text(encoding="utf-8")))
+            _check_points(exp)
         except (tomllib.TOMLDecodeError, ExperimentError) as e:
             raise ExperimentError(f"{rf}: {e}")
     return exp
+
+
+def _check_points(exp: Experiment) -> None:
+    """A published value belongs to one point of the paper's figure or table: its ``where`` names
+    every coordinate that varies (or, for a maximum or minimum, all but those of ``at``); claims
+    name only coordinates."""
+    varying = ([exp.variants_name] if len(exp.variants) > 1 else []) + [
+        n for a in exp.axes if len(a.values) > 1 for n in (a.names or (a.name,))]
+    coords = set(exp.coord_names)
+    for i, r in enumerate(exp.references):
+        where = set((r.get("where") or {}).keys()) | set((r.get("at") or {}).keys())
+        for k in where - coords:
+            raise ExperimentError(f"reference[{i}].where.{k}: not a coordinate ({', '.join(exp.coord_names)})")
+        free = [c for c in varying if c not in where]
+        if free:
+            raise ExperimentError(f"reference[{i}].where: name the paper's point: {', '.join(free)} varies "
+                                  f"(a value counts only at the paper's point)")
+    for i, c in enumerate(exp.claims):
+        for k in list((c.get("where") or {}).keys()) + [c[k] for k in ("of", "along") if k in c]:
+            if k not in coords:
+                raise ExperimentError(f"claim[{i}]: {k!r} is not a coordinate ({', '.join(exp.coord_names)})")
 
 
 def _parse(raw: dict, d: Path) -> Experiment:
@@ -289,6 +313,17 @@ def _parse(raw: dict, d: Path) -> Experiment:
             raise ExperimentError(f"quick.variants: {v!r} is not a variant label")
     full = raw.get("full", {})
     _check_keys(full, {"set", "note"}, "full.")
+    ns2 = raw.get("ns2")
+    if ns2 is not None:
+        if not isinstance(ns2, dict):
+            raise ExperimentError("ns2: expected a table (release, tcp_preset, red, why)")
+        _check_keys(ns2, _KNOWN_NS2, "ns2.")
+        for k in _KNOWN_NS2:
+            if not isinstance(ns2.get(k), str):
+                raise ExperimentError(f"ns2.{k}: missing (a string)")
+    notes = raw.get("notes", [])
+    if not isinstance(notes, list) or not all(isinstance(n, str) for n in notes):
+        raise ExperimentError("notes: expected a list of strings")
     exp = Experiment(
         id=eid, path=d, paper=str(raw.get("paper", "")), source=str(raw.get("source", "")),
         title=str(raw.get("title", eid)), description=_need(raw, "description", str, ""),

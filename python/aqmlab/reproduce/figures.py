@@ -43,7 +43,7 @@ import numpy as np
 import pandas as pd
 
 from .context import Context, Output
-from .stats import SpecError, metric, metrics, summarise, where_mask
+from .stats import SpecError, err, interval_note, interval_short, metric, metrics, summarise, where_mask
 
 KINDS = ("xy", "bar", "timeseries", "flow_timeseries", "windowed_jain", "flows_bar", "group_bar", "rcf", "hook")
 COMMON = {"name", "title", "kind", "where", "xlabel", "ylabel", "logx", "logy", "xlim", "ylim", "hlines",
@@ -154,7 +154,8 @@ def _finish(fig, axes, spec: dict, ctx: Context, xlabel: str, ylabel: str, legen
     import textwrap
 
     width = int(fig.get_figwidth() * 13)
-    fig.suptitle("\n".join(textwrap.wrap(title, width)), fontsize=11)
+    lines = textwrap.wrap(title, width) + textwrap.wrap(as_run(ctx, spec, short=True), width)
+    fig.suptitle("\n".join(lines), fontsize=11)
     fig.tight_layout()
     ctx.out.mkdir(parents=True, exist_ok=True)
     files = []
@@ -301,10 +302,10 @@ def fig_xy(ctx: Context, spec: dict) -> Output:
                 else:
                     xv = np.array([xs_cat.index(v) for v in s[x].astype(str)], dtype=float)
                 yv = s[m.col].to_numpy(dtype=float) * m.scale
-                yerr = s[f"{m.col}_ci95"].to_numpy(dtype=float) * m.scale
-                xerr = s[f"{x}_ci95"].to_numpy(dtype=float) * xm.scale if xm is not None else None
+                yerr = err(s, m.col, m.scale)
+                xerr = err(s, x, xm.scale) if xm is not None else None
                 idx = si * len(ys) + yi
-                ax.errorbar(xv, yv, yerr=np.nan_to_num(yerr), xerr=None if xerr is None else np.nan_to_num(xerr),
+                ax.errorbar(xv, yv, yerr=yerr, xerr=xerr,
                             marker=MARKERS[idx % len(MARKERS)], color=PALETTE[idx % len(PALETTE)], capsize=3,
                             ms=4, lw=1.2, label=_label(key, m, len(ys)))
             where = f"({ctx.coord_label(panel)} = {pv}) " if pv is not None else ""
@@ -352,15 +353,31 @@ def _overlay(ax, ctx: Context, spec: dict, tab: pd.DataFrame, ys, x, xm) -> list
         mm = model[["x", mc]].dropna()
         ax.plot(mm["x"], mm[mc] * m.scale, color="k", ls=(0, (4, 2)), lw=1.2 - 0.2 * i,
                 label=f"model: {m.label}" if len(ys) > 1 else "model")
-        # agreement at the simulated points
         sim = tab.groupby(x)[m.col].mean()
         mod = np.interp(sim.index.to_numpy(dtype=float), mm["x"].to_numpy(), mm[mc].to_numpy()) if len(mm) else []
-        ok = [(s, v) for s, v in zip(sim.to_numpy(), mod) if np.isfinite(s) and np.isfinite(v) and v != 0]
-        if ok:
-            rel = np.mean([abs(s - v) / abs(v) for s, v in ok])
-            notes.append(f"{m.label}: simulation and model ({mspec.get('name')}) differ by {100 * rel:.0f} % on "
-                         f"average over {len(ok)} points.")
+        a = agreement(sim.to_numpy(dtype=float), np.asarray(mod, dtype=float))
+        if a is not None:
+            mad, frac, n = a
+            notes.append(f"{m.label}: simulation and model ({mspec.get('name')}) differ by {m.fmt(mad * m.scale)}"
+                         f"{' ' + m.unit if m.unit else ''} on average over {n} points ({100 * frac:.0f} % of the "
+                         f"largest value of either).")
     return notes
+
+
+def agreement(sim: np.ndarray, model: np.ndarray):
+    """Simulation against model at the same points: the mean absolute difference, that difference
+    as a fraction of the largest absolute value of either (a scale that cannot vanish near a zero
+    of the model, unlike a relative difference: in [0, 2] whatever the values), and the number of
+    points; None without a finite pair or when every value is 0."""
+    ok = np.isfinite(sim) & np.isfinite(model)
+    if not ok.any():
+        return None
+    s, v = sim[ok], model[ok]
+    scale = float(max(np.abs(s).max(), np.abs(v).max()))
+    mad = float(np.abs(s - v).mean())
+    if scale == 0:
+        return None
+    return mad, mad / scale, int(ok.sum())
 
 
 def fig_bar(ctx: Context, spec: dict) -> Output:
@@ -382,7 +399,7 @@ def fig_bar(ctx: Context, spec: dict) -> Output:
                 s = sub[sub["__series"] == key]
                 pos = np.array([cats.index(v) for v in s[x].astype(str)], dtype=float) - 0.4 + width * (b + 0.5)
                 ax.bar(pos, s[m.col].to_numpy(dtype=float) * m.scale, width,
-                       yerr=np.nan_to_num(s[f"{m.col}_ci95"].to_numpy(dtype=float) * m.scale), capsize=2,
+                       yerr=err(s, m.col, m.scale), capsize=2,
                        color=PALETTE[b % len(PALETTE)], label=_label(key, m, len(ys)))
                 b += 1
         ax.set_xticks(range(len(cats)))
@@ -541,7 +558,7 @@ def fig_windowed_jain(ctx: Context, spec: dict) -> Output:
         for si, key in enumerate(_series_keys(sub, series)):
             s = sub[_series_mask(sub, series, key)].sort_values("time_s")
             lbl = ": ".join(map(str, key)) or "Jain's index"
-            ax.errorbar(s["time_s"] + window / 2, s["jain"], yerr=np.nan_to_num(s["jain_ci95"]),
+            ax.errorbar(s["time_s"] + window / 2, s["jain"], yerr=err(s, "jain"),
                         marker=MARKERS[si % len(MARKERS)], ms=3, capsize=2, lw=1, color=PALETTE[si % len(PALETTE)],
                         label=lbl)
             notes.append(f"{where}{lbl}: time-average windowed Jain's index {np.nanmean(s['jain']):.3f}.")
@@ -568,7 +585,7 @@ def fig_flows_bar(ctx: Context, spec: dict) -> Output:
         per = summarise(sub.sort_values("flow_id"), ["flow_id"], [m.col])
         kinds = sub.groupby("flow_id")["transport"].first()
         colors = [PALETTE[1] if kinds.get(f) == "udp" else PALETTE[0] for f in per["flow_id"]]
-        ax.bar(per["flow_id"] + 1, per[m.col] * m.scale, 0.8, yerr=np.nan_to_num(per[f"{m.col}_ci95"] * m.scale),
+        ax.bar(per["flow_id"] + 1, per[m.col] * m.scale, 0.8, yerr=err(per, m.col, m.scale),
                color=colors, capsize=1.5)
         fair = _fair_share_line(ax, spec, runs, pv, m)
         _hlines(ax, spec, sub)
@@ -619,7 +636,7 @@ def fig_group_bar(ctx: Context, spec: dict) -> Output:
         _panel_title(ax, ctx, spec, pv)
         summ = summarise(sub.assign(**{by: sub[by].map(_category)}), [by], [m.col])
         cats = [str(labels.get(str(c), c)) for c in summ[by]]
-        ax.bar(range(len(cats)), summ[m.col] * m.scale, 0.6, yerr=np.nan_to_num(summ[f"{m.col}_ci95"] * m.scale),
+        ax.bar(range(len(cats)), summ[m.col] * m.scale, 0.6, yerr=err(summ, m.col, m.scale),
                capsize=3, color=[PALETTE[i % len(PALETTE)] for i in range(len(cats))])
         ax.set_xticks(range(len(cats)))
         ax.set_xticklabels(cats)
@@ -688,8 +705,27 @@ FIGURES = {"xy": fig_xy, "bar": fig_bar, "timeseries": fig_timeseries, "flow_tim
            "rcf": fig_rcf, "hook": fig_hook}
 
 
+#: kinds whose marks carry an interval over seeds
+INTERVAL_KINDS = {"xy", "bar", "windowed_jain", "flows_bar", "group_bar"}
+
+
+def as_run(ctx: Context, spec: dict, short: bool = False) -> str:
+    """What a figure shows as run: seeds, run length, and what its error bars are (from the runs
+    actually made, never a fixed number); ``short`` for the figure's own title."""
+    text = ctx.as_run()
+    if spec.get("kind") in INTERVAL_KINDS:
+        m = ctx.interval_method()
+        text += "; bars: " + (interval_short(m) if short else interval_note([m]))
+    elif spec.get("kind") in ("timeseries", "flow_timeseries"):
+        text += "; first seed of each point"
+    return text
+
+
 def make_figure(ctx: Context, spec: dict) -> Output:
-    return FIGURES[spec["kind"]](ctx, spec)
+    out = FIGURES[spec["kind"]](ctx, spec)
+    note = as_run(ctx, spec) + "."
+    out.caption = f"{out.caption} ({note})" if out.caption else note[0].upper() + note[1:]
+    return out
 
 
 # helpers for hooks

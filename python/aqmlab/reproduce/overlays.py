@@ -10,8 +10,9 @@ name               model (models.md)                                            
 =================  =================================================================  ===========
 ``choke``          [TWL] CHOKe fluid model (§2); x = UDP rate, ``x_unit`` =          ``b``, ``mu0``,
                    ``"x0/c"`` (default) or ``"kb/s"``; params of ``ChokeParams``       ``tcp_share``,
-                   plus ``packet_size`` (bytes, 1000)                                  ``udp_throughput_bps``,
-                                                                                       ``tcp_throughput_bps``
+                   plus ``packet_size`` (bytes, 1000). With ``x = "N"``: x = the      ``udp_throughput_bps``,
+                   number of TCP flows at the fixed UDP rate ``x0`` (in ``x_unit``)    ``tcp_throughput_bps``,
+                                                                                       ``tcp_throughput_per_flow_bps``
 ``perfect_choke``  Perfect CHOKe (§2.8), same x and params                            ``b``, ``mu0``,
                                                                                        ``udp_throughput_bps``
 ``ward``           the WARD reference curve ``s·exp(−2s)`` (§5, qualitative);         ``mu0``,
@@ -67,12 +68,37 @@ def choke(xs, params: dict, log: bool = True) -> pd.DataFrame:
 
     P = _choke_params(params)
     cbps = P.c * 8 * params.get("packet_size", 1000)
+    if params.get("x") == "N":
+        return _choke_over_n(xs, params, P, cbps)
     grid = _grid(xs, 60, log)
     df = choke_sweep(_x0(grid, params, P), P)
     return pd.DataFrame({"x": grid, "b": df["b"].to_numpy(), "mu0": df["mu0"].to_numpy(),
                          "tcp_share": df["tcp_share"].to_numpy(),
                          "udp_throughput_bps": df["mu0"].to_numpy() * cbps,
                          "tcp_throughput_bps": df["tcp_share"].to_numpy() * cbps})
+
+
+def _choke_over_n(xs, params: dict, P, cbps: float) -> pd.DataFrame:
+    """The [TWL] model against the number of TCP flows (x = N, an integer) at a fixed UDP rate
+    ``x0`` (in ``x_unit``, default x0/c); N below the root of §2.7's condition has no equilibrium
+    with CHOKe always on, and its row is NaN when the solver finds none."""
+    from dataclasses import replace
+
+    from ..models import solve_choke
+
+    if "x0" not in params:
+        raise SpecError("model.params.x0: the UDP rate is needed when x = \"N\"")
+    x0 = float(_x0(np.asarray([float(params["x0"])]), params, P)[0])
+    rows = []
+    for n in sorted({int(round(float(x))) for x in xs}):
+        s = solve_choke(x0, replace(P, N=n))
+        ok = s.converged
+        mu0 = s.mu0 if ok else math.nan
+        tcp = s.tcp_share if ok else math.nan
+        rows.append({"x": float(n), "b": s.b if ok else math.nan, "mu0": mu0, "tcp_share": tcp,
+                     "udp_throughput_bps": mu0 * cbps, "tcp_throughput_bps": tcp * cbps,
+                     "tcp_throughput_per_flow_bps": tcp * cbps / n})
+    return pd.DataFrame(rows)
 
 
 def perfect_choke(xs, params: dict, log: bool = True) -> pd.DataFrame:

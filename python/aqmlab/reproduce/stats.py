@@ -76,6 +76,19 @@ class Metric:
             s += f" ± {ci:.{digits}f}"
         return s
 
+    def fmt_iv(self, v: float, lo: float, hi: float, method: str = "t95") -> str:
+        """``mean ± h`` for a symmetric t interval, ``mean [lo, hi]`` for a clipped one or a
+        min–max range (values already scaled)."""
+        if v is None or not np.isfinite(v):
+            return "-"
+        digits = _digits(v)
+        s = f"{v:.{digits}f}"
+        if method == "none" or not (np.isfinite(lo) and np.isfinite(hi)):
+            return s
+        if method == "t95" and abs((hi - v) - (v - lo)) <= 1e-9 * max(1.0, abs(v)):
+            return s + f" ± {hi - v:.{digits}f}"
+        return s + f" [{lo:.{digits}f}, {hi:.{digits}f}]"
+
 
 def _digits(v: float) -> int:
     a = abs(v)
@@ -110,22 +123,97 @@ def metrics(spec, where: str = "") -> list[Metric]:
     return [metric(s, f"{where}[{i}]" if isinstance(spec, list) else where) for i, s in enumerate(items)]
 
 
-def mean_ci(x) -> tuple[float, float, int]:
-    """Mean, half-width of the 95 % confidence interval (Student t) and n of the finite values."""
+#: fewest seeds for a Student-t interval; with fewer, the interval is the range of the values
+MIN_T_SEEDS = 3
+
+
+def bounds(col: str) -> tuple[float, float]:
+    """The range a metric column can take, so that no interval leaves it: Jain's indices, shares,
+    utilisation and ratios in [0, 1]; percentages in [0, 100]; rates, times, queue lengths, counts
+    and AQM state averages at least 0; anything else unbounded."""
+    c = col.lower()
+    leaf = c.rsplit(".", 1)[-1]
+    if "jain" in c or leaf in ("share", "utilisation", "drop_ratio", "normalised_goodput", "web_drop_share") \
+            or leaf.endswith("_share") or leaf.endswith("_ratio"):
+        return 0.0, 1.0
+    if leaf.endswith("_pct") or leaf == "pct":
+        return 0.0, 100.0
+    if (leaf.endswith(("_bps", "_s", "_pkts", "_bytes", "_total", "_mean")) or c.startswith(("bottleneck.drops.",))
+            or leaf in ("flows", "arrivals", "departures", "timeouts", "bneck_arrivals", "drops", "jain", "starved")):
+        return 0.0, math.inf
+    return -math.inf, math.inf
+
+
+@dataclass(frozen=True)
+class Interval:
+    """Mean of the finite values and an interval around it: the 95 % Student-t interval with at
+    least :data:`MIN_T_SEEDS` values (``method = "t95"``), else the range min–max of the values
+    (``"range"``; one value: ``"none"``, no interval). The interval is clipped to the metric's range
+    (:func:`bounds`); ``clipped`` says whether it was."""
+
+    mean: float
+    lo: float
+    hi: float
+    n: int
+    method: str
+    clipped: bool = False
+
+    @property
+    def half(self) -> float:
+        """The half-width of an unclipped t interval (NaN otherwise)."""
+        return (self.hi - self.mean) if self.method == "t95" and not self.clipped else math.nan
+
+
+def interval(x, lo: float = -math.inf, hi: float = math.inf) -> Interval:
     a = np.asarray(x, dtype=float)
     a = a[np.isfinite(a)]
     n = a.size
     if n == 0:
-        return math.nan, math.nan, 0
+        return Interval(math.nan, math.nan, math.nan, 0, "none")
     m = float(a.mean())
     if n == 1:
-        return m, math.nan, 1
-    sd = float(a.std(ddof=1))
-    return m, float(_st.t.ppf(0.975, n - 1) * sd / math.sqrt(n)), n
+        return Interval(m, m, m, 1, "none")
+    if n < MIN_T_SEEDS:
+        return Interval(m, float(a.min()), float(a.max()), n, "range")
+    h = float(_st.t.ppf(0.975, n - 1) * a.std(ddof=1) / math.sqrt(n))
+    l, u = max(m - h, lo), min(m + h, hi)
+    return Interval(m, l, u, n, "t95", clipped=(l != m - h or u != m + h))
+
+
+def interval_for(col: str, x) -> Interval:
+    """:func:`interval` within the range of column ``col``."""
+    return interval(x, *bounds(col))
+
+
+def mean_ci(x) -> tuple[float, float, int]:
+    """Mean, half-width of the 95 % Student-t interval and n of the finite values (the half-width
+    is NaN with fewer than :data:`MIN_T_SEEDS` values)."""
+    iv = interval(x)
+    return iv.mean, (iv.hi - iv.mean) if iv.method == "t95" else math.nan, iv.n
+
+
+def interval_short(method: str) -> str:
+    """A figure title's name for the interval: ``"95 % t-interval"`` or ``"min–max of seeds"``."""
+    return {"t95": "95 % t-interval", "range": "min–max of seeds"}.get(method, "no interval")
+
+
+def interval_note(methods) -> str:
+    """What the error bars of a figure or the intervals of a table are, from the methods used."""
+    ms = set(methods) - {"none"}
+    if not ms:
+        return "one seed per point: no interval"
+    parts = []
+    if "t95" in ms:
+        parts.append(f"95 % Student-t confidence interval over seeds (≥ {MIN_T_SEEDS} seeds), clipped to the "
+                     f"metric's range")
+    if "range" in ms:
+        parts.append(f"min–max over the seeds (fewer than {MIN_T_SEEDS} seeds: no confidence interval)")
+    return "; ".join(parts)
 
 
 def summarise(df: pd.DataFrame, by: list[str], cols: list[str]) -> pd.DataFrame:
-    """Per group of ``by`` (in order of appearance): ``<col>``, ``<col>_ci95`` and ``<col>_n``."""
+    """Per group of ``by`` (in order of appearance): ``<col>`` (mean), ``<col>_lo`` and ``<col>_hi``
+    (the :class:`Interval`, within the column's range), ``<col>_n`` and ``<col>_method``."""
     rows = []
     if not by:
         groups = [((), df)]
@@ -139,13 +227,18 @@ def summarise(df: pd.DataFrame, by: list[str], cols: list[str]) -> pd.DataFrame:
     for vals, sub in groups:
         r = dict(zip(by, vals))
         for c in cols:
-            if c in sub:
-                m, ci, n = mean_ci(sub[c])
-            else:
-                m, ci, n = math.nan, math.nan, 0
-            r[c], r[f"{c}_ci95"], r[f"{c}_n"] = m, ci, n
+            iv = interval_for(c, sub[c]) if c in sub else Interval(math.nan, math.nan, math.nan, 0, "none")
+            r[c], r[f"{c}_lo"], r[f"{c}_hi"], r[f"{c}_n"], r[f"{c}_method"] = iv.mean, iv.lo, iv.hi, iv.n, iv.method
         rows.append(r)
     return pd.DataFrame(rows)
+
+
+def err(tab: pd.DataFrame, col: str, scale: float = 1.0) -> np.ndarray:
+    """Asymmetric error-bar lengths (2 × n) of a :func:`summarise` column, for matplotlib."""
+    m = tab[col].to_numpy(dtype=float)
+    lo = np.nan_to_num(m - tab[f"{col}_lo"].to_numpy(dtype=float))
+    hi = np.nan_to_num(tab[f"{col}_hi"].to_numpy(dtype=float) - m)
+    return np.vstack([np.maximum(lo, 0.0), np.maximum(hi, 0.0)]) * abs(scale)
 
 
 def where_mask(df: pd.DataFrame, where: dict | None) -> pd.Series:

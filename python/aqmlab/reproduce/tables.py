@@ -2,10 +2,11 @@
 
 ``kind = "metrics"`` (default): one row per value of the ``rows`` coordinates (default: every
 coordinate), one column per metric of ``columns`` (metric specs as in stats.py), each cell the mean
-over seeds ± the 95 % CI half-width. ``kind = "pivot"``: one ``value`` metric with the ``rows``
+over seeds with its interval (stats.py: ``± h`` for a 95 % t interval, ``[lo, hi]`` when it was
+clipped to the metric's range or is the min–max of fewer than 3 seeds). ``kind = "pivot"``: one ``value`` metric with the ``rows``
 coordinate down and the ``cols`` coordinate across. Both take ``where``, ``name``, ``title``,
-``caption``. Each table is written as ``<name>.csv`` (mean, ci95 and n in separate columns, in the
-units shown) and ``<name>.md``.
+``caption``. Each table is written as ``<name>.csv`` (mean, low, high, n and the interval kind in
+separate columns, in the units shown) and ``<name>.md``.
 """
 
 from __future__ import annotations
@@ -65,6 +66,19 @@ def _write(ctx: Context, name: str, csv: pd.DataFrame, md: str) -> list:
     return [p1, p2]
 
 
+def _cell(m, summ: pd.DataFrame, i: int) -> str:
+    """One table cell: the mean with its interval (in the metric's unit)."""
+    g = lambda k: float(summ[k].iloc[i]) * m.scale  # noqa: E731
+    lo, hi = sorted((g(f"{m.col}_lo"), g(f"{m.col}_hi")))
+    return m.fmt_iv(g(m.col), lo, hi, str(summ[f"{m.col}_method"].iloc[i]))
+
+
+def _as_run(ctx: Context) -> str:
+    from .stats import interval_note
+
+    return f"{ctx.as_run()}; {interval_note([ctx.interval_method()])}"
+
+
 def table_metrics(ctx: Context, spec: dict) -> Output:
     df = ctx.runs[where_mask(ctx.runs, spec.get("where"))]
     cols = metrics(spec.get("columns", []), "columns")
@@ -74,13 +88,15 @@ def table_metrics(ctx: Context, spec: dict) -> Output:
     headers = [ctx.coord_label(r) for r in rows]
     for m in cols:
         csv[f"{m.label} ({m.unit})" if m.unit else m.label] = summ[m.col] * m.scale
-        csv[f"{m.label} ci95"] = summ[f"{m.col}_ci95"] * m.scale
+        csv[f"{m.label} low"] = summ[f"{m.col}_lo"] * m.scale
+        csv[f"{m.label} high"] = summ[f"{m.col}_hi"] * m.scale
         csv[f"{m.label} n"] = summ[f"{m.col}_n"]
+        csv[f"{m.label} interval"] = summ[f"{m.col}_method"]
         headers.append(m.axis_label)
     md_rows = []
     for i in range(len(summ)):  # not iterrows: it would turn integer coordinates into floats
         md_rows.append([str(summ[c].iloc[i]) for c in rows] +
-                       [m.fmt(summ[m.col].iloc[i] * m.scale, summ[f"{m.col}_ci95"].iloc[i] * m.scale) for m in cols])
+                       [_cell(m, summ, i) for m in cols])
     md = _md(headers, md_rows)
     notes = []
     categorical = len(rows) == 1 and (rows[0] == ctx.exp.variants_name or summ[rows[0]].map(
@@ -94,7 +110,12 @@ def table_metrics(ctx: Context, spec: dict) -> Output:
                              (f" {m.unit}" if m.unit else "") + ".")
     files = _write(ctx, spec["name"], csv, md)
     return Output("table", spec["name"], spec.get("title", spec["name"]), files, markdown=md, notes=notes,
-                  caption=spec.get("caption", ""))
+                  caption=_caption(ctx, spec))
+
+
+def _caption(ctx: Context, spec: dict) -> str:
+    c = spec.get("caption", "")
+    return f"{c} ({_as_run(ctx)})" if c else _as_run(ctx)
 
 
 def table_pivot(ctx: Context, spec: dict) -> Output:
@@ -111,10 +132,10 @@ def table_pivot(ctx: Context, spec: dict) -> Output:
         for cv in cvals:
             sel = summ[(summ[r].astype(str) == str(rv)) & (summ[c].astype(str) == str(cv))]
             mean = float(sel[m.col].iloc[0]) * m.scale if len(sel) else math.nan
-            ci = float(sel[f"{m.col}_ci95"].iloc[0]) * m.scale if len(sel) else math.nan
             row_csv[f"{cv}"] = mean
-            row_csv[f"{cv} ci95"] = ci
-            row_md.append(m.fmt(mean, ci))
+            row_csv[f"{cv} low"] = float(sel[f"{m.col}_lo"].iloc[0]) * m.scale if len(sel) else math.nan
+            row_csv[f"{cv} high"] = float(sel[f"{m.col}_hi"].iloc[0]) * m.scale if len(sel) else math.nan
+            row_md.append(_cell(m, sel, 0) if len(sel) else "-")
         csv_rows.append(row_csv)
         md_rows.append(row_md)
     md = f"{m.axis_label}; rows: {ctx.coord_label(r)}, columns: {ctx.coord_label(c)}\n\n" + _md(
@@ -131,7 +152,7 @@ def table_pivot(ctx: Context, spec: dict) -> Output:
                              f"({m.fmt(summ.at[lo, m.col] * m.scale)}).")
     files = _write(ctx, spec["name"], pd.DataFrame(csv_rows), md)
     return Output("table", spec["name"], spec.get("title", spec["name"]), files, markdown=md, notes=notes,
-                  caption=spec.get("caption", ""))
+                  caption=_caption(ctx, spec))
 
 
 def make_table(ctx: Context, spec: dict) -> Output:

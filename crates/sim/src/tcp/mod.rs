@@ -25,6 +25,7 @@
 pub mod cc;
 pub mod cubic;
 pub mod newreno;
+pub mod presets;
 pub mod reno;
 pub mod sack;
 pub mod vegas;
@@ -123,9 +124,14 @@ pub struct TcpConfig {
     pub min_rto: Time,
     pub initial_rto: Time,
     pub max_rto: Time,
+    /// The RTO back-off stops doubling at `2^max_backoff_exp` (ns-2 before 2.35: 64 = 2^6).
+    pub max_backoff_exp: u32,
     /// Clock granularity G of RFC 6298 (RTO = SRTT + max(G, 4 RTTVAR)).
     pub granularity: Time,
     pub dupack_threshold: u32,
+    /// RFC 3042 Limited Transmit: on the first and second duplicate ACK, send one new segment if
+    /// the receiver window allows and at most `cwnd + 2` would be outstanding (ns-2's `singledup_`).
+    pub limited_transmit: bool,
     /// Restart the retransmission timer when a segment is retransmitted by fast retransmit or on
     /// a partial ACK (ns-2 and Linux do; RFC 6298 restarts it only on new ACKs).
     pub rto_restart_on_retransmit: bool,
@@ -140,7 +146,8 @@ pub struct TcpConfig {
 }
 
 impl TcpConfig {
-    /// The simulator-wide defaults of experiments.md §1.2 (ns-2.35 agents), with `variant`.
+    /// The simulator-wide defaults of experiments.md §1.2: ns-2.35's agents (the `ns2` preset, the
+    /// same as `ns2-2.35`; older releases in [`presets`]).
     pub fn ns2() -> Self {
         TcpConfig {
             variant: "newreno",
@@ -153,8 +160,10 @@ impl TcpConfig {
             min_rto: NS_PER_SEC / 5,
             initial_rto: 3 * NS_PER_SEC,
             max_rto: 60 * NS_PER_SEC,
+            max_backoff_exp: presets::MAX_BACKOFF_EXP,
             granularity: NS_PER_SEC / 100,
             dupack_threshold: 3,
+            limited_transmit: true,
             rto_restart_on_retransmit: true,
             delayed_ack: false,
             delack_count: 2,
@@ -208,6 +217,9 @@ pub struct TcpSender {
     cwnd: f64,
     ssthresh: f64,
     dupacks: u32,
+    /// Segments sent by Limited Transmit since the last new ACK (left out of the flight size that
+    /// sets `ssthresh`, RFC 5681 §3.2 step 2).
+    lt_sent: u32,
     in_recovery: bool,
     /// Highest sequence number sent when recovery (or the last timeout) began; -1 initially.
     recover: i64,
@@ -275,6 +287,7 @@ impl TcpSender {
             cwnd: cfg.initial_window,
             ssthresh: f64::MAX,
             dupacks: 0,
+            lt_sent: 0,
             in_recovery: false,
             recover: -1,
             partial_seen: false,
@@ -352,7 +365,7 @@ impl TcpSender {
             self.cfg.initial_rto as f64
         };
         let base = base.max(self.cfg.min_rto as f64);
-        let backed = base * (1u64 << self.backoff.min(20)) as f64;
+        let backed = base * (1u64 << self.backoff.min(self.cfg.max_backoff_exp)) as f64;
         backed.min(self.cfg.max_rto as f64) as Time
     }
 
@@ -557,7 +570,7 @@ impl TcpSender {
         // retransmission; not during loss recovery, which already reduced it. The next reduction
         // waits for an ACK that covers the first segment sent after this one (the CWR segment),
         // and the window does not also grow on the reducing ACK.
-        let flight = self.flight();
+        let flight = self.flight() - self.lt_sent as f64;
         let newly = ack.saturating_sub(self.snd_una);
         let info = AckInfo {
             now,
@@ -589,6 +602,7 @@ impl TcpSender {
             }
             let newly = ack - self.snd_una;
             self.snd_una = ack;
+            self.lt_sent = 0;
             if self.snd_nxt < ack {
                 self.snd_nxt = ack;
             }
@@ -657,7 +671,11 @@ impl TcpSender {
                 || fine.is_some();
             // no second fast retransmit for the window already being recovered, nor for duplicate
             // ACKs caused by a timeout's go-back-N (RFC 6582 §3.2 step 2; ns-2's `bug_fix_`)
-            if thresh && ack as i64 > self.recover {
+            let fast = thresh && ack as i64 > self.recover;
+            if !fast && self.cfg.limited_transmit && self.dupacks < self.cfg.dupack_threshold {
+                self.limited_transmit(now, out, c);
+            }
+            if fast {
                 // fast retransmit (RFC 5681 §3.2 steps 2-3, RFC 6582 §3.2 step 2, RFC 6675 §5)
                 let transmits = self.log.as_ref().map(|l| l.get(self.snd_una).1);
                 self.enter_recovery(&info, out, c);
@@ -667,6 +685,18 @@ impl TcpSender {
                     self.cc.get().on_fine_retransmit(t);
                 }
             }
+        }
+    }
+
+    /// RFC 3042 §2 (ns-2's `send_one`): one new segment on a first or second duplicate ACK, if
+    /// the receiver window allows it and no more than `cwnd + dupacks` segments would be out.
+    fn limited_transmit(&mut self, now: Time, out: &mut Vec<Packet>, c: &mut FlowCounters) {
+        let s = self.snd_nxt;
+        let allowed = self.snd_una.saturating_add(self.window().saturating_add(self.dupacks));
+        if s < self.limit && s < self.snd_una.saturating_add(self.cfg.max_window) && s < allowed {
+            self.send_seg(s, now, out, c);
+            self.snd_nxt += 1;
+            self.lt_sent += 1;
         }
     }
 
@@ -684,6 +714,7 @@ impl TcpSender {
         self.recover = self.snd_max as i64 - 1;
         self.in_recovery = false;
         self.dupacks = 0;
+        self.lt_sent = 0;
         self.timing = false;
         self.snd_nxt = self.snd_una; // go back N
         self.worried = 0;
@@ -913,7 +944,7 @@ mod tests {
 
     #[test]
     fn slow_start_then_fast_retransmit_then_partial_and_full_ack() {
-        let cfg = TcpConfig::default();
+        let cfg = TcpConfig { limited_transmit: false, ..TcpConfig::default() };
         let mut s = TcpSender::new(cfg, 0, 1, 0, u32::MAX);
         let mut out = Vec::new();
         let mut c = FlowCounters::default();
@@ -947,6 +978,61 @@ mod tests {
         s.on_ack(6, 0, 0, &[], 40, &mut out, &mut c);
         assert_eq!(s.cwnd(), 2.0);
         assert_eq!(c.timeouts, 0);
+    }
+
+    #[test]
+    fn limited_transmit_sends_one_new_segment_per_early_dupack() {
+        let mut s = TcpSender::new(TcpConfig::default(), 0, 1, 0, u32::MAX);
+        let mut out = Vec::new();
+        let mut c = FlowCounters::default();
+        s.start(0, &mut out, &mut c);
+        s.on_ack(1, 0, 0, &[], 10, &mut out, &mut c);
+        s.on_ack(2, 0, 0, &[], 11, &mut out, &mut c);
+        assert_eq!(s.cwnd(), 4.0); // segments 2..=5 out
+        out.clear();
+        // first and second duplicate ACK: segments 6 and 7 (RFC 3042), cwnd unchanged
+        s.on_ack(2, 0, 0, &[], 20, &mut out, &mut c);
+        assert_eq!(out.iter().map(|p| p.seq).collect::<Vec<_>>(), vec![6]);
+        s.on_ack(2, 0, 0, &[], 21, &mut out, &mut c);
+        assert_eq!(out.iter().map(|p| p.seq).collect::<Vec<_>>(), vec![6, 7]);
+        assert_eq!(s.cwnd(), 4.0);
+        out.clear();
+        // third: fast retransmit; ssthresh from the flight before Limited Transmit (4 / 2)
+        s.on_ack(2, 0, 0, &[], 22, &mut out, &mut c);
+        assert_eq!(c.fast_retx, 1);
+        assert_eq!(out[0].seq, 2);
+        assert_eq!(s.ssthresh(), 2.0);
+        // without it, nothing is sent before the third duplicate ACK
+        let mut s = TcpSender::new(TcpConfig { limited_transmit: false, ..TcpConfig::default() }, 0, 1, 0, u32::MAX);
+        s.start(0, &mut out, &mut c);
+        s.on_ack(1, 0, 0, &[], 10, &mut out, &mut c);
+        out.clear();
+        s.on_ack(1, 0, 0, &[], 20, &mut out, &mut c);
+        s.on_ack(1, 0, 0, &[], 21, &mut out, &mut c);
+        assert!(out.is_empty());
+    }
+
+    #[test]
+    fn ns2_2_1b9_backoff_stops_at_64() {
+        let cfg = presets::preset("ns2-2.1b9").unwrap();
+        let mut s = TcpSender::new(cfg, 0, 1, 0, u32::MAX);
+        let mut out = Vec::new();
+        let mut c = FlowCounters::default();
+        s.start(0, &mut out, &mut c);
+        assert_eq!(s.rto(), 6 * NS_PER_SEC); // rtxcur_init_
+        let mut now = 0;
+        for _ in 0..10 {
+            now += s.rto();
+            s.on_timeout(now, &mut out, &mut c);
+        }
+        assert_eq!(s.rto(), 64 * 6 * NS_PER_SEC);
+        let mut s = TcpSender::new(presets::preset("ns2-2.35").unwrap(), 0, 1, 0, u32::MAX);
+        s.start(0, &mut out, &mut c);
+        for _ in 0..10 {
+            now += s.rto();
+            s.on_timeout(now, &mut out, &mut c);
+        }
+        assert_eq!(s.rto(), 60 * NS_PER_SEC); // maxrto_ only
     }
 
     #[test]

@@ -1,0 +1,72 @@
+//! The ns-2 release presets, read through the scenario loader: each family's values as found in
+//! ns-2's history (tcl/lib/ns-default.tcl and tcp/tcp.cc at each release; docs/tcp.md), every
+//! release name of a family, `ns2` as an alias of `ns2-2.35`, explicit keys over preset values,
+//! and one-line errors.
+
+use aqm::NS_PER_SEC;
+use sim::scenario::{load, Transport};
+use sim::tcp::TcpConfig;
+
+const MS: u64 = NS_PER_SEC / 1000;
+
+fn cfg(tcp: &str) -> TcpConfig {
+    let text = format!(
+        "[bottleneck]\nrate = \"1Mb/s\"\ndelay = \"1ms\"\nlimit = 100\n[tcp]\n{tcp}\n[[flows]]\ntransport = \"tcp\"\n"
+    );
+    let sc = load(&text, &[], "t").unwrap_or_else(|e| panic!("{e}"));
+    match &sc.groups[0].transport {
+        Transport::Tcp { cfg, .. } => *cfg,
+        _ => unreachable!(),
+    }
+}
+
+/// (min_rto, initial_rto, max_rto, back-off cap as a power of two) of a preset.
+fn rto(c: &TcpConfig) -> (u64, u64, u64, u32) {
+    (c.min_rto / MS, c.initial_rto / MS, c.max_rto / MS, c.max_backoff_exp)
+}
+
+#[test]
+fn each_era_preset_has_the_values_of_its_release() {
+    // (names, min_rto ms, initial_rto ms, max_rto ms, log2 of the back-off cap)
+    let table: &[(&[&str], u64, u64, u64, u32)] = &[
+        (&["ns2-2.1b9", "ns2-2.1b9a", "ns2-2.26", "ns2-2.27"], 1000, 6000, 100_000_000, 6),
+        (&["ns2-2.28", "ns2-2.29"], 200, 6000, 100_000_000, 6),
+        (&["ns2-2.30", "ns2-2.31"], 200, 3000, 100_000_000, 6),
+        (&["ns2-2.32", "ns2-2.33", "ns2-2.34"], 200, 3000, 60_000, 6),
+        (&["ns2-2.35", "ns2"], 200, 3000, 60_000, 20),
+    ];
+    for (names, min, init, max, backoff) in table {
+        for n in *names {
+            let c = cfg(&format!("preset = \"{n}\""));
+            assert_eq!(rto(&c), (*min, *init, *max, *backoff), "{n}");
+            // the same in every release 2.1b9-2.35
+            assert_eq!(c.granularity, 10 * MS, "{n}: tcpTick_");
+            assert_eq!(c.initial_window, 2.0, "{n}: windowInit_");
+            assert!(c.limited_transmit, "{n}: singledup_");
+            assert!(!c.delayed_ack, "{n}: the sink ACKs every segment");
+            assert_eq!(c.variant, "newreno", "{n}");
+        }
+    }
+    // ns2 is the same preset as ns2-2.35, and the default
+    assert_eq!(format!("{:?}", cfg("preset = \"ns2\"")), format!("{:?}", cfg("preset = \"ns2-2.35\"")));
+    assert_eq!(format!("{:?}", cfg("")), format!("{:?}", cfg("preset = \"ns2-2.35\"")));
+}
+
+#[test]
+fn explicit_keys_override_the_preset_and_vegas_has_no_limited_transmit() {
+    let c = cfg("preset = \"ns2-2.1b9\"\nmin_rto = \"200ms\"\nmax_backoff = 8\nlimited_transmit = false");
+    assert_eq!(rto(&c), (200, 6000, 100_000_000, 3));
+    assert!(!c.limited_transmit);
+    assert!(!cfg("preset = \"ns2-2.1b9\"\nvariant = \"vegas\"").limited_transmit);
+    assert!(cfg("preset = \"ns2-2.1b9\"\nvariant = \"sack\"").limited_transmit);
+}
+
+#[test]
+fn unknown_presets_and_bad_back_off_caps_are_one_line_errors() {
+    let text = "[bottleneck]\nrate = \"1Mb/s\"\ndelay = \"1ms\"\nlimit = 100\n[tcp]\npreset = \"ns2-2.36\"\n[[flows]]\ntransport = \"tcp\"\n";
+    let e = load(text, &[], "t").unwrap_err().to_string();
+    assert!(e.contains("tcp.preset") && e.contains("ns2-2.1b9") && !e.contains('\n'), "{e}");
+    let text = text.replace("preset = \"ns2-2.36\"", "max_backoff = 48");
+    let e = load(&text, &[], "t").unwrap_err().to_string();
+    assert!(e.contains("max_backoff") && e.contains("power of two"), "{e}");
+}
