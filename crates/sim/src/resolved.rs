@@ -301,8 +301,10 @@ fn tcp_section(cfg: &TcpConfig) -> Section {
         min_rto,
         initial_rto,
         max_rto,
+        max_backoff_exp,
         granularity,
         dupack_threshold,
+        limited_transmit,
         rto_restart_on_retransmit,
         delayed_ack,
         delack_count,
@@ -344,8 +346,10 @@ fn tcp_section(cfg: &TcpConfig) -> Section {
     s.put("min_rto", dur(*min_rto));
     s.put("initial_rto", dur(*initial_rto));
     s.put("max_rto", dur(*max_rto));
+    s.put("max_backoff", int(1u64 << (*max_backoff_exp).min(62)));
     s.put("clock_granularity", dur(*granularity));
     s.put("dupack_threshold", int(*dupack_threshold));
+    s.put("limited_transmit", Value::Boolean(*limited_transmit));
     s.put("rto_restart_on_retransmit", Value::Boolean(*rto_restart_on_retransmit));
     s.put("delayed_ack", Value::Boolean(*delayed_ack));
     s.put("delack_count", int(*delack_count));

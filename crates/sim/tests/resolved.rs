@@ -97,6 +97,8 @@ fn overrides_tcp_variants_and_traffic_round_trip() {
         &["tcp.variant=\"cubic\"", "tcp.cubic_beta=0.8", "tcp.ecn=true", "tcp.delayed_ack=true"],
         &["tcp.variant=\"vegas\"", "tcp.vegas_alpha=2", "tcp.vegas_beta=4"],
         &["tcp.preset=\"modern\""],
+        &["tcp.preset=\"ns2-2.1b9\"", "tcp.variant=\"sack\""],
+        &["tcp.max_backoff=16", "tcp.limited_transmit=false"],
         &[
             "flows[0].start={uniform=[\"0s\", \"2.5s\"]}",
             "flows[0].stop=\"90s\"",
