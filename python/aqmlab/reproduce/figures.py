@@ -47,7 +47,7 @@ from .stats import SpecError, err, interval_note, interval_short, metric, metric
 
 KINDS = ("xy", "bar", "timeseries", "flow_timeseries", "windowed_jain", "flows_bar", "group_bar", "rcf", "hook")
 COMMON = {"name", "title", "kind", "where", "xlabel", "ylabel", "logx", "logy", "xlim", "ylim", "hlines",
-          "panels", "caption"}
+          "panels", "caption", "shared_y"}
 OWN = {
     "xy": {"x", "y", "series", "model", "legend"},
     "bar": {"x", "y", "series"},
@@ -113,12 +113,22 @@ def _plt():
     return plt
 
 
+#: the style and width of the figure being drawn (set by make_figure from its Context)
+_LOOK = {"style": "paper", "columns": None}
+
+
 def _new(n_panels: int, spec: dict):
+    """A grid of ``n_panels`` panels (at most three per row). Panels compare one quantity, so they
+    share their y axis (``shared_y = false`` in the spec gives each its own)."""
+    from .. import plotstyle
+
     plt = _plt()
-    ncols = min(n_panels, 3)
+    ncols = n_panels if n_panels <= 3 else math.ceil(math.sqrt(n_panels))  # 4 panels: 2 x 2
     nrows = math.ceil(n_panels / ncols)
-    w, h = (6.4, 4.2) if n_panels == 1 else (4.6, 3.5)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(w * ncols, h * nrows), squeeze=False)
+    share = n_panels > 1 and spec.get("shared_y", True)
+    fig, axes = plt.subplots(nrows, ncols, figsize=plotstyle.figsize(_LOOK["style"], nrows, ncols, _LOOK["columns"]),
+                             squeeze=False, sharey=share)
+    fig._aqmlab_shared_y = share
     axes = axes.ravel()
     for ax in axes[n_panels:]:
         ax.set_visible(False)
@@ -126,12 +136,23 @@ def _new(n_panels: int, spec: dict):
 
 
 def _finish(fig, axes, spec: dict, ctx: Context, xlabel: str, ylabel: str, legend: bool = True) -> list[Path]:
+    from .. import plotstyle
+
     plt = _plt()
+    style = getattr(ctx, "style", _LOOK["style"])
     stacked = getattr(fig, "_aqmlab_stacked", False)
+    shared_y = stacked or getattr(fig, "_aqmlab_shared_y", False)
+    one_ylabel = stacked and style == "paper"  # one label for a column of traces, not one per row
+    def lowest(ax):  # no visible panel below it in its column
+        ss = ax.get_subplotspec()
+        below = [a for a in axes if a.get_subplotspec().colspan == ss.colspan
+                 and a.get_subplotspec().rowspan.start > ss.rowspan.start and a.get_visible()]
+        return not below
+
     for ax in axes:
-        if not stacked or ax.get_subplotspec().is_last_row():
+        if (not stacked and style != "paper") or lowest(ax):
             ax.set_xlabel(spec.get("xlabel", xlabel))
-        if not stacked or ax.get_subplotspec().is_first_col():
+        if not one_ylabel and (not shared_y or ax.get_subplotspec().is_first_col()):
             ax.set_ylabel(spec.get("ylabel", ylabel))
         if spec.get("logx"):
             ax.set_xscale("log")
@@ -146,8 +167,15 @@ def _finish(fig, axes, spec: dict, ctx: Context, xlabel: str, ylabel: str, legen
             lo, hi = ax.get_ylim()
             if lo < 0 <= min((p.get_height() for p in ax.patches), default=0):
                 ax.set_ylim(0, hi)
-        if legend and ax.get_legend_handles_labels()[0]:
+        if legend and style != "paper" and ax.get_legend_handles_labels()[0]:
             ax.legend(fontsize=8, framealpha=0.8)
+    if style == "paper":  # no title in the image: the caption carries it
+        if one_ylabel:
+            fig.supylabel(spec.get("ylabel", ylabel), fontsize=8)
+        plotstyle.polish(fig, axes, style, legend=legend)
+        files = plotstyle.save(fig, ctx.out / spec["name"], style)
+        plt.close(fig)
+        return files
     title = spec.get("title", spec["name"])
     if ctx.quick:
         title += "  [quick]"
@@ -459,7 +487,11 @@ def _ts_plot(ctx: Context, spec: dict, table: str, agg_flows: dict | None) -> Ou
     if stacked:
         plt = _plt()
         nr, nc = len(skeys), len(panels)
-        fig, axs = plt.subplots(nr, nc, figsize=(6.4 if nc == 1 else 4.8 * nc, 1.9 * nr + 0.8), sharex=True,
+        from .. import plotstyle
+
+        size = ((6.4 if nc == 1 else 4.8 * nc, 1.9 * nr + 0.8) if _LOOK["style"] == "draft" else
+                plotstyle.figsize("paper", nr, nc, _LOOK["columns"], row_height=1.0 if nr > 2 else 1.3))
+        fig, axs = plt.subplots(nr, nc, figsize=size, sharex=True,
                                 sharey=True, squeeze=False)
         fig._aqmlab_stacked = True
         cells = [(axs[si][pi], pi, [si]) for si in range(nr) for pi in range(nc)]
@@ -722,7 +754,11 @@ def as_run(ctx: Context, spec: dict, short: bool = False) -> str:
 
 
 def make_figure(ctx: Context, spec: dict) -> Output:
-    out = FIGURES[spec["kind"]](ctx, spec)
+    from .. import plotstyle
+
+    _LOOK.update(style=plotstyle.check(getattr(ctx, "style", "paper")), columns=getattr(ctx, "columns", None))
+    with plotstyle.rc_context(_LOOK["style"]):
+        out = FIGURES[spec["kind"]](ctx, spec)
     note = as_run(ctx, spec) + "."
     out.caption = f"{out.caption} ({note})" if out.caption else note[0].upper() + note[1:]
     return out
