@@ -24,13 +24,16 @@ kind               what it draws; its own keys
                    over seeds with CI, the ideal fair share as a line; one panel per variant
 ``group_bar``      per-flow average of ``y`` within each value of ``by`` (a flows column, default
                    ``group``), mean over seeds with CI; ``fair_share`` line
-``rcf``            relative cumulative frequency (M5) of a flows column ``value`` (default goodput):
+``rcf``            relative cumulative frequency of a flows column ``value`` (default goodput):
                    ``series = [{label, where, flows}]``, flows pooled over seeds
+``queue_profile``  the queue's composition by position (fraction of UDP packets at each position
+                   from the tail, from ``queue_snapshots``), mean over seeds with a band; per series
 ``hook``           ``function`` in the experiment's ``hook.py``: ``function(ctx, spec) -> Output``
 =================  ====================================================================================
 
-Every figure is written as ``<name>.png`` and ``<name>.svg`` and comes with automatic comparison
-sentences (which series is highest where, time averages, model agreement) for the report.
+Every figure is written in the context's style (aqmlab.plotstyle: ``paper``, the default, gives
+``<name>.pdf``, ``.svg`` and a 300 dpi ``.png``; ``draft`` a titled ``.png`` and ``.svg``) and comes
+with automatic comparison sentences (which series is highest where, time averages, model agreement) for the report.
 """
 
 from __future__ import annotations
@@ -45,7 +48,8 @@ import pandas as pd
 from .context import Context, Output
 from .stats import SpecError, err, interval_note, interval_short, metric, metrics, summarise, where_mask
 
-KINDS = ("xy", "bar", "timeseries", "flow_timeseries", "windowed_jain", "flows_bar", "group_bar", "rcf", "hook")
+KINDS = ("xy", "bar", "timeseries", "flow_timeseries", "windowed_jain", "flows_bar", "group_bar", "rcf", "queue_profile",
+         "hook")
 COMMON = {"name", "title", "kind", "where", "xlabel", "ylabel", "logx", "logy", "xlim", "ylim", "hlines",
           "panels", "caption", "shared_y"}
 OWN = {
@@ -57,6 +61,7 @@ OWN = {
     "flows_bar": {"y", "fair_share"},
     "group_bar": {"y", "by", "fair_share", "labels"},
     "rcf": {"value", "series"},
+    "queue_profile": {"series"},
     "hook": {"function"},
 }
 
@@ -720,6 +725,62 @@ def fig_rcf(ctx: Context, spec: dict) -> Output:
                   caption=spec.get("caption", ""))
 
 
+def fig_queue_profile(ctx: Context, spec: dict) -> Output:
+    """The queue's composition by position (the spatial distribution of docs/metrics.md): the
+    fraction of snapshots whose packet at position ``y`` from the tail is UDP, per run on its own
+    mean backlog, then averaged over the runs of each series at equal relative positions, with the
+    interval over seeds as a band."""
+    from ..models.runs import spatial_distribution
+    from .stats import MIN_T_SEEDS, interval_short
+
+    snaps = _select(ctx, ctx.table("snapshots"), spec)
+    if snaps.empty:
+        raise SpecError(f"figure {spec['name']}: the runs have no queue snapshots (simulation.queue_snapshots = true)")
+    series = list(spec.get("series", ctx.default_series()))
+    panel = spec.get("panels")
+    runkey = [c for c in ("run", "seed") if c in snaps.columns] or list(ctx.coords)
+    panels = _panels(snaps, spec)
+    fig, axes = _new(len(panels), spec)
+    notes, grid = [], np.linspace(0.0, 1.0, 101)
+    for ax, (pv, sub) in zip(axes, panels):
+        _panel_title(ax, ctx, spec, pv)
+        for si, key in enumerate(_series_keys(sub, series)):
+            s = sub[_series_mask(sub, series, key)]
+            profiles, backlogs = [], []
+            for _, one in s.groupby([s[c].astype(str) for c in runkey], sort=False):
+                try:
+                    prof = spatial_distribution(one, n_grid=200)
+                except Exception:  # a run whose queue was always empty has no profile
+                    continue
+                b = prof.attrs["b_avg"]
+                profiles.append(np.interp(grid, prof["y"].to_numpy() / b, prof["rho_udp"].to_numpy()))
+                backlogs.append(b)
+            if not profiles:
+                continue
+            a = np.vstack(profiles)
+            mean, n = a.mean(axis=0), len(profiles)
+            yv = grid * float(np.mean(backlogs))
+            lbl = ": ".join(map(str, key)) or "UDP"
+            color = PALETTE[si % len(PALETTE)]
+            ax.plot(yv, mean, color=color, lw=1.2, label=lbl)
+            if n >= MIN_T_SEEDS:
+                from scipy import stats as st
+
+                h = st.t.ppf(0.975, n - 1) * a.std(axis=0, ddof=1) / np.sqrt(n)
+                ax.fill_between(yv, np.clip(mean - h, 0, 1), np.clip(mean + h, 0, 1), color=color, alpha=0.2, lw=0)
+            elif n == 2:
+                ax.fill_between(yv, a.min(axis=0), a.max(axis=0), color=color, alpha=0.2, lw=0)
+            where = f"({ctx.coord_label(panel)} = {pv}) " if pv is not None else ""
+            notes.append(f"{where}{lbl}: UDP fraction {mean[0]:.3f} at the tail, {mean[-1]:.3f} at the head of a "
+                         f"mean backlog of {np.mean(backlogs):.1f} packets ({n} run{'s' if n != 1 else ''}"
+                         + (f"; band: {interval_short('t95' if n >= MIN_T_SEEDS else 'range')}" if n > 1 else "")
+                         + ").")
+        ax.set_ylim(0, 1.02)
+    files = _finish(fig, axes, spec, ctx, "position y in the queue (packets from the tail)", "UDP fraction rho0(y)")
+    return Output("figure", spec["name"], spec.get("title", spec["name"]), files, notes=notes,
+                  caption=spec.get("caption", ""))
+
+
 def fig_hook(ctx: Context, spec: dict) -> Output:
     path = ctx.exp.path / "hook.py"
     modname = f"aqmlab_experiment_hook_{ctx.exp.id.replace('-', '_').replace('.', '_')}"
@@ -734,7 +795,7 @@ def fig_hook(ctx: Context, spec: dict) -> Output:
 
 FIGURES = {"xy": fig_xy, "bar": fig_bar, "timeseries": fig_timeseries, "flow_timeseries": fig_flow_timeseries,
            "windowed_jain": fig_windowed_jain, "flows_bar": fig_flows_bar, "group_bar": fig_group_bar,
-           "rcf": fig_rcf, "hook": fig_hook}
+           "rcf": fig_rcf, "queue_profile": fig_queue_profile, "hook": fig_hook}
 
 
 #: kinds whose marks carry an interval over seeds
