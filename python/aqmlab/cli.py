@@ -266,27 +266,47 @@ SWEEP_SHOW = [("bottleneck.utilisation", "util", "{:.3f}"), ("bottleneck.queue_m
               ("udp.share", "UDP share", "{:.3f}"), ("fairness.jain_throughput_all", "Jain", "{:.3f}")]
 
 
+def _rate_unit(v: float) -> tuple[str, float]:
+    """The unit fmt_rate would give ``v``: ("Mb/s", 1e6)."""
+    return next(((u, f) for u, f in (("Gb/s", 1e9), ("Mb/s", 1e6), ("kb/s", 1e3)) if abs(v) >= f), ("b/s", 1.0))
+
+
 def sweep_table(runs, coords) -> str:
-    """Mean over seeds of a few metrics per point, as printed by `aqmlab sweep`."""
+    """Mean over seeds of a few metrics per point, with the interval over seeds, as printed by
+    `aqmlab sweep`: ``mean ± h`` (95 % Student-t interval, three seeds or more, clipped to the
+    metric's range) or ``mean (min–max)`` with two seeds."""
+    from .reproduce.stats import interval_for
+
     cols = [(c, h, f) for c, h, f in SWEEP_SHOW if c in runs.columns and runs[c].notna().any()]
-    keyed = runs.assign(**{f"__k{i}": runs[c].map(str) for i, c in enumerate(coords)})
-    kcols = [f"__k{i}" for i in range(len(coords))]
-    means = keyed.groupby(kcols, sort=False)[[c for c, _, _ in cols]].mean() if kcols else \
-        runs[[c for c, _, _ in cols]].mean().to_frame().T
-    n = keyed.groupby(kcols, sort=False).size() if kcols else None
+    keys = runs[coords].astype(str).agg("\x1f".join, axis=1) if coords else None
+    groups = [(tuple(g[c].iloc[0] for c in coords), g) for _, g in runs.groupby(keys, sort=False)] if coords \
+        else [((), runs)]
     heads = list(coords) + ["seeds"] + [h for _, h, _ in cols]
-    rows = []
-    for i, (idx, r) in enumerate(means.iterrows()):
-        idx = idx if isinstance(idx, tuple) else (idx,)
-        cells = [str(v) for v in idx] if kcols else []
-        cells.append(str(int(n.iloc[i])) if n is not None else str(len(runs)))
+    rows, methods = [], set()
+    for idx, g in groups:
+        cells = [str(v) for v in idx] + [str(len(g))]
         for c, _, f in cols:
-            v = r[c]
-            cells.append("-" if v != v else (fmt_rate(v) if f is None else f.format(v)))
+            iv = interval_for(c, g[c])
+            methods.add(iv.method)
+            if iv.mean != iv.mean:
+                cells.append("-")
+                continue
+            fmt = (lambda v: f.format(v)) if f is not None else None
+            if fmt is None:  # a rate: the spread in the mean's unit
+                unit, k = _rate_unit(iv.mean)
+                m, half = f"{iv.mean / k:.2f} {unit}", f"{max(iv.mean - iv.lo, iv.hi - iv.mean) / k:.2f}"
+                lo, hi = f"{iv.lo / k:.2f}", f"{iv.hi / k:.2f}"
+            else:
+                m, half, lo, hi = fmt(iv.mean), fmt(max(iv.mean - iv.lo, iv.hi - iv.mean)), fmt(iv.lo), fmt(iv.hi)
+            cells.append(f"{m} ± {half}" if iv.method == "t95" else f"{m} ({lo}–{hi})" if iv.method == "range" else m)
         rows.append(cells)
     width = [max(len(h), *(len(r[j]) for r in rows)) for j, h in enumerate(heads)]
     line = lambda cells: "  ".join(c.rjust(w) if j >= len(coords) else c.ljust(w) for j, (c, w) in enumerate(zip(cells, width)))
     out = [line(heads), "-" * len(line(heads))] + [line(r) for r in rows]
+    if "t95" in methods:
+        out.append("± : half-width of the 95 % Student-t confidence interval over seeds (clipped to the metric's range)")
+    if "range" in methods:
+        out.append("(a–b): the lowest and highest of two seeds (three or more give a confidence interval)")
     return "\n".join(out)
 
 
