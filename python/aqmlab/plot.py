@@ -331,6 +331,27 @@ def _spread(data: Data, cols) -> None:
             data.tables[name] = t.merge(data.runs[keys + need].drop_duplicates(keys), on=keys, how="left")
 
 
+def _numeric_units(data: Data, col: str) -> str | None:
+    """A column of rates ("2Mb/s") or durations ("10ms") written with units becomes numbers (read by
+    the scenario files' parser) in one unit, so a line plot gets a numeric axis; returns the unit."""
+    from . import _core
+
+    vals = data.runs[col]
+    if not all(isinstance(v, str) for v in vals):
+        return None
+    for parse, units in ((_core.parse_rate, (("Gb/s", 1e9), ("Mb/s", 1e6), ("kb/s", 1e3), ("b/s", 1.0))),
+                         (_core.parse_duration, (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)))):
+        try:
+            nums = [parse(v) for v in vals]
+        except ValueError:
+            continue
+        top = max(abs(x) for x in nums) if nums else 0.0
+        unit, f = next(((u, f) for u, f in units if top >= f), units[-1])
+        data.runs[col] = [x / f for x in nums]
+        return unit
+    return None
+
+
 def _categorical(s) -> bool:
     import pandas as pd
 
@@ -354,6 +375,10 @@ def plot(sources, kind: str = "line", out="plots", style: str = "paper", columns
     data = load(sources)
     if isinstance(kw.get("where"), (list, tuple)):
         kw["where"] = _where(kw["where"])
+    if kind == "line" and kw.get("x") in data.runs.columns:
+        unit = _numeric_units(data, kw["x"])
+        if unit and not kw.get("xlabel"):
+            kw["xlabel"] = f"{kw['x']} ({unit})"
     _spread(data, _split(kw.get("by")) + _split(kw.get("panels")) + list((kw.get("where") or {}).keys()))
     spec, coords = spec_for(kind, data, **kw)
     ctx = context(data, coords, Path(out), style, columns)

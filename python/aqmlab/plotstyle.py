@@ -112,6 +112,7 @@ def polish(fig, axes, style: str, legend: bool = True) -> None:
                 getattr(ax, clear)("")
             sup(texts.pop(), fontsize=8)
     for ax in fig.axes:
+        _log_ticks(ax)
         ax.set_xlabel(mathtext(ax.get_xlabel()))
         ax.set_ylabel(mathtext(ax.get_ylabel()))
         ax.set_title(mathtext(ax.get_title()), fontsize=8)
@@ -125,6 +126,22 @@ def polish(fig, axes, style: str, legend: bool = True) -> None:
         ncol = max(1, min(len(labels), int(width_in * 12 // max(longest + 4, 8))))
         fig.legend(handles, [mathtext(l) for l in labels], loc="outside upper center", ncols=ncol,
                    handlelength=1.8, columnspacing=1.2)
+
+
+def _log_ticks(ax) -> None:
+    """Logarithmic axes labelled with plain numbers: 1, 2, 5 per decade over up to three decades,
+    the decades alone beyond (minor labels, which collide on short ranges, are dropped)."""
+    import math
+
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    for axis, scale, lim in ((ax.xaxis, ax.get_xscale(), ax.get_xlim()), (ax.yaxis, ax.get_yscale(), ax.get_ylim())):
+        if scale != "log" or min(lim) <= 0:
+            continue
+        decades = math.log10(max(lim) / min(lim))
+        axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0) if decades <= 3 else (1.0,)))
+        axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        axis.set_minor_formatter(NullFormatter())
 
 
 def save(fig, stem: Path, style: str) -> list[Path]:
