@@ -340,7 +340,8 @@ def fig_xy(ctx: Context, spec: dict) -> Output:
                 idx = si * len(ys) + yi
                 ax.errorbar(xv, yv, yerr=yerr, xerr=xerr,
                             marker=MARKERS[idx % len(MARKERS)], color=PALETTE[idx % len(PALETTE)], capsize=3,
-                            ms=4, lw=1.2, label=_label(key, m, len(ys)))
+                            ms=4, lw=1.2, label=_label(key, m, len(ys)) if key or "model" not in spec else
+                            ("simulation" if len(ys) == 1 else f"simulation: {m.label}"))
             where = f"({ctx.coord_label(panel)} = {pv}) " if pv is not None else ""
             if x_is_coord:
                 notes += [where + n for n in
