@@ -41,6 +41,11 @@ rate = "500kb/s"
 VARY = ["flows[0].count=2,4", 'bottleneck.aqm={type="red",min_th=10,max_th=30},{type="choke",min_th=10,max_th=30}']
 
 
+def stored(cache):
+    """The entries of a cache directory."""
+    return list((cache / sw.cache_layout()).glob("*/*.zip"))
+
+
 @pytest.fixture
 def scen(tmp_path):
     p = tmp_path / "sweepme.toml"
@@ -111,9 +116,9 @@ def test_interrupted_sweep_resumes_without_redoing_runs(scen, tmp_path, count_ru
     with pytest.raises(Stop):
         sweep.run(jobs=1, cache=cache, on_done=stop_after_three)
     assert len(count_runs) == 3
-    entries = list((cache / "v1").glob("*/*"))
-    assert len(entries) == 3 and all((e / "meta.json").is_file() for e in entries)
-    assert not list((cache / "tmp").iterdir())  # nothing half-written
+    entries = stored(cache)
+    assert len(entries) == 3 and all(sw.Cache(cache).check(e.stem) is None for e in entries)
+    assert not [p for p in (cache / "tmp").iterdir() if not p.name.startswith(".aqmlab-probe")]  # nothing half-written
 
     count_runs.clear()
     res = sweep.run(jobs=1, cache=cache)
@@ -215,11 +220,11 @@ def test_sweep_interrupted_by_ctrl_c_resumes(scen, tmp_path):
             "--seeds", "3", "--jobs", "1", "--cache", str(cache), "--out", str(out), "-q"]
     p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.time() + 60
-    while time.time() < deadline and len(list((cache / "v1").glob("*/*/meta.json"))) < 2:
+    while time.time() < deadline and len(stored(cache)) < 2:
         time.sleep(0.02)
     p.send_signal(signal.SIGINT)
     p.communicate(timeout=60)
-    n_before = len(list((cache / "v1").glob("*/*/meta.json")))
+    n_before = len(stored(cache))
     assert p.returncode == 130, p.returncode
     assert 2 <= n_before < 24  # really interrupted
     assert not [d for d in (cache / "tmp").iterdir()] if (cache / "tmp").exists() else True
@@ -251,9 +256,36 @@ def test_bad_sweeps_are_one_line_errors(scen, tmp_path, args, message):
     assert r.returncode == 2, r.stderr
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and ERROR_LINE.match(lines[0]) and message in lines[0], r.stderr
-    assert not (tmp_path / "c" / "v1").exists()  # nothing ran
+    assert not stored(tmp_path / "c")  # nothing ran
 
 
 def test_missing_scenario_file(tmp_path):
     r = cli("sweep", tmp_path / "nope.toml", "--vary", "flows[0].count=1,2")
     assert r.returncode == 2 and r.stderr.strip() == f"error: {tmp_path / 'nope.toml'}: no such file"
+
+
+def test_experiments_drawn_in_parallel_workers(tmp_path):
+    """`reproduce` of several experiments: each is gathered and drawn in a worker process, the
+    report is the same as when everything is drawn in this process (--jobs 1)."""
+    from test_reproduce import TINY_EXPERIMENT, TINY_REFERENCE, TINY_SCENARIO
+
+    for i in ("tiny", "tiny2"):
+        d = tmp_path / "exps" / i
+        d.mkdir(parents=True)
+        (d / "scenario.toml").write_text(TINY_SCENARIO)
+        (d / "experiment.toml").write_text(TINY_EXPERIMENT.replace('id = "tiny"', f'id = "{i}"'))
+        (d / "reference.toml").write_text(TINY_REFERENCE)
+    outs = {}
+    for jobs in ("2", "1"):
+        out = tmp_path / f"out{jobs}"
+        r = cli("reproduce", "--all", "--quick", "--experiments", tmp_path / "exps", "--out", out, "--cache",
+                tmp_path / "c", "--jobs", jobs)
+        assert r.returncode == 0, r.stderr
+        assert "tiny: 8 runs, 3 figures, 2 tables" in r.stderr and "tiny2: 8 runs, 3 figures, 2 tables" in r.stderr
+        outs[jobs] = out
+    for i in ("tiny", "tiny2"):
+        assert (outs["2"] / i / "fig1-udp-share.png").stat().st_size > 5000
+        pd.testing.assert_frame_equal(pd.read_csv(outs["2"] / i / "runs.csv"), pd.read_csv(outs["1"] / i / "runs.csv"))
+        assert (outs["2"] / i / "table1.md").read_text() == (outs["1"] / i / "table1.md").read_text()
+    strip = lambda t: re.sub(r"in \d+\.\d min", "", t)  # noqa: E731 (the run time differs)
+    assert strip((outs["2"] / "report.md").read_text()) == strip((outs["1"] / "report.md").read_text())

@@ -2,9 +2,10 @@
 
     aqmlab run SCENARIO [--seed N] [--out DIR] [--set key.path=value ...]
     aqmlab sweep SCENARIO --vary key.path=v1,v2,... [--seeds K] [--jobs N] [--out DIR]
+                 [--executor local|dask --scheduler tcp://HOST:PORT]
     aqmlab validate SCENARIO [--set ...]
     aqmlab list aqm|tcp|traffic|experiments [--describe]
-    aqmlab reproduce ID ... | --all [--quick] [--jobs N] [--out DIR]
+    aqmlab reproduce ID ... | --all [--quick] [--jobs N] [--out DIR] [--scheduler tcp://HOST:PORT]
     aqmlab bench [--point NAME ...] [--repeat K] [--json]
     aqmlab model choke|chokew|raqm|ward [--param value ...] [--json] [--plot FILE] [--run DIR ...]
     aqmlab plot FOLDER ... [--kind line|bar|cdf|timeseries|flows|queue] [--x X] [--y Y] [--by COL] [--out DIR]
@@ -37,7 +38,9 @@ class UserError(Exception):
 
 
 def _err(msg: str, code: int = EXIT_USAGE) -> int:
-    print(f"error: {msg}", file=sys.stderr)
+    from .errors import one_line
+
+    print(f"error: {one_line(msg)}", file=sys.stderr)
     return code
 
 
@@ -51,14 +54,27 @@ class _Parser(argparse.ArgumentParser):
 def _source(path: str):
     try:
         return read_source(Path(path))
-    except FileNotFoundError:
-        raise UserError(f"{path}: no such file")
-    except IsADirectoryError:
-        raise UserError(f"{path}: is a directory, not a scenario file")
-    except UnicodeDecodeError:
-        raise UserError(f"{path}: not a text (UTF-8) file")
+    except _core.ScenarioError as e:  # missing, a directory, not text, too large, unreadable
+        raise UserError(str(e))
+
+
+def _out_dir(out: Path) -> Path:
+    """``--out``: a directory we can write into, checked before any run."""
+    from ._io import probe_writable
+
+    if out.exists() and not out.is_dir():
+        raise UserError(f"--out {out}: exists and is not a directory")
+    try:
+        probe_writable(out, f"--out {out}")
     except OSError as e:
-        raise UserError(f"{path}: cannot read: {e.strerror or e}")
+        raise UserError(str(e.strerror or e))
+    return out
+
+
+def _warn(msg: str) -> None:
+    from .errors import one_line
+
+    print(f"warning: {one_line(msg)}", file=sys.stderr)
 
 
 # ----------------------------------------------------------------------------- formatting
@@ -148,40 +164,55 @@ def cmd_run(a) -> int:
         check_out(out, resolved, a.force)
     except OutDirError as e:
         raise UserError(f"--out {e}" if a.out else str(e))
-    bar = None
-    progress = None
-    if not a.quiet:
-        try:
-            from tqdm import tqdm
-
-            total = info["duration_s"]
-            # shown only if the run lasts more than 2 s of wall time
-            bar = tqdm(total=total, unit="sim s", delay=2.0, file=sys.stderr, leave=False,
-                       bar_format="{l_bar}{bar}| {n:.1f}/{total:.0f} sim s [{elapsed}<{remaining}]")
-
-            def progress(t, bar=bar):
-                bar.update(t - bar.n)
-        except ImportError:  # pragma: no cover
-            bar = None
+    _out_dir(out)
+    progress = None if a.quiet else _LazyBar(info["duration_s"])
     try:
         from .api import run
 
-        res = run(Path(a.scenario), seed=a.seed, overrides=a.set or [], progress=progress)
+        res = run(src, seed=a.seed, overrides=a.set or [], progress=progress)
     except _core.ScenarioError as e:
         raise UserError(f"{a.scenario}: {e}")
     finally:
-        if bar is not None:
-            bar.close()
+        if progress is not None:
+            progress.close()
     res._scenario = resolved
     try:
         files = res.save(out)
         remove_stale(out, files)
     except OSError as e:
-        raise UserError(f"--out {out}: cannot write results: {e.strerror or e}")
+        from ._io import os_reason
+
+        raise UserError(f"--out {out}: cannot write results: {os_reason(e)}")
     if not a.quiet:
         print(summary_table(res))
         print(f"\nresults: {out}/ ({', '.join(p.name for p in files)})")
     return 0
+
+
+class _LazyBar:
+    """A progress bar (in simulated seconds) that appears only once a run has lasted 2 s of wall time,
+    so a short run never imports tqdm."""
+
+    def __init__(self, total: float, delay: float = 2.0):
+        import time
+
+        self.total, self.t0, self.delay, self.bar = total, time.monotonic(), delay, None
+
+    def __call__(self, t: float) -> None:
+        if self.bar is None:
+            import time
+
+            if time.monotonic() - self.t0 < self.delay:
+                return
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=self.total, unit="sim s", file=sys.stderr, leave=False,
+                            bar_format="{l_bar}{bar}| {n:.1f}/{total:.0f} sim s [{elapsed}<{remaining}]")
+        self.bar.update(t - self.bar.n)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
 
 
 def cmd_validate(a) -> int:
@@ -226,12 +257,16 @@ def cmd_list(a) -> int:
 
 def cmd_bench(a) -> int:
     from . import bench
+    from .bench import overhead
 
-    points = a.point or list(bench.POINTS)
+    known = list(bench.POINTS) + list(OVERHEAD_POINTS)
+    points = a.point or known
     for p in points:
-        if p not in bench.POINTS:
-            raise UserError(f"--point {p}: unknown; one of: {', '.join(bench.POINTS)}")
-    rows = []
+        if p not in known:
+            raise UserError(f"--point {p}: unknown; one of: {', '.join(known)}")
+    if a.sweep_runs < 1:
+        raise UserError("--sweep-runs: must be a positive integer")
+    rows, extra = [], []
     try:
         from tqdm import tqdm
 
@@ -239,14 +274,29 @@ def cmd_bench(a) -> int:
     except ImportError:  # pragma: no cover
         it = points
     for p in it:
-        rows += bench.run_points([p], repeat=a.repeat)
+        if p == "startup":
+            extra.append(overhead.measure_startup(repeat=max(a.repeat, 3)))
+        elif p == "sweep":
+            extra.append(overhead.measure_sweep(a.sweep_runs, repeat=a.repeat))
+        else:
+            rows += bench.run_points([p], repeat=a.repeat)
     if a.json:
-        print(json.dumps(rows, indent=2))
-    else:
+        print(json.dumps(rows + extra, indent=2))
+        return 0
+    if rows:
         print(bench.format_table(rows))
         print("\nevents/s and packets/s are per wall-clock second on one thread; 'data pkt/s' counts data")
         print("packets reaching receivers, 'all pkt/s' every packet (data and ACK) reaching a host.")
+    if extra:
+        if rows:
+            print()
+        print(overhead.format_rows(extra))
+        print("\nwhole fresh processes, best of several by wall time; CPU = user + system seconds; 'before' = the")
+        print(f"same figure before issue 12 on the 2-core build machine. The sweep uses {os.cpu_count()} local processes.")
     return 0
+
+
+OVERHEAD_POINTS = ("startup", "sweep")
 
 
 def _cache_arg(a):
@@ -259,6 +309,24 @@ def _jobs_arg(a):
     if a.jobs is not None and a.jobs < 1:
         raise UserError("--jobs: must be a positive integer")
     return a.jobs
+
+
+def _executor_args(a) -> dict:
+    """--executor/--scheduler as keyword arguments of execute(); a Dask scheduler is reached here,
+    before any run."""
+    from .executors import make_pool
+
+    executor = a.executor or ("dask" if a.scheduler else "local")
+    if executor == "local":
+        if a.scheduler:
+            raise UserError("--scheduler: only with --executor dask")
+        return {}
+    from .sweep import SweepError
+
+    try:
+        return {"executor": make_pool("dask", scheduler=a.scheduler)}
+    except SweepError as e:
+        raise UserError(str(e))
 
 
 SWEEP_SHOW = [("bottleneck.utilisation", "util", "{:.3f}"), ("bottleneck.queue_mean_pkts", "queue", "{:.1f}"),
@@ -315,13 +383,12 @@ def cmd_sweep(a) -> int:
 
     src = _source(a.scenario)
     out = Path(a.out) if a.out else Path("results") / f"{src.name}-sweep"
-    if out.exists() and not out.is_dir():
-        raise UserError(f"--out {out}: exists and is not a directory")
     tables = [t.strip() for t in a.tables.split(",") if t.strip()] if a.tables else []
     names = {v: k for k, v in TABLES.items()} | {k: k for k in TABLES}
     for t in tables:
         if t not in names:
             raise UserError(f"--tables {t}: unknown table; one of: {', '.join(TABLES.values())}")
+    jobs = _jobs_arg(a)
     try:
         sw = Sweep(src, a.vary or [], a.seeds, seed=a.seed, overrides=a.set or [])
         tasks = sw.tasks()
@@ -330,17 +397,23 @@ def cmd_sweep(a) -> int:
         raise UserError(msg if msg.startswith(src.label) else f"{a.scenario}: {msg}")
     from .sweep import SweepResult, execute, open_cache
 
+    _out_dir(out)
     cache, tmp = open_cache(_cache_arg(a))
+    ex = _executor_args(a)
+    rows: dict = {}
     try:
-        stats = execute(tasks, cache, jobs=_jobs_arg(a), progress=not a.quiet)
+        stats = execute(tasks, cache, jobs=jobs, progress=not a.quiet, rows=rows, warn=_warn, **ex)
     except RunFailed as e:
-        print(f"error: {e}", file=sys.stderr)
-        return EXIT_FAILED
-    res = SweepResult(sw, tasks, cache, stats, tmp)
+        return _err(str(e), EXIT_FAILED)
+    except SweepError as e:
+        raise UserError(str(e))
+    res = SweepResult(sw, tasks, cache, stats, tmp, rows=rows)
     try:
         files = res.save(out, tables=[names[t] for t in tables])
     except OSError as e:
-        raise UserError(f"--out {out}: cannot write results: {e.strerror or e}")
+        from ._io import os_reason
+
+        raise UserError(f"--out {out}: cannot write results: {os_reason(e)}")
     if not a.quiet:
         print(sweep_table(res.runs, res.coords))
         print(f"\n{stats['total']} runs ({stats['cached']} from the cache, {stats['computed']} run now)")
@@ -352,30 +425,32 @@ def cmd_reproduce(a) -> int:
     from .reproduce import ExperimentError, reproduce, select
     from .sweep import RunFailed
 
+    from .sweep import SweepError
+
     out = Path(a.out)
-    if out.exists() and not out.is_dir():
-        raise UserError(f"--out {out}: exists and is not a directory")
     if a.all and a.ids:
         raise UserError("give experiment ids or --all, not both")
+    jobs = _jobs_arg(a)
     try:
         exps = select(a.ids, a.all, a.experiments)
     except ExperimentError as e:
         raise UserError(str(e))
+    _out_dir(out)
+    ex = _executor_args(a)
     log = (lambda s: None) if a.quiet else (lambda s: print(s, file=sys.stderr))
     try:
-        done = reproduce(exps, out, quick=a.quick, jobs=_jobs_arg(a), cache=_cache_arg(a), extra_set=a.set or [],
-                         keep_going=a.keep_going, progress=not a.quiet, log=log)
-    except ExperimentError as e:
+        done = reproduce(exps, out, quick=a.quick, jobs=jobs, cache=_cache_arg(a), extra_set=a.set or [],
+                         keep_going=a.keep_going, progress=not a.quiet, log=log, warn=_warn, **ex)
+    except (ExperimentError, SweepError) as e:
         raise UserError(str(e))
     except RunFailed as e:
-        print(f"error: {e}", file=sys.stderr)
-        return EXIT_FAILED
+        return _err(str(e), EXIT_FAILED)
     bad = [d for d in done if d.errors or d.skipped]
     if not a.quiet:
         print(f"report: {out / 'report.md'} and {out / 'report.html'}")
     for d in bad:
         for msg in ([d.skipped] if d.skipped else d.errors):
-            print(f"error: {d.exp.id}: {msg}", file=sys.stderr)
+            _err(f"{d.exp.id}: {msg}", EXIT_FAILED)
     return EXIT_FAILED if bad else 0
 
 
@@ -408,6 +483,13 @@ def cmd_model(a) -> int:
         raise UserError(str(e))
 
 
+def _add_executor_args(p) -> None:
+    p.add_argument("--executor", choices=["local", "dask"],
+                   help="where runs are made: local processes (default) or a Dask cluster (needs --scheduler)")
+    p.add_argument("--scheduler", metavar="tcp://HOST:PORT",
+                   help="the Dask scheduler's address (implies --executor dask; see docs/reproduce.md)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="aqmlab", description="Packet-level simulation of active queue management.")
     p.add_argument("--version", action="version", version=f"aqmlab {__version__}")
@@ -415,7 +497,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     r = sub.add_parser("run", help="run a scenario and write its results")
     r.add_argument("scenario", help="scenario file (TOML)")
-    r.add_argument("--seed", type=int, help="random seed (replaces simulation.seed)")
+    r.add_argument("--seed", type=int, help="random seed, 0 to 2^64-1 (replaces simulation.seed)")
     r.add_argument("--out", help="output directory (default: results/<scenario name>, with -seed<N> and "
                                  "-set-<digest> for another seed and overrides)")
     r.add_argument("--force", action="store_true",
@@ -436,7 +518,10 @@ def build_parser() -> argparse.ArgumentParser:
     ls.set_defaults(fn=cmd_list)
 
     b = sub.add_parser("bench", help="run the benchmark points")
-    b.add_argument("--point", action="append", help="paper, medium or large (repeatable; default all)")
+    b.add_argument("--point", action="append",
+                   help="paper, medium, large (engine speed), startup (import and a whole `aqmlab run` of paper), "
+                        "sweep (runs/s of a sweep of tiny runs); repeatable; default all")
+    b.add_argument("--sweep-runs", type=int, default=1000, metavar="N", help="runs of the sweep figure (default 1000)")
     b.add_argument("--repeat", type=int, default=1, help="runs per point; the fastest is reported")
     b.add_argument("--json", action="store_true", help="print JSON instead of a table")
     b.set_defaults(fn=cmd_bench)
@@ -451,6 +536,7 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--jobs", "-j", type=int, help="parallel processes (default: all cores)")
     sw.add_argument("--cache", metavar="DIR", help="result cache (default: $AQMLAB_CACHE or ~/.cache/aqmlab)")
     sw.add_argument("--no-cache", action="store_true", help="neither reuse nor keep results between sweeps")
+    _add_executor_args(sw)
     sw.add_argument("--out", help="output directory (default: results/<scenario file stem>-sweep)")
     sw.add_argument("--tables", default="flows", metavar="T1,T2",
                     help="result tables to gather besides runs: flows, timeseries, queue_snapshots, flow_series "
@@ -466,6 +552,7 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--jobs", "-j", type=int, help="parallel processes (default: all cores)")
     rp.add_argument("--cache", metavar="DIR", help="result cache (default: $AQMLAB_CACHE or ~/.cache/aqmlab)")
     rp.add_argument("--no-cache", action="store_true", help="neither reuse nor keep results")
+    _add_executor_args(rp)
     rp.add_argument("--set", action="append", metavar="KEY.PATH=VALUE", help="override for every run (repeatable)")
     rp.add_argument("--experiments", metavar="DIR", help="experiment definitions (default: ./experiments)")
     rp.add_argument("--keep-going", action="store_true",
@@ -534,13 +621,16 @@ def _add_max_memory(*parsers) -> None:
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     if getattr(args, "max_memory", None):
-        # read by the engine in this process and in every worker it starts
+        # read by the engine in this process and in every worker it starts (sent with each batch to a cluster)
         os.environ["AQMLAB_MAX_MEMORY"] = args.max_memory
-    if getattr(args, "seed", None) is not None and args.seed < 0:
-        return _err("--seed: must be a non-negative integer")
+    seed = getattr(args, "seed", None)
+    if seed is not None and not 0 <= seed <= (1 << 64) - 1:
+        return _err(f"--seed: must be an integer from 0 to 2^64-1 (18446744073709551615), got {seed}")
     try:
         return args.fn(args)
     except UserError as e:
+        return _err(str(e))
+    except _core.ScenarioError as e:  # from the API layer, already '<file>: <key path>: <why>'
         return _err(str(e))
     except _core.SimulationError as e:
         return _err(f"{getattr(args, 'scenario', '')}: simulation failed: {e}", EXIT_FAILED)

@@ -44,9 +44,6 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-import pandas as pd
-
 #: a TCP flow is counted as starved when its goodput is below this fraction of the fair share (M13)
 STARVED = 0.1
 
@@ -54,14 +51,20 @@ _SUMS = ("throughput_bps", "goodput_bps", "goodput_m2b_bps", "goodput_m2c_bps", 
          "bneck_arrivals", "timeouts")
 _PER_FLOW = ("throughput_bps", "goodput_bps", "goodput_m2b_bps", "goodput_m2c_bps")
 
+# Computed over plain Python lists (the engine's columns), not pandas: a sweep worker computes the row
+# of every run it makes, and for small runs pandas' per-call cost would dominate. Sums are exact
+# (math.fsum) and skip NaN, as pandas' sums and means do.
+
 
 def jain(x) -> float:
-    """Jain's index (Σx)²/(n·Σx²); 1 when every value is 0, NaN for no values."""
-    x = np.asarray(x, dtype=float)
-    if x.size == 0:
+    """Jain's index (Σx)²/(n·Σx²); 1 when every value is 0, NaN for no values (or any NaN value)."""
+    x = [float(v) for v in x]
+    if not x:
         return math.nan
-    s2 = float((x * x).sum())
-    return 1.0 if s2 == 0 else float(x.sum() ** 2 / (x.size * s2))
+    s2 = math.fsum(v * v for v in x)
+    if math.isnan(s2):
+        return math.nan
+    return 1.0 if s2 == 0 else math.fsum(x) ** 2 / (len(x) * s2)
 
 
 def _number(v) -> bool:
@@ -78,24 +81,94 @@ def _flatten(prefix: str, d: dict, out: dict) -> None:
             out[f"{prefix}{k}"] = math.nan
 
 
-def aggregate(flows: pd.DataFrame) -> dict:
-    """The aggregates listed in the module notes over the rows of ``flows``."""
-    out: dict = {"flows": float(len(flows))}
+def _isnan(v) -> bool:
+    return v is None or (isinstance(v, float) and v != v)
+
+
+def _sum(values) -> float:
+    """pandas' ``sum()``: NaN skipped, 0 for nothing."""
+    return math.fsum(float(v) for v in values if not _isnan(v))
+
+
+def _mean(values) -> float:
+    vals = [float(v) for v in values if not _isnan(v)]
+    return math.fsum(vals) / len(vals) if vals else math.nan
+
+
+def _quantile(values, q: float) -> float:
+    """pandas' ``quantile(q)`` (linear interpolation between the sorted non-NaN values)."""
+    x = sorted(float(v) for v in values if not _isnan(v))
+    if not x:
+        return math.nan
+    h = (len(x) - 1) * q
+    lo = math.floor(h)
+    hi = min(lo + 1, len(x) - 1)
+    t = h - lo
+    a, b = x[lo], x[hi]
+    return b - (b - a) * (1 - t) if t >= 0.5 else a + (b - a) * t  # (numpy's form of the interpolation)
+
+
+def _std(values) -> float:
+    """Sample standard deviation (ddof 1) of the non-NaN values."""
+    vals = [float(v) for v in values if not _isnan(v)]
+    if len(vals) < 2:
+        return math.nan
+    m = math.fsum(vals) / len(vals)
+    return math.sqrt(math.fsum((v - m) ** 2 for v in vals) / (len(vals) - 1))
+
+
+class _Table:
+    """Columns by name, with row selections as index lists."""
+
+    def __init__(self, columns):
+        if hasattr(columns, "columns") and hasattr(columns, "to_dict"):  # a DataFrame
+            columns = [(c, columns[c].tolist()) for c in columns.columns]
+        self.cols = {name: list(values) for name, values in columns}
+        self.n = len(next(iter(self.cols.values()))) if self.cols else 0
+
+    def __contains__(self, c):
+        return c in self.cols
+
+    def col(self, c, rows):
+        v = self.cols[c]
+        return [v[i] for i in rows]
+
+    def where(self, c, pred, rows):
+        v = self.cols[c]
+        return [i for i in rows if pred(v[i])]
+
+    def groups(self, c, rows):
+        """Row lists per distinct non-NaN value of column ``c``, sorted by value."""
+        v = self.cols[c]
+        out: dict = {}
+        for i in rows:
+            k = v[i]
+            if not _isnan(k):
+                out.setdefault(k, []).append(i)
+        return sorted(out.items(), key=lambda kv: kv[0])
+
+
+def aggregate(flows, rows=None) -> dict:
+    """The aggregates listed in the module notes over ``rows`` of ``flows`` (all rows by default);
+    ``flows`` is a DataFrame or ``(column, values)`` pairs."""
+    f = flows if isinstance(flows, _Table) else _Table(flows)
+    rows = range(f.n) if rows is None else rows
+    n = len(rows)
+    out: dict = {"flows": float(n)}
     for c in _SUMS:
-        if c in flows:
-            out[c] = float(flows[c].sum())
-    n = len(flows)
+        if c in f:
+            out[c] = _sum(f.col(c, rows))
     for c in _PER_FLOW:
-        if c in flows:
-            out[c.replace("_bps", "_per_flow_bps")] = float(flows[c].sum() / n) if n else math.nan
-    if "bneck_arrivals" in flows and "drops_total" in flows:
-        arr = float(flows["bneck_arrivals"].sum())
-        lost = float(flows["drops_total"].sum() - flows.get("drops_link_loss", pd.Series(0.0)).sum())
+        if c in f:
+            out[c.replace("_bps", "_per_flow_bps")] = _sum(f.col(c, rows)) / n if n else math.nan
+    if "bneck_arrivals" in f and "drops_total" in f:
+        arr = _sum(f.col("bneck_arrivals", rows))
+        lost = _sum(f.col("drops_total", rows)) - (_sum(f.col("drops_link_loss", rows)) if "drops_link_loss" in f else 0.0)
         out["drop_pct"] = 100.0 * lost / arr if arr > 0 else math.nan
-    if "throughput_bps" in flows:
-        out["jain_throughput"] = jain(flows["throughput_bps"])
-    if "goodput_bps" in flows:
-        out["jain_goodput"] = jain(flows["goodput_bps"])
+    if "throughput_bps" in f:
+        out["jain_throughput"] = jain(f.col("throughput_bps", rows))
+    if "goodput_bps" in f:
+        out["jain_goodput"] = jain(f.col("goodput_bps", rows))
     return out
 
 
@@ -104,8 +177,14 @@ def _put(prefix: str, d: dict, row: dict) -> None:
         row[f"{prefix}.{k}"] = v
 
 
+def _columns(result, name):
+    if hasattr(result, "columns") and callable(result.columns):
+        return result.columns(name)
+    return getattr(result, name, None)
+
+
 def run_row(result) -> dict:
-    """The flat metrics of one run (see the module notes)."""
+    """The flat metrics of one run (see the module notes); ``result`` is an :class:`aqmlab.Result`."""
     s = result.summary
     row: dict = {}
     b = s["bottleneck"]
@@ -114,50 +193,54 @@ def run_row(result) -> dict:
     for g in s.get("groups", []):
         _flatten(f"group.{g['name']}.", {k: v for k, v in g.items() if k != "name"}, row)
 
-    f = result.flows
-    _put("all", aggregate(f), row)
+    f = _Table(_columns(result, "flows"))
+    every = range(f.n)
+    _put("all", aggregate(f, every), row)
     for t in ("tcp", "udp"):
-        _put(t, aggregate(f[f["transport"] == t]), row)
-    for app, sub in f.groupby("app", sort=True):
-        _put(f"app.{app}", aggregate(sub), row)
-    for level, sub in f.groupby("priority", sort=True):
-        _put(f"priority.{int(level)}", aggregate(sub), row)
-    if "variant" in f.columns:
-        tcp = f[f["transport"] == "tcp"]
-        for v, sub in tcp.groupby("variant", sort=True):
+        _put(t, aggregate(f, f.where("transport", lambda v, t=t: v == t, every)), row)
+    for app, rows in f.groups("app", every):
+        _put(f"app.{app}", aggregate(f, rows), row)
+    for level, rows in f.groups("priority", every):
+        _put(f"priority.{int(level)}", aggregate(f, rows), row)
+    tcp = f.where("transport", lambda v: v == "tcp", every)
+    if "variant" in f:
+        for v, rows in f.groups("variant", tcp):
             if v:
-                _put(f"variant.{v}", aggregate(sub), row)
+                _put(f"variant.{v}", aggregate(f, rows), row)
 
     cap = float(b["capacity_bps"])
     sc = s["scenario"]
     row["run.duration_s"] = float(sc["duration_s"])
     row["run.warmup_s"] = float(sc.get("warmup_s", 0.0))
-    started = f[f["start_s"] < sc["duration_s"]] if "start_s" in f else f
+    started = f.where("start_s", lambda v: v < sc["duration_s"], every) if "start_s" in f else every
     row["fair_share_bps"] = cap / len(started) if len(started) else math.nan
-    row["normalised_goodput"] = float(f.loc[f["transport"] == "tcp", "goodput_bps"].sum()) / cap
+    row["normalised_goodput"] = _sum(f.col("goodput_bps", tcp)) / cap
     # starved flows: TCP goodput below STARVED of the ideal fair share
-    tcp = started[started["transport"] == "tcp"] if "transport" in started else started.iloc[0:0]
-    low = tcp["goodput_bps"] < STARVED * row["fair_share_bps"] if len(tcp) else pd.Series(dtype=bool)
-    row["tcp.starved"] = float(low.sum())
-    if "group" in tcp:
+    started_tcp = f.where("transport", lambda v: v == "tcp", started) if "transport" in f else []
+    floor = STARVED * row["fair_share_bps"]
+    low = f.where("goodput_bps", lambda v: v < floor, started_tcp) if started_tcp else []
+    row["tcp.starved"] = float(len(low))
+    if "group" in f:
         for g in s.get("groups", []):
-            row[f"group.{g['name']}.starved"] = float(low[tcp["group"] == g["name"]].sum())
-    row["sdv_throughput_bps"] = float(f["throughput_bps"].std(ddof=1)) if len(f) > 1 else math.nan
-    web = f[f["app"] == "web"]
-    total_drops = float(f["drops_total"].sum() - f["drops_link_loss"].sum())
-    if len(web) and total_drops > 0:
-        row["web_drop_share"] = float(web["drops_total"].sum() - web["drops_link_loss"].sum()) / total_drops
+            row[f"group.{g['name']}.starved"] = float(len(f.where("group", lambda v, n=g["name"]: v == n, low)))
+    row["sdv_throughput_bps"] = _std(f.col("throughput_bps", every)) if f.n > 1 else math.nan
+    web = f.where("app", lambda v: v == "web", every)
+    total_drops = _sum(f.col("drops_total", every)) - _sum(f.col("drops_link_loss", every))
+    if web and total_drops > 0:
+        row["web_drop_share"] = (_sum(f.col("drops_total", web)) - _sum(f.col("drops_link_loss", web))) / total_drops
     else:
         row["web_drop_share"] = math.nan
 
-    ts = result.timeseries
-    if ts is not None and len(ts):
-        win = ts[ts["time_s"] >= sc.get("warmup_s", 0.0)]
-        for c in ts.columns:
+    ts_cols = _columns(result, "timeseries")
+    ts = _Table(ts_cols) if ts_cols is not None else None
+    if ts is not None and ts.n:
+        warm = sc.get("warmup_s", 0.0)
+        win = ts.where("time_s", lambda v: v >= warm, range(ts.n))
+        for c in ts.cols:
             if c.startswith("aqm_"):
-                row[f"aqm.{c[4:]}_mean"] = float(win[c].mean()) if len(win) else math.nan
-                row[f"aqm.{c[4:]}_p05"] = float(win[c].quantile(0.05)) if len(win) else math.nan
-        if "queue_pkts" in ts.columns:
+                row[f"aqm.{c[4:]}_mean"] = _mean(ts.col(c, win)) if win else math.nan
+                row[f"aqm.{c[4:]}_p05"] = _quantile(ts.col(c, win), 0.05) if win else math.nan
+        if "queue_pkts" in ts:
             for q in (5, 50, 95):
-                row[f"bottleneck.queue_p{q:02d}_pkts"] = float(win["queue_pkts"].quantile(q / 100)) if len(win) else math.nan
+                row[f"bottleneck.queue_p{q:02d}_pkts"] = _quantile(ts.col("queue_pkts", win), q / 100) if win else math.nan
     return row

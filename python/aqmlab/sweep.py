@@ -10,6 +10,7 @@ scenario's ``simulation.seed``, 1 by default, or the ``seed`` given).
 makes two dimensions with the choices ``flows[0].count=10`` … and runs 2 × 2 × 3 = 12 runs. A
 value is read as a TOML value, as ``--set`` reads it; commas inside brackets, braces or quotes do
 not split (``--vary 'bottleneck.aqm={type="red",min_th=5,max_th=15},{type="choke",min_th=5,max_th=15}'``).
+A sweep has at most :data:`MAX_RUNS` runs.
 
 Override templates (used by experiment files): ``${expr}`` in an override is replaced by the value
 of ``expr``, an arithmetic expression over the values of the point's dimensions
@@ -17,13 +18,18 @@ of ``expr``, an arithmetic expression over the values of the point's dimensions
 
 **Cache.** Every run is identified by a SHA-256 key over a canonical form of what determines its
 result: the parsed base scenario (so comments and layout do not count, but every value does), its
-default name, the overrides in order, the seed, the aqmlab version and a fingerprint of the engine
-binary (so a rebuilt engine never reuses old results). A finished run is stored under
-``<cache>/v1/<key[:2]>/<key>/`` as ``summary.json``, one Parquet file per result table and
-``meta.json``; it is written into a temporary directory first and renamed into place, so an
-interrupted sweep leaves no partial entry. Running the sweep again runs only what is missing.
-The cache directory is ``$AQMLAB_CACHE`` or ``~/.cache/aqmlab``; ``cache=False`` (``--no-cache``)
-uses a temporary directory that is removed afterwards.
+default name, the overrides in order, the seed, the aqmlab version, the cache format and a
+fingerprint of the engine binary (so a rebuilt engine never reuses old results). A finished run is
+stored under ``<cache>/v2/<key[:2]>/<key>/`` (see :mod:`aqmlab.cache`): written atomically,
+checked on read, so an interrupted sweep leaves no partial entry and a damaged one is made again.
+Running the sweep again runs only what is missing. The cache directory is ``$AQMLAB_CACHE`` or
+``~/.cache/aqmlab``; ``cache=False`` (``--no-cache``) uses a temporary directory that is removed
+afterwards.
+
+**Where runs are made** (:mod:`aqmlab.executors`): a local pool of processes (the default; every
+core), or a Dask cluster (``executor="dask"`` with ``scheduler="tcp://host:8786"`` or
+``client=distributed.Client(...)``; ``aqmlab sweep --executor dask --scheduler ...``). Both hand
+out batches of runs and store the same cache entries, so a sweep begun on one finishes on the other.
 
 Python::
 
@@ -41,34 +47,29 @@ import math
 import numbers
 import operator
 import os
-import shutil
-import sys
-import tempfile
-import time
 from ._compat import tomllib
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Mapping, Sequence
 
-import numpy as np
-import pandas as pd
-
 from . import __version__, _core
-from .api import Result, Source, read_source
+from .api import MAX_DEPTH, SEED_MAX, TABLES, Result, Source, read_source
+from .cache import CACHE_FORMAT, LAYOUT, Cache, default_cache_dir, open_cache
+from .errors import RunFailed, SweepError
+from .executors import check_jobs, describe_task, execute
 
-__all__ = ["Choice", "Dimension", "Sweep", "SweepResult", "SweepError", "Cache", "sweep", "parse_vary",
-           "execute", "default_cache_dir"]
+__all__ = ["Choice", "Dimension", "Sweep", "SweepResult", "SweepError", "RunFailed", "Cache", "sweep", "parse_vary",
+           "execute", "default_cache_dir", "open_cache", "run_key", "MAX_RUNS"]
 
-#: bump when the layout of a cache entry changes
-CACHE_FORMAT = 1
-#: result tables a cache entry may hold (Result attribute -> file stem)
-TABLES = {"flows": "flows", "timeseries": "timeseries", "snapshots": "queue_snapshots", "flow_series": "flow_series"}
+#: the most runs one sweep may have (split larger studies into several sweeps)
+MAX_RUNS = 1_000_000
+
+_describe_task = describe_task  # (old name)
 
 
-class SweepError(ValueError):
-    """A mistake in a sweep's definition (bad --vary, bad template, a scenario that does not validate)."""
-
+def cache_layout() -> str:
+    """The folder of the current cache format inside a cache directory (``v2``)."""
+    return LAYOUT
 
 # ----------------------------------------------------------------------------- values
 
@@ -105,17 +106,44 @@ def split_top_level(text: str, sep: str = ",") -> list[str]:
     return [p.strip() for p in parts]
 
 
+def nesting_depth(text: str) -> int:
+    """The deepest nesting of brackets and braces in ``text`` (quotes not looked into)."""
+    depth = deepest = 0
+    quote = None
+    for ch in text:
+        if quote:
+            if ch == quote:
+                quote = None
+        elif ch in "\"'":
+            quote = ch
+        elif ch in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in "]}":
+            depth -= 1
+    return deepest
+
+
 def parse_value(text: str):
     """A value as ``--set`` reads it: a TOML value, else the text itself as a string."""
+    if nesting_depth(text) > MAX_DEPTH:
+        raise SweepError(f"{_short(text)}: nested more than {MAX_DEPTH} levels deep")
     try:
         return tomllib.loads(f"v = {text}")["v"]
     except tomllib.TOMLDecodeError:
         return text.strip()
+    except RecursionError:
+        raise SweepError(f"{_short(text)}: nested too deeply") from None
+
+
+def _short(text: str, n: int = 40) -> str:
+    text = text.replace("\n", "\\n")
+    return text if len(text) <= n else text[:n] + "…"
 
 
 def toml_value(x) -> str:
     """Python value -> TOML value text (inline tables for dicts)."""
-    if isinstance(x, (bool, np.bool_)):
+    if isinstance(x, bool) or (type(x).__module__ == "numpy" and type(x).__name__ in ("bool_", "bool")):
         return "true" if x else "false"
     if isinstance(x, numbers.Integral):
         return str(int(x))
@@ -133,6 +161,8 @@ def toml_value(x) -> str:
     if isinstance(x, Mapping):
         items = []
         for k, v in x.items():
+            if not isinstance(k, str):
+                raise SweepError(f"{k!r}: a table's keys must be strings")
             key = k if k.replace("_", "").replace("-", "").isalnum() else json.dumps(k)
             items.append(f"{key} = {toml_value(v)}")
         return "{ " + ", ".join(items) + " }"
@@ -240,19 +270,30 @@ class Dimension:
 
 def vary_dimension(key: str, values: Iterable) -> Dimension:
     """A dimension that sets ``key`` to each of ``values`` (Python values)."""
+    if not isinstance(key, str) or not key.strip() or any(c.isspace() for c in key):
+        raise SweepError(f"vary: {key!r}: expected a key path such as \"flows[0].count\"")
+    if isinstance(values, (str, bytes, Mapping)) or not isinstance(values, Iterable):
+        values = [values]
     vals = list(values)
+    try:
+        for v in vals:
+            toml_value(v)
+    except RecursionError:
+        raise SweepError(f"vary {key}: a value nested too deeply") from None
     return Dimension(key, tuple(Choice(toml_value(v) if isinstance(v, (list, tuple, Mapping)) else v,
                                        (f"{key}={toml_value(v)}",)) for v in vals))
 
 
 def parse_vary(text: str) -> Dimension:
     """``key=v1,v2,...`` -> a dimension named ``key`` (values read as TOML values, like ``--set``)."""
-    if "=" not in text:
-        raise SweepError(f"--vary {text}: expected key.path=value1,value2,...")
+    if not isinstance(text, str) or "=" not in text:
+        raise SweepError(f"--vary {_short(str(text))}: expected key.path=value1,value2,...")
     key, _, rest = text.partition("=")
     key = key.strip()
     if not key or any(c.isspace() for c in key):
-        raise SweepError(f"--vary {text}: expected key.path=value1,value2,... with a key path before '='")
+        raise SweepError(f"--vary {_short(text)}: expected key.path=value1,value2,... with a key path before '='")
+    if nesting_depth(rest) > MAX_DEPTH:
+        raise SweepError(f"--vary {key}: a value nested more than {MAX_DEPTH} levels deep")
     vals = split_top_level(rest)
     if any(v == "" for v in vals):
         raise SweepError(f"--vary {text}: empty value (values are separated by commas)")
@@ -266,12 +307,7 @@ def _column_value(text: str):
     return text.strip() if isinstance(v, (list, dict)) else v
 
 
-# ----------------------------------------------------------------------------- cache
-
-
-def default_cache_dir() -> Path:
-    env = os.environ.get("AQMLAB_CACHE")
-    return Path(env).expanduser() if env else Path.home() / ".cache" / "aqmlab"
+# ----------------------------------------------------------------------------- run keys
 
 
 _BUILD_ID: str | None = None
@@ -297,97 +333,33 @@ def canonical_scenario(text: str):
     """The parsed scenario (for hashing): layout and comments do not matter, values do."""
     try:
         return tomllib.loads(text)
-    except tomllib.TOMLDecodeError:
+    except (tomllib.TOMLDecodeError, RecursionError):
         return {"__text__": text}
 
 
-def run_key(text: str, name: str, overrides: Sequence[str], seed: int) -> str:
-    """The content address of one run (see the module notes)."""
+def key_hasher(text: str, name: str, overrides: Sequence[str], canonical=None):
+    """The SHA-256 state of a run's key before its seed (shared by the seeds of a point)."""
     material = {
         "format": CACHE_FORMAT,
         "aqmlab": __version__,
         "engine": engine_build_id(),
-        "scenario": canonical_scenario(text),
+        "scenario": canonical_scenario(text) if canonical is None else canonical,
         "name": name,
         "overrides": list(overrides),
-        "seed": int(seed),
     }
     blob = json.dumps(material, sort_keys=True, default=str, ensure_ascii=True, separators=(",", ":"))
-    return hashlib.sha256(blob.encode()).hexdigest()
+    return hashlib.sha256(blob.encode())
 
 
-class Cache:
-    """Finished runs on disk, one directory per run key (see the module notes)."""
+def _seeded(h, seed: int) -> str:
+    h = h.copy()
+    h.update(b"|seed=%d" % int(seed))
+    return h.hexdigest()
 
-    def __init__(self, root: str | os.PathLike):
-        self.root = Path(root).expanduser()
 
-    def path(self, key: str) -> Path:
-        return self.root / "v1" / key[:2] / key
-
-    def has(self, key: str) -> bool:
-        return (self.path(key) / "meta.json").is_file()
-
-    def store(self, key: str, result: Result, meta: dict) -> Path:
-        final = self.path(key)
-        if self.has(key):
-            return final
-        tmp_root = self.root / "tmp"
-        tmp_root.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f"{key[:16]}-", dir=tmp_root))
-        try:
-            (tmp / "summary.json").write_text(json.dumps(result.summary, indent=1, sort_keys=True), encoding="utf-8")
-            for attr, stem in TABLES.items():
-                df = getattr(result, attr, None)
-                if isinstance(df, pd.DataFrame):
-                    df.to_parquet(tmp / f"{stem}.parquet", index=False)
-            meta = dict(meta, key=key, wall_s=result.wall_seconds, created=time.time())
-            (tmp / "meta.json").write_text(json.dumps(meta, indent=1, sort_keys=True, default=str), encoding="utf-8")
-            final.parent.mkdir(parents=True, exist_ok=True)
-            try:
-                os.rename(tmp, final)
-            except OSError:
-                if not self.has(key):  # not a concurrent writer of the same run
-                    raise
-        finally:
-            if tmp.exists():
-                shutil.rmtree(tmp, ignore_errors=True)
-        return final
-
-    def load(self, key: str, tables: Iterable[str] | None = None) -> Result:
-        """The stored run as a :class:`Result`; ``tables`` limits which tables are read (attribute
-        names: ``flows``, ``timeseries``, ``snapshots``, ``flow_series``); the flows table is always read."""
-        p = self.path(key)
-        summary = json.loads((p / "summary.json").read_text(encoding="utf-8"))
-        meta = json.loads((p / "meta.json").read_text(encoding="utf-8"))
-        want = set(TABLES) if tables is None else set(tables) | {"flows"}
-        frames = {}
-        for attr, stem in TABLES.items():
-            f = p / f"{stem}.parquet"
-            if attr in want and f.is_file():
-                frames[attr] = pd.read_parquet(f)
-        known = {f.name for f in fields(Result)}
-        kwargs = {a: frames[a] for a in ("snapshots", "flow_series") if a in frames and a in known}
-        res = Result(summary, frames["flows"], frames.get("timeseries", pd.DataFrame()),
-                     meta.get("wall_s", math.nan), **kwargs)
-        for a in ("flow_series",):  # a table the Result class does not know yet: keep it as an attribute
-            if a in frames and a not in known:
-                setattr(res, a, frames[a])
-        return res
-
-    def clean_tmp(self, older_than_s: float = 3600.0) -> None:
-        """Remove temporary directories left by killed runs."""
-        tmp_root = self.root / "tmp"
-        if not tmp_root.is_dir():
-            return
-        now = time.time()
-        for d in tmp_root.iterdir():
-            try:
-                if now - d.stat().st_mtime > older_than_s:
-                    shutil.rmtree(d, ignore_errors=True)
-            except OSError:
-                pass
-
+def run_key(text: str, name: str, overrides: Sequence[str], seed: int) -> str:
+    """The content address of one run (see the module notes)."""
+    return _seeded(key_hasher(text, name, overrides), seed)
 
 # ----------------------------------------------------------------------------- runs
 
@@ -417,7 +389,6 @@ class Task:
     label: str
 
 
-
 class Sweep:
     """A base scenario × dimensions × seeds (see the module notes).
 
@@ -426,14 +397,23 @@ class Sweep:
     ``seeds``: seeds per point; ``seed``: first seed (default: the scenario's); ``overrides``:
     ``--set`` strings applied to every run before the dimensions' own; ``post``: ``--set`` strings
     applied after them (they win); ``base_dir``: where the choices' ``scenario`` paths are looked up.
-    Both lists may use ``${...}`` templates.
+    Both lists may use ``${...}`` templates. Bad input raises :class:`SweepError`.
     """
 
     def __init__(self, scenario, dims=(), seeds: int = 1, *, seed: int | None = None,
                  overrides: Sequence[str] = (), base_dir: str | os.PathLike | None = None,
                  post: Sequence[str] = ()):
-        self.source = scenario if isinstance(scenario, Source) else read_source(scenario)
+        try:
+            self.source = scenario if isinstance(scenario, Source) else read_source(scenario)
+            self.overrides = _override_list(overrides, "overrides")
+            self.post = _override_list(post, "post")
+        except _core.ScenarioError as e:
+            raise SweepError(str(e)) from None
         self.dims: list[Dimension] = []
+        if dims is None:
+            dims = ()
+        if not isinstance(dims, (str, Mapping, Dimension, Iterable)):
+            raise SweepError(f"vary: expected {{key: [values]}} or \"key=v1,v2\" strings, got {type(dims).__name__}")
         for d in ([dims] if isinstance(dims, (str, Mapping, Dimension)) else list(dims)):
             if isinstance(d, Dimension):
                 self.dims.append(d)
@@ -447,14 +427,21 @@ class Sweep:
         dup = sorted({n for n in names if names.count(n) > 1})
         if dup:
             raise SweepError(f"{dup[0]}: varied twice; give all its values in one --vary")
-        if isinstance(seeds, bool) or not isinstance(seeds, int) or seeds < 1:
+        if isinstance(seeds, bool) or not isinstance(seeds, numbers.Integral) or seeds < 1:
             raise SweepError(f"--seeds: must be a positive integer, got {seeds!r}")
-        if seed is not None and (not isinstance(seed, int) or seed < 0):
-            raise SweepError(f"--seed: must be a non-negative integer, got {seed!r}")
+        seeds = int(seeds)
+        n_points = math.prod(len(d.choices) for d in self.dims)
+        if n_points * seeds > MAX_RUNS:
+            raise SweepError(f"--seeds {seeds}: {n_points * seeds} runs ({n_points} point(s) × {seeds} seeds) is more "
+                             f"than the {MAX_RUNS} one sweep may have; split it into several sweeps")
+        if seed is not None:
+            if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or not 0 <= seed <= SEED_MAX:
+                raise SweepError(f"--seed: must be an integer from 0 to 2^64-1, got {seed!r}")
+            if seed + seeds - 1 > SEED_MAX:
+                raise SweepError(f"--seed {seed}: with --seeds {seeds} the last seed would pass 2^64-1")
+            seed = int(seed)
         self.seeds = seeds
         self.seed = seed
-        self.overrides = list(overrides)
-        self.post = list(post)
         self.base_dir = Path(base_dir) if base_dir is not None else None
         self._sources: dict[str, Source] = {}
 
@@ -469,7 +456,7 @@ class Sweep:
             p = (self.base_dir / path) if self.base_dir is not None else Path(path)
             try:
                 self._sources[path] = read_source(p)
-            except OSError:
+            except _core.ScenarioError:
                 raise SweepError(f"{p}: no such scenario file")
         return self._sources[path]
 
@@ -503,6 +490,7 @@ class Sweep:
         """Every run, in table order. With ``validate`` each point is checked first; a scenario
         error raises :class:`SweepError` ``'<file>: <key path>: <message> (at <point>)'``."""
         out = []
+        canon: dict = {}
         for i, p in enumerate(self.points()):
             base = self.seed
             if validate or base is None:
@@ -511,129 +499,40 @@ class Sweep:
                 except _core.ScenarioError as e:
                     where = "" if not p.coords else f" (at {p.describe()})"
                     raise SweepError(f"{p.source.label}: {e}{where}")
+                except RecursionError:
+                    raise SweepError(f"{p.source.label}: a value nested too deeply (at {p.describe()})") from None
                 if base is None:
                     base = int(info.get("seed", 1))
+                    if base + self.seeds - 1 > SEED_MAX:
+                        raise SweepError(f"--seeds {self.seeds}: from the scenario's seed {base} the last seed "
+                                         "would pass 2^64-1")
+            if id(p.source) not in canon:
+                canon[id(p.source)] = canonical_scenario(p.source.text)
+            h = key_hasher(p.source.text, p.source.name, p.overrides, canon[id(p.source)])
+            ov = tuple(p.overrides)
             for k in range(self.seeds):
                 s = base + k
-                out.append(Task(i, s, run_key(p.source.text, p.source.name, p.overrides, s), p.source.text,
-                                p.source.name, tuple(p.overrides), p.source.label))
+                out.append(Task(i, s, _seeded(h, s), p.source.text, p.source.name, ov, p.source.label))
         return out
 
     def run(self, jobs: int | None = None, cache=True, progress: bool = False,
-            on_done: Callable[[Task], None] | None = None) -> "SweepResult":
+            on_done: Callable[[Task], None] | None = None, *, executor=None, scheduler: str | None = None,
+            client=None) -> "SweepResult":
+        """Make the runs not in the cache (see :func:`aqmlab.executors.execute` for ``executor``,
+        ``scheduler`` and ``client``) and gather them."""
+        check_jobs(jobs)
         tasks = self.tasks()
         c, tmp = open_cache(cache)
-        stats = execute(tasks, c, jobs=jobs, progress=progress, on_done=on_done)
-        return SweepResult(self, tasks, c, stats, tmp)
+        rows: dict = {}
+        stats = execute(tasks, c, jobs=jobs, progress=progress, on_done=on_done, executor=executor,
+                        scheduler=scheduler, client=client, rows=rows)
+        return SweepResult(self, tasks, c, stats, tmp, rows=rows)
 
 
-def open_cache(cache) -> tuple[Cache, tempfile.TemporaryDirectory | None]:
-    """``True`` -> the default cache; a path -> that directory; ``False``/``None`` -> a temporary one."""
-    if cache is True:
-        return Cache(default_cache_dir()), None
-    if cache is False or cache is None:
-        tmp = tempfile.TemporaryDirectory(prefix="aqmlab-sweep-")
-        return Cache(tmp.name), tmp
-    if isinstance(cache, Cache):
-        return cache, None
-    return Cache(cache), None
+def _override_list(overrides, what: str) -> list[str]:
+    from .api import check_overrides
 
-
-def _work(task: Task, root: str) -> tuple[str, float]:
-    """Run one task in a worker process and store it in the cache."""
-    from .api import run
-
-    res = run(Source(task.text, task.label, task.name), seed=task.seed, overrides=list(task.overrides))
-    Cache(root).store(task.key, res, {"scenario_label": task.label, "name": task.name,
-                                       "overrides": list(task.overrides), "seed": task.seed,
-                                       "aqmlab": __version__, "engine": engine_build_id()})
-    return task.key, res.wall_seconds
-
-
-def _ignore_sigint():
-    """Workers leave Ctrl-C to the main process, which stops handing out runs; a worker finishes (and
-    stores) the run it has, so an interruption costs no half-written state and no traceback."""
-    import signal
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-
-class RunFailed(RuntimeError):
-    """A run of a sweep failed in the engine; the message names the run."""
-
-
-def _describe_task(t: Task) -> str:
-    ov = " ".join(f"--set '{o}'" for o in t.overrides)
-    return f"{t.label} --seed {t.seed}" + (f" {ov}" if ov else "")
-
-
-def execute(tasks: Sequence[Task], cache: Cache, jobs: int | None = None, progress: bool = False,
-            on_done: Callable[[Task], None] | None = None, desc: str = "runs") -> dict:
-    """Run every task whose key is not in ``cache`` (each key once), in ``jobs`` processes.
-
-    ``on_done(task)`` is called in this process after each run is stored (for tests and progress).
-    Returns ``{"total", "cached", "computed"}`` counted over distinct keys. A failing run raises
-    :class:`RunFailed` after the runs already finished are stored.
-    """
-    cache.clean_tmp()
-    first: dict[str, Task] = {}
-    for t in tasks:
-        first.setdefault(t.key, t)
-    todo = [t for k, t in first.items() if not cache.has(k)]
-    stats = {"total": len(first), "cached": len(first) - len(todo), "computed": 0}
-    jobs = max(1, int(jobs or os.cpu_count() or 1))
-    bar = None
-    if progress and todo:
-        from tqdm import tqdm
-
-        bar = tqdm(total=len(first), initial=stats["cached"], desc=desc, unit="run", file=sys.stderr,
-                   dynamic_ncols=True, smoothing=0.05)
-    root = str(cache.root)
-
-    def finished(t: Task):
-        stats["computed"] += 1
-        if bar is not None:
-            bar.update(1)
-        if on_done is not None:
-            on_done(t)
-
-    try:
-        if jobs == 1 or len(todo) <= 1:
-            for t in todo:
-                try:
-                    _work(t, root)
-                except _core.SimulationError as e:
-                    raise RunFailed(f"{_describe_task(t)}: simulation failed: {e}")
-                finished(t)
-        else:
-            import multiprocessing
-
-            ctx = multiprocessing.get_context("spawn")
-            ex = ProcessPoolExecutor(max_workers=min(jobs, len(todo)), mp_context=ctx, initializer=_ignore_sigint)
-            try:
-                pending = {}
-                queue = list(reversed(todo))
-                # keep at most 2 tasks per worker queued, so an interruption loses little
-                while queue or pending:
-                    while queue and len(pending) < 2 * jobs:
-                        t = queue.pop()
-                        pending[ex.submit(_work, t, root)] = t
-                    done, _ = wait(pending, return_when=FIRST_COMPLETED)
-                    for fut in done:
-                        t = pending.pop(fut)
-                        try:
-                            fut.result()
-                        except _core.SimulationError as e:
-                            raise RunFailed(f"{_describe_task(t)}: simulation failed: {e}")
-                        finished(t)
-            except BaseException:
-                ex.shutdown(wait=False, cancel_futures=True)
-                raise
-            ex.shutdown(wait=True)
-    finally:
-        if bar is not None:
-            bar.close()
-    return stats
+    return check_overrides(overrides, what)
 
 
 # ----------------------------------------------------------------------------- gathering
@@ -645,11 +544,12 @@ class SweepResult:
     ``runs``: one row per run: the dimension columns, ``seed``, ``run`` (the first 12 hex digits of
     the run's cache key), ``scenario`` (its name) and the metrics of :func:`aqmlab.runmetrics.run_row`.
     ``stats``: ``{"total", "cached", "computed"}``. :meth:`table` gathers a result table of every run;
-    :meth:`result` loads one run.
+    :meth:`result` loads one run. ``rows``: metrics rows already at hand (``key -> row``).
     """
 
-    def __init__(self, sweep: Sweep, tasks: Sequence[Task], cache: Cache, stats: dict, tmp=None):
-        from .runmetrics import run_row
+    def __init__(self, sweep: Sweep, tasks: Sequence[Task], cache: Cache, stats: dict, tmp=None,
+                 rows: Mapping | None = None):
+        import pandas as pd
 
         self.sweep = sweep
         self.tasks = list(tasks)
@@ -657,14 +557,21 @@ class SweepResult:
         self.stats = stats
         self._tmp = tmp  # keeps a temporary cache alive as long as this object
         self._points = sweep.points()
-        rows = []
-        for t in self.tasks:
-            res = cache.load(t.key, tables=("flows", "timeseries"))
+        rows = rows or {}
+        cols: dict = {}  # built by column: much faster than a DataFrame of 1000 dicts
+        for i, t in enumerate(self.tasks):
             row = self._keys(t)
-            row["scenario"] = res.summary["scenario"]["name"]
-            row.update(run_row(res))
-            rows.append(row)
-        self.runs = pd.DataFrame(rows)
+            r = rows.get(t.key)
+            row.update(r if r is not None else cache.row(t.key))  # "scenario" (its name), then the metrics
+            for k, v in row.items():
+                col = cols.get(k)
+                if col is None:
+                    col = cols[k] = [None] * i
+                col.append(v)
+            for col in cols.values():
+                if len(col) <= i:
+                    col.append(None)
+        self.runs = pd.DataFrame(cols)
 
     @property
     def coords(self) -> list[str]:
@@ -680,28 +587,40 @@ class SweepResult:
         """The :class:`Result` of run ``i`` (row ``i`` of :attr:`runs`)."""
         return self.cache.load(self.tasks[i].key, tables)
 
-    def table(self, name: str = "flows", where: Callable[[dict], bool] | None = None) -> pd.DataFrame:
+    def table(self, name: str = "flows", where: Callable[[dict], bool] | None = None):
         """A result table (``flows``, ``timeseries``, ``snapshots``, ``flow_series``) of every run
         (or of the runs whose key dict passes ``where``), with the dimension columns, ``seed`` and
-        ``run`` in front."""
-        frames = []
+        ``run`` in front (a pandas DataFrame)."""
+        import pandas as pd
+        import pyarrow as pa
+
+        parts, keys, counts = [], [], []
         for t in self.tasks:
-            keys = self._keys(t)
-            if where is not None and not where(keys):
+            k = self._keys(t)
+            if where is not None and not where(k):
                 continue
-            res = self.cache.load(t.key, tables=(name,))
-            df = getattr(res, name, None)
-            if not isinstance(df, pd.DataFrame):
+            tab = self.cache.arrow(t.key, name)
+            if tab is None:
                 continue
-            df = df.copy()
-            for i, (k, v) in enumerate(keys.items()):
-                df.insert(i, k, [v] * len(df))
-            frames.append(df)
-        return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+            parts.append(tab)
+            keys.append(k)
+            counts.append(tab.num_rows)
+        if not parts:
+            return pd.DataFrame()
+        df = pa.concat_tables(parts, promote_options="default").combine_chunks().to_pandas()
+        for i, col in enumerate(keys[0]):
+            values = []
+            for k, n in zip(keys, counts):
+                values += [k.get(col)] * n
+            df.insert(i, col, values)
+        return df
 
     def save(self, out: str | os.PathLike, tables: Iterable[str] = ("flows",), csv_max_rows: int = 200_000) -> list[Path]:
         """Write ``runs.parquet``/``runs.csv`` and ``<table>.parquet``/``.csv`` for each of ``tables``
-        (a table of more than ``csv_max_rows`` rows only as Parquet)."""
+        (a table of more than ``csv_max_rows`` rows only as Parquet). Each file is written under a
+        temporary name and renamed into place."""
+        from ._io import atomic_write, atomic_write_bytes
+
         d = Path(out)
         d.mkdir(parents=True, exist_ok=True)
         written = []
@@ -709,17 +628,17 @@ class SweepResult:
             if df.empty and name != "runs":
                 continue
             pq, csv = d / f"{name}.parquet", d / f"{name}.csv"
-            _to_parquet(df, pq)
+            atomic_write(pq, lambda f, df=df: _to_parquet(df, f))
             written.append(pq)
             if len(df) <= csv_max_rows or name == "runs":
-                df.to_csv(csv, index=False)
+                atomic_write_bytes(csv, df.to_csv(index=False).encode("utf-8"))
                 written.append(csv)
             elif csv.exists():
                 csv.unlink()
         return written
 
 
-def _to_parquet(df: pd.DataFrame, path: Path) -> None:
+def _to_parquet(df, path) -> None:
     """Parquet needs one type per column; dimension columns may mix (e.g. ints and strings)."""
     out = df.copy()
     for c in out.columns:
@@ -731,20 +650,31 @@ def _to_parquet(df: pd.DataFrame, path: Path) -> None:
 
 
 def sweep(scenario, vary=None, seeds: int = 1, *, seed: int | None = None, overrides: Sequence[str] = (),
-          jobs: int | None = None, cache=True, progress: bool = False) -> pd.DataFrame:
-    """Run ``scenario`` over ``vary`` × ``seeds`` and return one row per run (a DataFrame).
+          jobs: int | None = None, cache=True, progress: bool = False, executor: str | None = None,
+          scheduler: str | None = None, client=None):
+    """Run ``scenario`` over ``vary`` × ``seeds`` and return one row per run (a pandas DataFrame).
 
     ``vary``: ``{key.path: [values]}`` (Python values, written as TOML) and/or ``"key=v1,v2"``
     strings, several combined as a cartesian product. ``seeds``: runs per point, with seeds
-    ``seed, seed + 1, …`` (``seed`` defaults to the scenario's ``simulation.seed``). ``jobs``:
-    processes (default: all cores). ``cache``: ``True`` (``$AQMLAB_CACHE`` or ``~/.cache/aqmlab``),
-    a directory, or ``False`` (no reuse). Columns: one per varied key, ``seed``, ``run``,
-    ``scenario``, then the metrics listed in :mod:`aqmlab.runmetrics`. For the flows of every run
-    use ``Sweep(...).run().table("flows")``.
+    ``seed, seed + 1, …`` (``seed`` defaults to the scenario's ``simulation.seed``). ``overrides``:
+    ``"key.path=value"`` strings for every run (one string is one override). ``jobs``: local
+    processes (default: all cores; a positive integer). ``cache``: ``True`` (``$AQMLAB_CACHE`` or
+    ``~/.cache/aqmlab``), a directory, or ``False`` (no reuse). ``client``: a
+    ``distributed.Client`` to make the runs on a Dask cluster (or ``executor="dask"`` with
+    ``scheduler="tcp://host:port"``). Columns: one per varied key, ``seed``, ``run``, ``scenario``,
+    then the metrics listed in :mod:`aqmlab.runmetrics`. For the flows of every run use
+    ``Sweep(...).run().table("flows")``.
+
+    Raises :class:`SweepError` for a bad sweep (and a scenario that does not validate),
+    :class:`RunFailed` if runs failed (after the others are stored).
     """
     dims = []
     if vary is not None:
         if isinstance(vary, (str, Mapping)):
             vary = [vary]
+        elif not isinstance(vary, Iterable):
+            raise SweepError(f"vary: expected {{key: [values]}} or \"key=v1,v2\" strings, got {type(vary).__name__}")
         dims = list(vary)
-    return Sweep(scenario, dims, seeds, seed=seed, overrides=overrides).run(jobs, cache, progress).runs
+    check_jobs(jobs)
+    return Sweep(scenario, dims, seeds, seed=seed, overrides=overrides).run(
+        jobs, cache, progress, executor=executor, scheduler=scheduler, client=client).runs

@@ -10,9 +10,7 @@ what is allowed. Both derive from :class:`ModelError`, which the ``aqmlab model`
 from __future__ import annotations
 
 import math
-from numbers import Integral, Real
-
-import numpy as np
+from numbers import Integral, Real  # numpy's scalar types are registered with these
 
 __all__ = ["ModelError", "ParameterError", "NotConvergedError", "RunDataError"]
 
@@ -38,7 +36,7 @@ class RunDataError(ModelError):
 
 def check_real(name: str, value, *, gt=None, ge=None, lt=None, le=None) -> float:
     """Return ``value`` as a finite float, or raise ParameterError naming ``name`` and the range."""
-    if isinstance(value, bool) or not isinstance(value, (Real, np.floating, np.integer)):
+    if isinstance(value, bool) or not isinstance(value, Real):
         raise ParameterError(f"{name}: {value!r} is not a number")
     v = float(value)
     if not math.isfinite(v):
@@ -62,9 +60,9 @@ def check_real(name: str, value, *, gt=None, ge=None, lt=None, le=None) -> float
 def check_int(name: str, value, *, ge=None) -> int:
     if isinstance(value, bool):
         raise ParameterError(f"{name}: {value!r} is not an integer")
-    if isinstance(value, (Integral, np.integer)):
+    if isinstance(value, Integral):
         v = int(value)
-    elif isinstance(value, (Real, np.floating)) and float(value).is_integer():
+    elif isinstance(value, Real) and float(value).is_integer():
         v = int(value)
     else:
         raise ParameterError(f"{name}: {value!r} is not an integer")

@@ -39,6 +39,7 @@ A zipped axis sets several columns at once: ``names = ["N", "q0"]`` with ``value
 from __future__ import annotations
 
 import os
+import re
 from .._compat import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -339,9 +340,23 @@ def _parse(raw: dict, d: Path) -> Experiment:
 
     for i, fig in enumerate(exp.figures):
         check_figure(fig, exp, f"figures[{i}]")
+        _check_output_name(fig, f"figures[{i}]")
     for i, t in enumerate(exp.tables):
         check_table(t, exp, f"tables[{i}]")
+        _check_output_name(t, f"tables[{i}]")
     return exp
+
+
+_OUTPUT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]{0,99}")
+
+
+def _check_output_name(spec: dict, where: str) -> None:
+    """A figure's or table's name is the stem of files written in the experiment's output folder: a
+    plain file name, never a path (``../../x`` would write outside ``--out``)."""
+    name = spec.get("name") if isinstance(spec, dict) else None
+    if isinstance(name, str) and (not _OUTPUT_NAME.fullmatch(name) or ".." in name):
+        raise ExperimentError(f"{where}.name: {name!r} must be a plain file name (letters, digits, '_', '-', '.', "
+                              "'+'; no '/' or '..'): it names files inside the output folder")
 
 
 def find_experiments(root: str | os.PathLike | None = None) -> list[Path]:

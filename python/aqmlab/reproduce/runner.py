@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 import time
 from .._compat import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import __version__, _core
+from ..executors import pending_tasks
 from ..sweep import SweepError, SweepResult, execute, open_cache
 from . import report as rep
 from .compare import misses, reference_output, tally
@@ -158,8 +160,14 @@ def setup_lines(exp: Experiment, sweep, tasks, quick: bool, extra_set) -> list[s
 
 
 def reproduce(exps: list[Experiment], out: Path, *, quick: bool = False, jobs=None, cache=True, extra_set=(),
-              keep_going: bool = False, progress: bool = True, log=None) -> list[Done]:
-    """Run, draw and report ``exps``; returns what was done per experiment (errors included)."""
+              keep_going: bool = False, progress: bool = True, log=None, executor=None, scheduler=None,
+              client=None, warn=None) -> list[Done]:
+    """Run, draw and report ``exps``; returns what was done per experiment (errors included).
+
+    Runs are made by ``executor`` (see :func:`aqmlab.executors.execute`: the local pool by default,
+    or a Dask cluster). Figures and tables are drawn where the cache is, in a pool of local worker
+    processes (``jobs``), each experiment as soon as its runs are stored.
+    """
     log = log or (lambda s: None)
     t0 = time.time()
     plans = []
@@ -179,8 +187,7 @@ def reproduce(exps: list[Experiment], out: Path, *, quick: bool = False, jobs=No
         plans.append((d, sw, tasks))
     all_tasks = [t for _, _, ts in plans for t in ts]
     c, tmp = open_cache(cache)
-    distinct = {t.key: t for t in all_tasks}
-    todo = [t for k, t in distinct.items() if not c.has(k)]
+    distinct, todo = pending_tasks(all_tasks, c, warn)  # every cached entry verified (a damaged one is redone)
     if todo:
         info_cache = {}
         est = 0.0
@@ -194,51 +201,174 @@ def reproduce(exps: list[Experiment], out: Path, *, quick: bool = False, jobs=No
         import os
 
         n = max(1, min(jobs or os.cpu_count() or 1, len(todo)))
-        # then gathering, figures and tables: measured at about 2.5 s per experiment and 30 ms per run
-        total = est / n + 2.5 * len(plans) + 0.03 * len(all_tasks)
+        where = "on the Dask cluster" if (executor is not None and executor != "local") or client or scheduler \
+            else f"on {n} process(es)"
+        # then gathering, figures and tables: about 1.2 s per experiment and 10 ms per run, in parallel
+        total = est / n + (1.2 * len(plans) + 0.01 * len(all_tasks)) / n
         log(f"{len(distinct)} runs, {len(distinct) - len(todo)} in the cache; expected time about "
-            f"{max(1, round(total / 60))} min ({len(todo)} runs on {n} process(es), then the figures)")
+            f"{max(1, round(total / 60))} min ({len(todo)} runs {where}, then the figures)")
     else:
         log(f"{len(distinct)} runs, all in the cache")
-    execute(all_tasks, c, jobs=jobs, progress=progress)  # a failing run raises RunFailed
-    for d, sw, tasks in plans:
-        t1 = time.time()
-        res = SweepResult(sw, tasks, c, {}, tmp)
-        d.runs = len(tasks)
-        d.setup = setup_lines(d.exp, sw, tasks, quick, extra_set)
-        outdir = out / d.exp.id
-        outdir.mkdir(parents=True, exist_ok=True)
-        res.save(outdir, tables=("flows",))
-        for f in sorted(d.exp.path.iterdir()):  # the definition beside the results, for the record
-            if f.suffix in (".toml", ".py") and f.is_file():
-                shutil.copyfile(f, outdir / f.name)
-        ctx = Context(d.exp, res, outdir, quick)
-        for spec in d.exp.figures:
-            try:
-                d.outputs.append(make_figure(ctx, spec))
-            except Exception as err:  # a figure that cannot be drawn is reported, not fatal
-                d.errors.append(f"figure {spec.get('name')}: {type(err).__name__}: {err}")
-                if not keep_going and _debug():
-                    raise
-        for spec in d.exp.tables:
-            try:
-                d.outputs.append(make_table(ctx, spec))
-            except Exception as err:
-                d.errors.append(f"table {spec.get('name')}: {type(err).__name__}: {err}")
-                if not keep_going and _debug():
-                    raise
-        try:
-            r = reference_output(ctx)
-            if r is not None:
-                d.outputs.append(r)
-                d.score = r.score
-        except Exception as err:
-            d.errors.append(f"reference values: {type(err).__name__}: {err}")
-        d.seconds = time.time() - t1
-        log(f"{d.exp.id}: {d.runs} runs, {sum(o.kind == 'figure' for o in d.outputs)} figures, "
-            f"{sum(o.kind == 'table' for o in d.outputs)} tables" + (f", {len(d.errors)} error(s)" if d.errors else ""))
+    out.mkdir(parents=True, exist_ok=True)
+    drawer = _Drawer(jobs, len(plans))
+    missing = {t.key for t in todo}
+    waiting = {i: {t.key for t in tasks if t.key in missing} for i, (_, _, tasks) in enumerate(plans)}
+    by_key: dict = {}
+    for i, (_, _, tasks) in enumerate(plans):
+        for t in tasks:
+            by_key.setdefault(t.key, set()).add(i)
+    job = lambda i: DrawJob(plans[i][0].exp, plans[i][1], plans[i][2], str(c.root), str(out), quick,  # noqa: E731
+                            tuple(extra_set), keep_going)
+
+    def stored(t):
+        for i in by_key.get(t.key, ()):
+            w = waiting[i]
+            if t.key in w:
+                w.discard(t.key)
+                if not w:
+                    drawer.submit(i, job(i))
+
+    try:
+        drawer.start()
+        for i in range(len(plans)):
+            if not waiting[i]:
+                drawer.submit(i, job(i))
+        execute(all_tasks, c, jobs=jobs, progress=progress, on_done=stored, executor=executor,
+                scheduler=scheduler, client=client, todo=todo)  # a failing run raises RunFailed
+        for i, drawn in drawer.results():
+            d = plans[i][0]
+            d.outputs, d.errors, d.runs, d.seconds, d.setup, d.score = (
+                drawn.outputs, drawn.errors, drawn.runs, drawn.seconds, drawn.setup, drawn.score)
+            log(f"{d.exp.id}: {d.runs} runs, {sum(o.kind == 'figure' for o in d.outputs)} figures, "
+                f"{sum(o.kind == 'table' for o in d.outputs)} tables" + (f", {len(d.errors)} error(s)" if d.errors else ""))
+    finally:
+        drawer.close()
+    del tmp  # a temporary cache lives until everything is drawn
     write_report(done, out, quick, time.time() - t0)
     return done
+
+
+@dataclass
+class DrawJob:
+    """What a worker needs to gather and draw one experiment (paths on this machine)."""
+
+    exp: Experiment
+    sweep: object
+    tasks: list
+    cache: str
+    out: str
+    quick: bool
+    extra_set: tuple
+    keep_going: bool
+
+
+def draw(job: DrawJob) -> Done:
+    """Gather one experiment's runs from the cache and write its tables, figures and comparison
+    (in a worker process)."""
+    from ..cache import Cache
+
+    t1 = time.time()
+    d = Done(job.exp)
+    res = SweepResult(job.sweep, job.tasks, Cache(job.cache), {})
+    d.runs = len(job.tasks)
+    d.setup = setup_lines(d.exp, job.sweep, job.tasks, job.quick, job.extra_set)
+    outdir = Path(job.out) / d.exp.id
+    outdir.mkdir(parents=True, exist_ok=True)
+    res.save(outdir, tables=("flows",))
+    for f in sorted(d.exp.path.iterdir()):  # the definition beside the results, for the record
+        if f.suffix in (".toml", ".py") and f.is_file():
+            shutil.copyfile(f, outdir / f.name)
+    ctx = Context(d.exp, res, outdir, job.quick)
+    for spec in d.exp.figures:
+        try:
+            d.outputs.append(make_figure(ctx, spec))
+        except Exception as err:  # a figure that cannot be drawn is reported, not fatal
+            d.errors.append(f"figure {spec.get('name')}: {type(err).__name__}: {err}")
+            if not job.keep_going and _debug():
+                raise
+    for spec in d.exp.tables:
+        try:
+            d.outputs.append(make_table(ctx, spec))
+        except Exception as err:
+            d.errors.append(f"table {spec.get('name')}: {type(err).__name__}: {err}")
+            if not job.keep_going and _debug():
+                raise
+    try:
+        r = reference_output(ctx)
+        if r is not None:
+            d.outputs.append(r)
+            d.score = r.score
+    except Exception as err:
+        d.errors.append(f"reference values: {type(err).__name__}: {err}")
+    d.seconds = time.time() - t1
+    return d
+
+
+class _Drawer:
+    """Draws experiments in a local pool of worker processes (in this process for one experiment or
+    ``jobs=1``); results come back in the order the experiments were given."""
+
+    def __init__(self, jobs, n: int):
+        import os
+
+        self.n = max(1, min(jobs or os.cpu_count() or 1, n))
+        self._ex = None
+        self._jobs: dict = {}
+
+    def start(self) -> None:
+        """Start the workers now, before this process has threads (the run pool's, the progress
+        bar's). On Linux they are forked from this process after it has loaded the plotting stack
+        (pandas, scipy, matplotlib), so no worker spends seconds importing it again; elsewhere they
+        are spawned."""
+        if self.n == 1 or self._ex is not None:
+            return
+        import multiprocessing
+        import os
+        from concurrent.futures import ProcessPoolExecutor
+
+        from ..executors import _init_local_worker
+        from .figures import _plt
+
+        fork = sys.platform.startswith("linux") and "fork" in multiprocessing.get_all_start_methods()
+        if fork:
+            _plt()
+        ctx = multiprocessing.get_context("fork" if fork else "spawn")
+        self._ex = ProcessPoolExecutor(max_workers=self.n, mp_context=ctx, initializer=_init_local_worker,
+                                       initargs=(os.getpid(),))
+        self._ex.submit(int).result()  # (with fork, every worker is made at the first submit)
+
+    def submit(self, i: int, job: DrawJob) -> None:
+        if self.n == 1:
+            self._jobs[i] = job  # drawn in results()
+            return
+        self.start()
+        self._jobs[i] = self._ex.submit(draw, job)
+
+    def results(self):
+        for i in sorted(self._jobs):
+            j = self._jobs[i]
+            if isinstance(j, DrawJob):
+                yield i, draw(j)
+                continue
+            try:
+                yield i, j.result()
+            except Exception as err:  # the worker could not gather or draw this experiment at all
+                from concurrent.futures.process import BrokenProcessPool
+
+                if isinstance(err, BrokenProcessPool):
+                    raise
+                d = Done(None)
+                d.errors.append(f"drawing failed: {type(err).__name__}: {err}")
+                yield i, d
+
+    def close(self) -> None:
+        if self._ex is not None:
+            failing = sys.exc_info()[0] is not None
+            if failing:  # Ctrl-C or an error: stop the drawing at once
+                for p in list((self._ex._processes or {}).values()):
+                    p.kill()
+            self._ex.shutdown(wait=not failing, cancel_futures=True)
+            self._ex = None
 
 
 def _debug() -> bool:
