@@ -206,12 +206,15 @@ fn parse_size(s: &str) -> PyResult<u64> {
 
 /// A rate ("10Mb/s", "600 kbps", "1e6") in bits per second, as scenario files read it: the one unit
 /// parser of aqmlab, also used by every command-line option that takes a rate. ValueError if
-/// malformed or not positive.
+/// malformed or below 1 b/s (as the scenario loader).
 #[pyfunction]
 fn parse_rate(s: &str) -> PyResult<f64> {
     match sim::units::parse_rate(s.trim()) {
-        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
-        Ok(_) => Err(PyValueError::new_err(format!("must be a rate > 0, got \"{}\"", sim::diag::escape(s)))),
+        Ok(v) if v.is_finite() && v >= 1.0 => Ok(v),
+        Ok(_) => Err(PyValueError::new_err(format!(
+            "a rate must be positive (at least 1 b/s), got \"{}\"",
+            sim::diag::escape(s)
+        ))),
         Err(e) => Err(PyValueError::new_err(sim::diag::escape(&e))),
     }
 }
