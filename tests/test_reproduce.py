@@ -24,6 +24,8 @@ ward-3.4-aqm-fairness ward-3.5-rtt ward-3.6-web""".split()
 OPTIONAL_IDS = ["chokew-x-reno", "chokew-x-avg"]
 # experiments of the papers that the specification's list does not have (issue 10)
 NEW_IDS = ["choke-model-n-sweep", "ward-3.3-buffer", "ward-3.3-multi-udp", "choked-4.6-buffer"]
+# experiments of aqmlab's own, beyond the papers
+BEYOND_IDS = ["multihop-parking-lot"]
 
 TINY_SCENARIO = """
 name = "tiny"
@@ -129,20 +131,20 @@ def test_every_spec_experiment_is_listed_with_a_description():
     r = cli("list", "experiments", "--experiments", EXPERIMENTS)
     assert r.returncode == 0, r.stderr
     listed = {line.split()[0]: line.split(None, 1)[1] for line in r.stdout.splitlines()}
-    assert set(listed) == set(SPEC_IDS + OPTIONAL_IDS + NEW_IDS)
+    assert set(listed) == set(SPEC_IDS + OPTIONAL_IDS + NEW_IDS + BEYOND_IDS)
     assert all(len(d) > 20 for d in listed.values())
 
 
 def test_every_experiment_file_is_well_formed():
     exps = list_experiments(EXPERIMENTS)
-    assert len(exps) == len(SPEC_IDS) + len(OPTIONAL_IDS) + len(NEW_IDS)
+    assert len(exps) == len(SPEC_IDS) + len(OPTIONAL_IDS) + len(NEW_IDS + BEYOND_IDS)
     for e in exps:
         assert e.figures or e.tables, e.id
         assert e.seeds == 5, e.id  # spec §1.2: 5 replications
         assert e.seeds_for(quick=True) <= 2, e.id
 
 
-@pytest.mark.parametrize("exp_id", SPEC_IDS + OPTIONAL_IDS + NEW_IDS)
+@pytest.mark.parametrize("exp_id", SPEC_IDS + OPTIONAL_IDS + NEW_IDS + BEYOND_IDS)
 def test_every_experiment_validates(exp_id):
     """Every run point of the full and quick settings of every experiment is a valid scenario."""
     e = load_experiment(EXPERIMENTS / exp_id)

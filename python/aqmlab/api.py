@@ -179,9 +179,11 @@ class Result:
     """The outcome of one run.
 
     Attributes:
-        summary: the run summary (the content of ``summary.json``).
-        flows: one row per flow (``flows.csv``; a pandas DataFrame); see docs/metrics.md.
-        timeseries: one row per bottleneck sample (``timeseries.csv``).
+        summary: the run summary (the content of ``summary.json``): ``summary["links"][name]`` for
+            every measured link, ``summary["bottleneck"]`` for a dumbbell.
+        flows: one row per flow (``flows.csv``; a pandas DataFrame), with its ``path`` and
+            ``hop_drops``; see docs/metrics.md.
+        timeseries: one row per sample per measured link (``timeseries.csv``; column ``link``).
         snapshots: with ``simulation.queue_snapshots = true``: one row per waiting packet per
             snapshot (``queue_snapshots.csv``), for the spatial distribution of flows in the queue
             (docs/metrics.md); else ``None``.
@@ -283,6 +285,43 @@ class Result:
 
             self._scenario = resolved_text(*self._resolve)
         return getattr(self, "_scenario", None)
+
+    def links(self) -> "pd.DataFrame":
+        """The measured links' summaries as a table: one row per link, in network order."""
+        import pandas as pd
+
+        rows = sorted(self.summary.get("links", {}).values(), key=lambda l: l["index"])
+        cols = [k for k in (rows[0] if rows else {}) if not isinstance(rows[0][k], dict)]
+        return pd.DataFrame([{k: r[k] for k in cols} for r in rows], columns=cols)
+
+    def link_groups(self) -> "pd.DataFrame":
+        """What each group sent through each measured link: one row per (link, group) with
+        ``arrivals``, ``transmitted``, ``drops``, ``throughput_bps`` and ``share`` of the link's
+        capacity (ACKs of all flows as group ``"(acks)"``, without a share)."""
+        import pandas as pd
+
+        rows = []
+        for name, l in sorted(self.summary.get("links", {}).items(), key=lambda kv: kv[1]["index"]):
+            for g, v in l["groups"].items():
+                rows.append({"link": name, "group": g, **v})
+            rows.append({"link": name, "group": "(acks)", **l["acks"], "share": float("nan")})
+        return pd.DataFrame(rows, columns=["link", "group", "arrivals", "transmitted", "drops", "throughput_bps",
+                                           "share"])
+
+    def hops(self) -> "pd.DataFrame":
+        """Each flow's paths hop by hop: one row per flow per link of its data path (``direction``
+        ``"data"``) and of its ACK path (``"ack"``), with ``hop`` (0 = the first link), ``link``
+        (a flow's own access links are ``"access"``) and the ``drops`` there in the window."""
+        import pandas as pd
+
+        rows = []
+        for fid, group, p, d, ap, ad in zip(self.flows["flow_id"], self.flows["group"], self.flows["path"],
+                                            self.flows["hop_drops"], self.flows["ack_path"],
+                                            self.flows["ack_hop_drops"]):
+            for direction, links, drops in (("data", p, d), ("ack", ap, ad)):
+                for hop, (link, n) in enumerate(zip(links.split(), drops.split())):
+                    rows.append((fid, group, direction, hop, link, int(n)))
+        return pd.DataFrame(rows, columns=["flow_id", "group", "direction", "hop", "link", "drops"])
 
     def save(self, out: str | os.PathLike) -> list[Path]:
         """Write scenario.toml (the resolved scenario), summary.json, flows.csv/.parquet and

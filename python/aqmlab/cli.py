@@ -103,21 +103,13 @@ def fmt_num(x, digits=3) -> str:
     return "-" if x is None else f"{x:.{digits}f}"
 
 
-def summary_table(res: Result) -> str:
-    s = res.summary
-    sc, b = s["scenario"], s["bottleneck"]
-    lines = []
-    lines.append(
-        f"{sc['name']}  seed {sc['seed']}  {sc['flows']} flows  window {sc['warmup_s']:g}-{sc['duration_s']:g} s"
-        + (f"  ({res.wall_seconds:.2f} s wall)" if not math.isnan(res.wall_seconds) else "")
-    )
-    if sc.get("overrides"):
-        lines.append("overrides: " + "; ".join(sc["overrides"]))
-    lines.append(
+def _dumbbell_lines(s: dict) -> list[str]:
+    b = s["bottleneck"]
+    lines = [
         f"bottleneck: {b['aqm']}, {fmt_rate(b['capacity_bps'])}, buffer {b['limit']} {b['queue_unit']}  "
         f"utilisation {b['utilisation'] * 100:.1f}%  mean queue {b['queue_mean_pkts']:.1f} pkts  "
         f"queueing delay mean {fmt_time(b['delay_mean_s'])} p99 {fmt_time(b['delay_p99_s'])}"
-    )
+    ]
     drops = "  ".join(f"{k} {v}" for k, v in b["drops"].items() if v)
     lines.append(
         f"bottleneck drops: {b['drops_total']} of {b['arrivals']} arrivals ({b['drop_ratio'] * 100:.1f}%)"
@@ -127,13 +119,70 @@ def summary_table(res: Result) -> str:
         lines.append(f"ECN: {b['ce_marks']} packets delivered with a CE mark instead of being dropped")
     if b.get("link_loss_drops"):
         lines.append(f"random link loss before the bottleneck queue: {b['link_loss_drops']} packets")
-    head = f"{'group':<12} {'type':<13} {'flows':>5} {'throughput':>12} {'share':>7} {'goodput/flow':>13} {'drops':>7} {'timeouts':>8} {'Jain(thr)':>9}"
+    return lines
+
+
+def congested(link: dict) -> bool:
+    """A measured link that dropped packets in the window or was busy at least 95 % of it."""
+    return bool(link["drops_total"] or link.get("link_loss_drops") or (link["utilisation"] or 0) >= 0.95)
+
+
+def _links_lines(s: dict) -> tuple[list[str], list[str]]:
+    """One line per congested measured link; returns the lines and the congested links' names."""
+    links = sorted(s["links"].values(), key=lambda l: l["index"])
+    busy = [l for l in links if congested(l)]
+    t = s.get("topology", {})
+    lines = [f"network: {t.get('type', '?')}, {len(t.get('nodes', []))} nodes, {len(t.get('links', []))} links, "
+             f"{len(links)} measured, {len(busy)} congested"]
+    if busy:
+        head = (f"{'link':<12} {'aqm':<9} {'capacity':>10} {'util':>6} {'queue':>7} {'delay':>9} {'p99':>9} "
+                f"{'drops':>7} {'of arrivals':>11}  by reason")
+        lines += ["", head, "-" * len(head)]
+        for l in busy:
+            reasons = "  ".join(f"{k} {v}" for k, v in l["drops"].items() if v)
+            if l.get("link_loss_drops"):
+                reasons += f"  link_loss {l['link_loss_drops']}"
+            lines.append(
+                f"{l['name'][:12]:<12} {l['aqm'][:9]:<9} {fmt_rate(l['capacity_bps']):>10} "
+                f"{(l['utilisation'] or 0) * 100:>5.1f}% {l['queue_mean_pkts']:>7.1f} {fmt_time(l['delay_mean_s']):>9} "
+                f"{fmt_time(l['delay_p99_s']):>9} {l['drops_total']:>7} {l['drop_ratio'] * 100:>10.1f}%  {reasons.strip()}"
+            )
+    return lines, [l["name"] for l in busy]
+
+
+def summary_table(res: Result) -> str:
+    s = res.summary
+    sc = s["scenario"]
+    lines = [
+        f"{sc['name']}  seed {sc['seed']}  {sc['flows']} flows  window {sc['warmup_s']:g}-{sc['duration_s']:g} s"
+        + (f"  ({res.wall_seconds:.2f} s wall)" if not math.isnan(res.wall_seconds) else "")
+    ]
+    if sc.get("overrides"):
+        lines.append("overrides: " + "; ".join(sc["overrides"]))
+    links = s.get("links", {})
+    plain_dumbbell = "bottleneck" in s and set(links) <= {"bottleneck"}
+    if plain_dumbbell:
+        lines += _dumbbell_lines(s)
+        shown = []
+    else:
+        more, shown = _links_lines(s)
+        lines += more
+    share_cols = "".join(f" {n[:9]:>9}" for n in shown)
+    head = (f"{'group':<12} {'type':<13} {'flows':>5} {'throughput':>12} {'share':>7}{share_cols} {'goodput/flow':>13} "
+            f"{'drops':>7} {'timeouts':>8} {'Jain(thr)':>9}")
+    if shown:
+        lines += ["", "share: of the capacity of the group's measured link; per link: of that link's capacity"]
     lines += ["", head, "-" * len(head)]
     for g in s["groups"]:
         kind = f"{g['variant'] if g['transport'] == 'tcp' else g['transport']}/{g['app']}"
+        per_link = ""
+        for n in shown:
+            x = links[n]["groups"].get(g["name"])
+            per_link += f" {x['share'] * 100:>8.1f}%" if x else f" {'-':>9}"
+        share = f"{g['share'] * 100:>6.1f}%" if g.get("share") is not None else f"{'-':>7}"
         lines.append(
             f"{g['name'][:12]:<12} {kind:<13} {g['flows']:>5} {fmt_rate(g['throughput_bps']):>12} "
-            f"{g['share'] * 100:>6.1f}% {fmt_rate(g['goodput_per_flow_bps']):>13} "
+            f"{share}{per_link} {fmt_rate(g['goodput_per_flow_bps']):>13} "
             f"{sum(g['drops'].values()):>7} {g['timeouts']:>8} {fmt_num(g['jain_throughput']):>9}"
         )
     f = s["fairness"]
@@ -222,11 +271,17 @@ def cmd_validate(a) -> int:
     except _core.ScenarioError as e:
         raise UserError(f"{a.scenario}: {e}")
     groups = ", ".join(f"{g['count']} x {g['transport']}/{g['app']} ({g['name']})" for g in info["groups"])
+    if info.get("aqm") is not None:
+        net = f"{info['aqm']} bottleneck at {fmt_rate(info['bottleneck_rate_bps'])}"
+    else:
+        measured = ", ".join(f"{m['name']} ({m['aqm']}, {fmt_rate(m['rate_bps'])})" for m in info["monitored"][:6])
+        more = f", ... ({len(info['monitored'])} in all)" if len(info["monitored"]) > 6 else ""
+        net = (f"{info['topology']} of {info['nodes']} nodes and {info['links']} links"
+               + (f", measured: {measured}{more}" if measured else ", no link measured"))
     print(
-        f"ok: {a.scenario}: {info['name']}: {info['flows']} flows [{groups}], {info['aqm']} bottleneck at "
-        f"{fmt_rate(info['bottleneck_rate_bps'])}, {info['duration_s']:g} s; needs about "
-        f"{info['memory_estimate_bytes'] / 1e6:.0f} MB of memory (limit {info['memory_limit_bytes'] / 1e6:.0f} MB) "
-        f"and {info['events_estimate']:.2g} events"
+        f"ok: {a.scenario}: {info['name']}: {info['flows']} flows [{groups}], {net}, {info['duration_s']:g} s; "
+        f"needs about {info['memory_estimate_bytes'] / 1e6:.0f} MB of memory "
+        f"(limit {info['memory_limit_bytes'] / 1e6:.0f} MB) and {info['events_estimate']:.2g} events"
     )
     return 0
 

@@ -9,7 +9,10 @@ key                                    value
 =====================================  =========================================================
 ``bottleneck.<k>``                     every number of ``summary.bottleneck`` (``utilisation``,
                                        ``queue_mean_pkts``, ``delay_mean_s``, ``drop_ratio``, ...);
-                                       ``bottleneck.drops.<reason>`` per drop reason
+                                       ``bottleneck.drops.<reason>`` per drop reason,
+                                       ``bottleneck.groups.<name>.<k>`` per group (dumbbells)
+``links.<link>.<k>``                   the same for every other measured link (``summary.links``):
+                                       ``links.r1-r2.utilisation``, ``links.r1-r2.groups.udp.share``
 ``fairness.<k>``                       ``summary.fairness`` (Jain's index, M4)
 ``group.<name>.<k>``                   every number of a ``summary.groups`` entry
                                        (``throughput_bps``, ``goodput_per_flow_bps``, ...)
@@ -20,13 +23,17 @@ key                                    value
 ``variant.<v>.<k>``                    aggregates over the TCP flows of one congestion-control
                                        variant, when the flows table has a ``variant`` column
 ``aqm.<state>_mean``                   time average over the measurement window of each
-                                       ``aqm_<state>`` column of the time series (M7b, M11);
-                                       ``aqm.<state>_p05`` its 5th percentile over the samples
+                                       ``aqm_<state>`` column of the time series (M7b, M11): the
+                                       bottleneck's, or the one measured link's;
+                                       ``aqm.<state>_p05`` its 5th percentile over the samples;
+                                       ``links.<link>.aqm.<state>_mean`` (and ``_p05``) per link
+                                       when there are several
 ``bottleneck.queue_p05_pkts``, ...     5th, 50th and 95th percentiles of the sampled queue
-                                       length (``queue_pkts``) over the window
+                                       length (``queue_pkts``) over the window;
+                                       ``links.<link>.queue_p05_pkts``, ... per measured link
 ``run.duration_s``, ``run.warmup_s``   the run length and warm-up as run (figure titles state them)
-``fair_share_bps``                     M13: capacity / number of flows that started
-``normalised_goodput``                 M15: TCP goodput / capacity
+``fair_share_bps``                     M13: capacity / number of flows that started (dumbbells)
+``normalised_goodput``                 M15: TCP goodput / capacity (dumbbells)
 ``tcp.starved``, ``group.<g>.starved``  TCP flows (of a group) whose goodput is below 10 % of the
                                        ideal fair share (:data:`STARVED`; our definition)
 ``sdv_throughput_bps``                 M14: sample standard deviation of all flows' throughputs
@@ -187,8 +194,12 @@ def run_row(result) -> dict:
     """The flat metrics of one run (see the module notes); ``result`` is an :class:`aqmlab.Result`."""
     s = result.summary
     row: dict = {}
-    b = s["bottleneck"]
-    _flatten("bottleneck.", {k: v for k, v in b.items() if k != "queue_unit"}, row)
+    b = s.get("bottleneck")
+    if b is not None:
+        _flatten("bottleneck.", {k: v for k, v in b.items() if k not in _LINK_LABELS}, row)
+    for name, link in s.get("links", {}).items():
+        if b is None or name != "bottleneck":
+            _flatten(f"links.{name}.", {k: v for k, v in link.items() if k not in _LINK_LABELS}, row)
     _flatten("fairness.", s.get("fairness", {}), row)
     for g in s.get("groups", []):
         _flatten(f"group.{g['name']}.", {k: v for k, v in g.items() if k != "name"}, row)
@@ -208,7 +219,7 @@ def run_row(result) -> dict:
             if v:
                 _put(f"variant.{v}", aggregate(f, rows), row)
 
-    cap = float(b["capacity_bps"])
+    cap = float(b["capacity_bps"]) if b is not None else math.nan
     sc = s["scenario"]
     row["run.duration_s"] = float(sc["duration_s"])
     row["run.warmup_s"] = float(sc.get("warmup_s", 0.0))
@@ -219,10 +230,13 @@ def run_row(result) -> dict:
     started_tcp = f.where("transport", lambda v: v == "tcp", started) if "transport" in f else []
     floor = STARVED * row["fair_share_bps"]
     low = f.where("goodput_bps", lambda v: v < floor, started_tcp) if started_tcp else []
-    row["tcp.starved"] = float(len(low))
+    # (undefined without one capacity to share: other networks than a dumbbell)
+    known = math.isfinite(row["fair_share_bps"])
+    row["tcp.starved"] = float(len(low)) if known else math.nan
     if "group" in f:
         for g in s.get("groups", []):
-            row[f"group.{g['name']}.starved"] = float(len(f.where("group", lambda v, n=g["name"]: v == n, low)))
+            n_low = float(len(f.where("group", lambda v, n=g["name"]: v == n, low)))
+            row[f"group.{g['name']}.starved"] = n_low if known else math.nan
     row["sdv_throughput_bps"] = _std(f.col("throughput_bps", every)) if f.n > 1 else math.nan
     web = f.where("app", lambda v: v == "web", every)
     total_drops = _sum(f.col("drops_total", every)) - _sum(f.col("drops_link_loss", every))
@@ -236,11 +250,29 @@ def run_row(result) -> dict:
     if ts is not None and ts.n:
         warm = sc.get("warmup_s", 0.0)
         win = ts.where("time_s", lambda v: v >= warm, range(ts.n))
-        for c in ts.cols:
-            if c.startswith("aqm_"):
-                row[f"aqm.{c[4:]}_mean"] = _mean(ts.col(c, win)) if win else math.nan
-                row[f"aqm.{c[4:]}_p05"] = _quantile(ts.col(c, win), 0.05) if win else math.nan
-        if "queue_pkts" in ts:
-            for q in (5, 50, 95):
-                row[f"bottleneck.queue_p{q:02d}_pkts"] = _quantile(ts.col("queue_pkts", win), q / 100) if win else math.nan
+        names = list(dict.fromkeys(ts.cols["link"])) if "link" in ts else []
+        main = "bottleneck" if "bottleneck" in names else (names[0] if len(names) == 1 else None)
+        for name in names if len(names) > 1 else []:
+            rows = ts.where("link", lambda v, n=name: v == n, win)
+            _ts_stats(ts, rows, f"links.{name}.aqm.", f"links.{name}.", row)
+        if main is not None or not names:
+            # the bottleneck's (or the only measured link's) under the keys of a dumbbell
+            queue = "bottleneck." if main in (None, "bottleneck") else f"links.{main}."
+            rows = ts.where("link", lambda v: v == main, win) if names else win
+            _ts_stats(ts, rows, "aqm.", queue, row)
     return row
+
+
+_LINK_LABELS = ("queue_unit", "name", "from", "to", "aqm", "index")
+
+
+def _ts_stats(ts: _Table, rows, aqm: str, queue: str, row: dict) -> None:
+    """Time averages and 5th percentiles of the AQM's state over ``rows`` of the time series, and
+    percentiles of the queue."""
+    for c in ts.cols:
+        if c.startswith("aqm_"):
+            row[f"{aqm}{c[4:]}_mean"] = _mean(ts.col(c, rows)) if rows else math.nan
+            row[f"{aqm}{c[4:]}_p05"] = _quantile(ts.col(c, rows), 0.05) if rows else math.nan
+    if "queue_pkts" in ts:
+        for q in (5, 50, 95):
+            row[f"{queue}queue_p{q:02d}_pkts"] = _quantile(ts.col("queue_pkts", rows), q / 100) if rows else math.nan

@@ -19,9 +19,32 @@ use serde_json::{json, Value};
 use sim::scenario::{StartSpec, TcpApp, Transport};
 use sim::traffic::onoff::UdpSource;
 
-/// Load and validate (the simulator's memory budget does not apply: nothing is simulated).
+/// Load and validate (the simulator's memory budget does not apply: nothing is simulated). The
+/// emulator builds a dumbbell with data from r1 to r2: other networks are refused.
 fn scenario(text: &str, overrides: &[String], name: &str) -> PyResult<sim::Scenario> {
-    crate::no_panic(|| sim::load(text, overrides, name).map_err(crate::scenario_err))
+    crate::no_panic(|| {
+        let sc = sim::load(text, overrides, name).map_err(crate::scenario_err)?;
+        if sc.bottleneck().is_none() {
+            return Err(crate::scenario_err(sim::ScenarioError::new(
+                "topology",
+                "aqmlab emulate runs the dumbbell only; simulate other networks with aqmlab run",
+            )));
+        }
+        for (i, g) in sc.groups.iter().enumerate() {
+            if g.endpoints.iter().any(|e| (e.src, e.dst) != (0, 1)) {
+                return Err(crate::scenario_err(sim::ScenarioError::new(
+                    format!("flows[{i}].from"),
+                    "aqmlab emulate sends data from r1 to r2 only; simulate two-way traffic with aqmlab run",
+                )));
+            }
+        }
+        Ok(sc)
+    })
+}
+
+/// The dumbbell's bottleneck and reverse links (the scenario was checked by [`scenario`]).
+fn dumbbell(sc: &sim::Scenario) -> (&sim::scenario::LinkSpec, &sim::scenario::LinkSpec) {
+    (&sc.topology.links[0].spec, &sc.topology.links[1].spec)
 }
 
 fn link_json(l: &sim::scenario::LinkSpec) -> Value {
@@ -112,7 +135,7 @@ pub fn emulation_plan(text: &str, name: &str, overrides: Vec<String>, seed: Opti
                 "sender_delay_ns": sd,
                 "receiver_rate_bps": rr,
                 "receiver_delay_ns": rd,
-                "rtt_prop_ns": 2 * (sd + rd) + sc.bottleneck.delay + sc.reverse.delay,
+                "rtt_prop_ns": 2 * (sd + rd) + dumbbell(&sc).0.delay + dumbbell(&sc).1.delay,
                 "bursts": bursts,
             }));
             host += 1;
@@ -141,8 +164,8 @@ pub fn emulation_plan(text: &str, name: &str, overrides: Vec<String>, seed: Opti
         "sample_interval_ns": sc.sample_interval,
         "queue_snapshots": sc.queue_snapshots,
         "flow_series_interval_ns": sc.flow_series_interval,
-        "bottleneck": link_json(&sc.bottleneck),
-        "reverse": link_json(&sc.reverse),
+        "bottleneck": link_json(dumbbell(&sc).0),
+        "reverse": link_json(dumbbell(&sc).1),
         "access_limit": sc.access_limit,
         "groups": groups,
         "aqmlab_version": env!("CARGO_PKG_VERSION"),
@@ -172,8 +195,8 @@ fn forwarder_config(sc: &sim::Scenario, seed: u64, net: &Net) -> PyResult<emu::C
         }
     }
     Ok(emu::Config {
-        bottleneck: link_config(&sc.bottleneck),
-        reverse: link_config(&sc.reverse),
+        bottleneck: link_config(dumbbell(sc).0),
+        reverse: link_config(dumbbell(sc).1),
         access_limit: sc.access_limit,
         pairs,
         sender_base: net.sender_base,

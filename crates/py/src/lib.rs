@@ -80,8 +80,9 @@ fn load(text: &str, overrides: &[String], name: &str, limit: u64) -> PyResult<(s
     })
 }
 
-/// Validate a scenario; returns a short JSON description (name, flows, duration, AQM, and the
-/// resource estimate). `max_memory` as for `run`.
+/// Validate a scenario; returns a short JSON description (name, flows, duration, topology, the
+/// bottleneck's AQM for a dumbbell, the measured links, and the resource estimate). `max_memory`
+/// as for `run`.
 #[pyfunction]
 #[pyo3(signature = (text, name, overrides=Vec::new(), max_memory=None))]
 fn validate(text: &str, name: &str, overrides: Vec<String>, max_memory: Option<&Bound<'_, PyAny>>) -> PyResult<String> {
@@ -99,8 +100,12 @@ fn validate(text: &str, name: &str, overrides: Vec<String>, max_memory: Option<&
         "duration_s": sc.duration as f64 / 1e9,
         "warmup_s": sc.warmup as f64 / 1e9,
         "seed": sc.seed,
-        "aqm": sc.bottleneck.aqm.name(),
-        "bottleneck_rate_bps": sc.bottleneck.rate_bps,
+        "aqm": sc.bottleneck().map(|b| b.aqm.name()),
+        "bottleneck_rate_bps": sc.bottleneck().map(|b| b.rate_bps),
+        "topology": sc.topology.shape.name(),
+        "nodes": sc.topology.nodes.len(),
+        "links": sc.topology.links.len(),
+        "monitored": sc.topology.links.iter().filter(|l| l.monitor).map(|l| serde_json::json!({"name": l.name, "aqm": l.spec.aqm.name(), "rate_bps": l.spec.rate_bps})).collect::<Vec<_>>(),
     });
     Ok(d.to_string())
 }
@@ -112,6 +117,12 @@ fn table_to_py<'py>(py: Python<'py>, t: &Table) -> PyResult<Bound<'py, PyList>> 
             Column::F64(v) => PyList::new(py, v)?,
             Column::I64(v) => PyList::new(py, v)?,
             Column::Str(v) => PyList::new(py, v)?,
+            // one string object per level, shared by every row that has it
+            Column::Cat { codes, levels } => {
+                let levels: Vec<Bound<'py, pyo3::types::PyString>> =
+                    levels.iter().map(|l| pyo3::types::PyString::new(py, l)).collect();
+                PyList::new(py, codes.iter().map(|&c| levels[c as usize].clone()))?
+            }
         };
         out.append((name.as_str(), values))?;
     }

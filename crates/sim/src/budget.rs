@@ -96,7 +96,7 @@ fn connections(g: &GroupSpec, sc: &Scenario) -> (f64, f64) {
         Transport::Tcp { app: TcpApp::Web(w), .. } => {
             // each session: one response at a time, then a think time; a response takes at
             // least a round trip
-            let rtt = 2.0 * (sc.bottleneck.delay as f64 + sc.reverse.delay as f64) / NS_PER_SEC as f64;
+            let rtt = rtt_guess(sc);
             let cycle = (w.think.capped_mean() + rtt).max(1e-6);
             (g.count as f64 * (active / cycle).ceil(), g.count as f64)
         }
@@ -104,14 +104,29 @@ fn connections(g: &GroupSpec, sc: &Scenario) -> (f64, f64) {
     }
 }
 
-/// Packets the bottleneck's buffer holds when full.
+/// Packets the measured links' buffers hold when full (a dumbbell: its bottleneck's).
 fn buffer_packets(sc: &Scenario) -> u64 {
-    let l = &sc.bottleneck.limit;
-    match l.unit {
-        QueueUnit::Packets => l.value,
-        // the smallest packet any group sends
-        QueueUnit::Bytes => l.value / 40,
-    }
+    measured(sc)
+        .map(|l| match l.spec.limit.unit {
+            QueueUnit::Packets => l.spec.limit.value,
+            // the smallest packet any group sends
+            QueueUnit::Bytes => l.spec.limit.value / 40,
+        })
+        .fold(0, u64::saturating_add)
+}
+
+/// The measured links (the places a queue is expected to build).
+fn measured(sc: &Scenario) -> impl Iterator<Item = &crate::scenario::TopoLink> {
+    sc.topology.links.iter().filter(|l| l.monitor)
+}
+
+/// Twice the longest round trip of the groups' routes through the network, in seconds (a
+/// dumbbell: twice bottleneck plus reverse delay).
+fn rtt_guess(sc: &Scenario) -> f64 {
+    let t = &sc.topology;
+    let route = |r: u32| t.routes[r as usize].iter().map(|&l| t.links[l as usize].spec.delay as f64).sum::<f64>();
+    let rtt = sc.groups.iter().map(|g| route(g.endpoints[0].fwd) + route(g.endpoints[0].rev)).fold(0.0, f64::max);
+    2.0 * rtt / NS_PER_SEC as f64
 }
 
 impl Estimate {
@@ -143,8 +158,8 @@ impl Estimate {
         // packets at once: the bottleneck's buffer, what its link carries in a round trip, and
         // each open connection's initial burst and each UDP source's round trip of packets
         // waiting at the access links, bounded by the windows
-        let bneck_pps = sc.bottleneck.rate_bps / (8.0 * 40.0);
-        let rtt_s = 2.0 * (sc.bottleneck.delay as f64 + sc.reverse.delay as f64) / NS_PER_SEC as f64 + 0.01;
+        let bneck_pps = measured(sc).map(|l| l.spec.rate_bps).sum::<f64>() / (8.0 * 40.0);
+        let rtt_s = rtt_guess(sc) + 0.01;
         let bdp = bneck_pps * rtt_s;
         let udp_access = (udp_pps * rtt_s).min(concurrent * sc.access_limit as f64);
         let pkts = buffer_packets(sc) as f64 + (window_pkts + udp_pps * rtt_s).min(bdp + burst_pkts + udp_access);
@@ -154,10 +169,14 @@ impl Estimate {
         let rows = sc.n_static_flows() as u64 + e.n_connections;
         e.flow_table = rows.saturating_mul(flow_row_bytes());
         let samples = sc.duration / sc.sample_interval + 1;
-        let state =
-            sc.bottleneck.aqm.build::<Packet>(LinkInfo { rate_bps: sc.bottleneck.rate_bps }, sc.bottleneck.limit);
-        let state_cols = aqm::Qdisc::<Packet>::state_names(&state).len().min(8) as u64;
-        e.timeseries = samples.saturating_mul((5 + state_cols) * CELL_BYTES);
+        // a row per sample per measured link
+        let cols: u64 = measured(sc)
+            .map(|l| {
+                let state = l.spec.aqm.build::<Packet>(LinkInfo { rate_bps: l.spec.rate_bps }, l.spec.limit);
+                5 + aqm::Qdisc::<Packet>::state_names(&state).len().min(8) as u64
+            })
+            .sum();
+        e.timeseries = samples.saturating_mul(cols * CELL_BYTES);
         if sc.queue_snapshots {
             let after_warmup = (sc.duration - sc.warmup) / sc.sample_interval + 1;
             e.snapshots = after_warmup.saturating_mul(buffer_packets(sc)).saturating_mul(4 * CELL_BYTES);
@@ -177,7 +196,7 @@ impl Estimate {
     }
 
     /// The key path and the largest parts, for a message.
-    fn largest(&self) -> (&'static str, String) {
+    fn largest(&self, dumbbell: bool) -> (&'static str, String) {
         let mut parts = [
             (self.flows, "flows", format!("{} for the flows", human(self.flows))),
             (
@@ -187,7 +206,7 @@ impl Estimate {
             ),
             (
                 self.packets,
-                "bottleneck.limit",
+                if dumbbell { "bottleneck.limit" } else { "topology" },
                 format!("{} for {} packets in queues and links", human(self.packets), self.n_packets),
             ),
             (self.flow_table, "flows", format!("{} for the per-flow results", human(self.flow_table))),
@@ -229,7 +248,7 @@ pub fn human(b: u64) -> String {
 pub fn check(sc: &Scenario, limit: u64) -> Result<Estimate, ScenarioError> {
     let e = Estimate::of(sc);
     if e.total > limit {
-        let (path, parts) = e.largest();
+        let (path, parts) = e.largest(sc.bottleneck().is_some());
         return Err(ScenarioError::new(
             path,
             format!(

@@ -1,17 +1,25 @@
 //! # sim — aqmlab's packet-level simulator
 //!
-//! A deterministic discrete-event simulator built for AQM research. Layers, bottom up:
+//! A deterministic discrete-event simulator built for AQM research. Layers, bottom up (each
+//! module uses only those above it):
 //!
 //! * [`units`] — rates, durations and sizes as written in scenario files;
 //! * [`event`] — the pending-event set (integer-nanosecond time, one `u128` key per event);
 //! * [`packet`] — the 24-byte `Copy` packet;
-//! * [`link`] — a link: an AQM queue from the `aqm` crate, a lazily advanced transmitter and a
-//!   propagation pipe, with one pending event per link;
-//! * [`tcp`] — TCP NewReno sender and receiver;
-//! * [`measure`] — per-flow counters, bottleneck queue/delay statistics, Jain's index;
-//! * [`scenario`] + [`overrides`] — TOML scenarios, validated, with `--set` overrides;
-//! * [`sim`] — the simulation value: builds the dumbbell, runs the event loop, checks packet
-//!   conservation, and produces [`results::Results`].
+//! * [`topology`] — graphs of nodes and one-way links; routes by hops or delay, explicit paths;
+//! * [`tcp`], [`traffic`] — TCP senders and receivers (Reno, NewReno, SACK, Vegas, CUBIC), and
+//!   the traffic models (bulk, CBR, ON/OFF, short connections, web sessions);
+//! * [`scenario`] — TOML scenarios, validated, with `--set` overrides: the network in its
+//!   general form (dumbbell, parking lot, star, or written out) and every group's routes;
+//! * [`net`] — the network the event loop runs: links (an AQM queue from the `aqm` crate, a
+//!   lazily advanced transmitter and a propagation pipe, one pending event per link) and the paths
+//!   of every host pair, built from the scenario;
+//! * [`hosts`] — flows and their applications;
+//! * [`measure`], [`monitor`] — per-flow counters (drops by hop included) and Jain's index; a
+//!   monitor per measured link (queue integral, delay histogram, per-flow counters, time series);
+//! * [`results`] — the summary and the tables, computed once at the end;
+//! * [`sim`] — the simulation value: the event loop and the packet's path, the hosts' events,
+//!   sampling, packet conservation.
 //!
 //! Time is integer nanoseconds. Every random draw comes from a stream derived from the seed and
 //! the component (`aqm::rng`), so a scenario and a seed determine the results bit for bit.
@@ -19,9 +27,10 @@
 pub mod budget;
 pub mod diag;
 pub mod event;
-pub mod link;
+pub mod hosts;
 pub mod measure;
-pub mod overrides;
+pub mod monitor;
+pub mod net;
 pub mod packet;
 pub mod pcap;
 pub mod resolved;
@@ -30,6 +39,7 @@ pub mod scenario;
 pub mod sim;
 pub mod tcp;
 pub mod time;
+pub mod topology;
 pub mod traffic;
 pub mod units;
 

@@ -1,12 +1,12 @@
-//! Measurement: per-flow counters, the bottleneck's queue and delay statistics, time series.
+//! Per-flow measurement: the counters of each flow (what its source sent, what its receiver got,
+//! its drops by reason and by hop), and Jain's fairness index. Link measurement is in
+//! [`crate::monitor`].
 //!
 //! Counters are cumulative from t = 0; the measurement window `[warmup, duration)` is obtained by
 //! subtracting a snapshot taken at `warmup` (docs/metrics.md gives every metric's exact definition).
-//! Queueing delays go into a log-bucketed histogram (HdrHistogram, 3 significant digits) rather
-//! than being stored, and the queue-length time average is an exact integral over the window.
 
-use aqm::{DropReason, Time};
-use hdrhistogram::Histogram;
+use crate::packet::{Packet, PktKind};
+use aqm::DropReason;
 
 /// Cumulative per-flow counters.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -26,10 +26,6 @@ pub struct FlowCounters {
     pub max_seq_rcvd: u64,
     /// Received bytes that were retransmissions (M2b).
     pub delivered_retx_bytes: u64,
-    /// Packets of this flow that arrived at / were transmitted on the bottleneck (M1).
-    pub bneck_arrivals: u64,
-    pub bneck_tx_pkts: u64,
-    pub bneck_tx_bytes: u64,
     /// Data/UDP packet drops by reason, anywhere on the path.
     pub drops: [u64; DropReason::COUNT],
     /// ACKs sent by the receiver, and ACKs dropped on the way back.
@@ -58,9 +54,6 @@ impl Default for FlowCounters {
             unique_bytes: 0,
             max_seq_rcvd: 0,
             delivered_retx_bytes: 0,
-            bneck_arrivals: 0,
-            bneck_tx_pkts: 0,
-            bneck_tx_bytes: 0,
             drops: [0; DropReason::COUNT],
             acks_sent: 0,
             ack_drops: 0,
@@ -89,9 +82,6 @@ impl FlowCounters {
         d.unique_pkts -= base.unique_pkts;
         d.unique_bytes -= base.unique_bytes;
         d.delivered_retx_bytes -= base.delivered_retx_bytes;
-        d.bneck_arrivals -= base.bneck_arrivals;
-        d.bneck_tx_pkts -= base.bneck_tx_pkts;
-        d.bneck_tx_bytes -= base.bneck_tx_bytes;
         for i in 0..DropReason::COUNT {
             d.drops[i] -= base.drops[i];
         }
@@ -109,76 +99,66 @@ impl FlowCounters {
     }
 }
 
-/// Statistics of the measured (bottleneck) link.
-pub struct LinkMeasure {
-    pub warmup: Time,
-    /// Queue-length integrals over the window (packet·ns and byte·ns).
-    pub area_pkts: f64,
-    pub area_bytes: f64,
-    last_t: Time,
-    last_pkts: usize,
-    last_bytes: u64,
-    /// Queueing delay (enqueue to start of transmission) of packets starting transmission in the
-    /// window, in ns.
-    pub delay: Histogram<u64>,
-    pub delay_sum_ns: f64,
-    pub delay_n: u64,
-    pub max_qlen: usize,
+/// Drops of each flow at each hop of its two paths: `stride` counters per flow (the longest data
+/// path plus ACK path of the scenario), data path first. A drop costs two memory accesses.
+#[derive(Debug, Clone, Default)]
+pub struct HopDrops {
+    stride: usize,
+    counts: Vec<u32>,
 }
 
-impl LinkMeasure {
-    pub fn new(warmup: Time) -> Self {
-        LinkMeasure {
-            warmup,
-            area_pkts: 0.0,
-            area_bytes: 0.0,
-            last_t: warmup,
-            last_pkts: 0,
-            last_bytes: 0,
-            delay: Histogram::new_with_bounds(1, 3_600_000_000_000, 3).expect("histogram bounds"),
-            delay_sum_ns: 0.0,
-            delay_n: 0,
-            max_qlen: 0,
-        }
+impl HopDrops {
+    /// Counters for `flows` flows whose two paths together have at most `stride` links.
+    pub fn new(stride: usize, flows: usize) -> Self {
+        HopDrops { stride, counts: vec![0; stride * flows] }
     }
 
-    /// The queue holds `pkts`/`bytes` from time `t` on (called after every change, in time order).
+    /// Room for one more flow.
+    pub fn add_flow(&mut self) {
+        self.counts.resize(self.counts.len() + self.stride, 0);
+    }
+
     #[inline]
-    pub fn queue_changed(&mut self, t: Time, pkts: usize, bytes: u64) {
-        if t > self.last_t {
-            let dt = (t - self.last_t) as f64;
-            self.area_pkts += self.last_pkts as f64 * dt;
-            self.area_bytes += self.last_bytes as f64 * dt;
-            self.last_t = t;
-        }
-        self.last_pkts = pkts;
-        self.last_bytes = bytes;
-        if t >= self.warmup && pkts > self.max_qlen {
-            self.max_qlen = pkts;
-        }
+    fn index(&self, flow: u32, ack_path: bool, hop: u8, fwd_len: u8) -> usize {
+        flow as usize * self.stride + if ack_path { fwd_len as usize } else { 0 } + hop as usize
     }
 
-    /// The window starts with `pkts` waiting packets.
-    pub fn window_started(&mut self, pkts: usize) {
-        self.max_qlen = self.max_qlen.max(pkts);
-    }
-
-    /// A packet that waited `wait` ns starts transmission at `t`.
+    /// Count `pkt`, dropped at the link at its current hop (`fwd_len`: its flow's data path
+    /// length).
     #[inline]
-    pub fn departed(&mut self, t: Time, wait: Time) {
-        if t >= self.warmup {
-            self.delay_sum_ns += wait as f64;
-            self.delay_n += 1;
-            // values above the histogram's range are clamped rather than lost
-            self.delay.saturating_record(wait.max(1));
-        }
+    pub fn add(&mut self, pkt: &Packet, fwd_len: u8) {
+        let ack_path = matches!(pkt.kind, PktKind::Ack | PktKind::Request);
+        let i = self.index(pkt.flow, ack_path, pkt.hop, fwd_len);
+        self.counts[i] += 1;
     }
 
-    /// Close the integrals at the end of the run.
-    pub fn finish(&mut self, end: Time) {
-        let (p, b) = (self.last_pkts, self.last_bytes);
-        self.queue_changed(end, p, b);
+    /// Drops of `flow` at `hop` of its data path (or of its ACK path).
+    pub fn get(&self, flow: u32, ack_path: bool, hop: u8, fwd_len: u8) -> u64 {
+        self.counts.get(self.index(flow, ack_path, hop, fwd_len)).map_or(0, |&c| c as u64)
     }
+
+    /// Drops since `base` (a snapshot taken at the start of the window; later flows count from
+    /// zero).
+    pub fn since(&self, base: &HopDrops) -> HopDrops {
+        let mut d = self.clone();
+        for (c, b) in d.counts.iter_mut().zip(&base.counts) {
+            *c -= b;
+        }
+        d
+    }
+}
+
+/// Per-flow time series (`simulation.flow_series_interval`): one row per active flow per sample.
+#[derive(Debug, Default)]
+pub struct FlowSeries {
+    pub time: Vec<f64>,
+    pub flow: Vec<i64>,
+    pub thr: Vec<f64>,
+    pub good: Vec<f64>,
+    pub cwnd: Vec<f64>,
+    /// Per flow: bytes transmitted at its measured link and goodput bytes at the last sample.
+    pub last: Vec<(u64, u64)>,
+    pub last_t: aqm::Time,
 }
 
 /// Jain's fairness index `(Σx)² / (n Σx²)`; `None` for an empty set, 1 when all are zero.
@@ -203,14 +183,5 @@ mod tests {
         assert_eq!(jain(&[1.0, 1.0, 1.0]), Some(1.0));
         assert!((jain(&[1.0, 0.0]).unwrap() - 0.5).abs() < 1e-12);
         assert_eq!(jain(&[]), None);
-    }
-
-    #[test]
-    fn queue_integral_respects_warmup() {
-        let mut m = LinkMeasure::new(10);
-        m.queue_changed(0, 4, 4000); // before the window
-        m.queue_changed(12, 2, 2000); // 4 packets over [10, 12)
-        m.finish(20); // 2 packets over [12, 20)
-        assert_eq!(m.area_pkts, 4.0 * 2.0 + 2.0 * 8.0);
     }
 }

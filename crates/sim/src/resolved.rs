@@ -7,11 +7,17 @@
 //! on every example and experiment, `tests/resolved.rs`).
 //!
 //! Values keep their units where that is exact (`"10ms"`, `"1Mb/s"`); the rest are plain numbers
-//! (seconds, bits per second, bytes). Every flow group carries its full TCP configuration, so the
-//! file has no global `[tcp]` table.
+//! (seconds, bits per second, bytes). Every flow group carries its full TCP configuration (so the
+//! file has no global `[tcp]` table) and its `from` and `to` (with the route taken, as `path` and
+//! `ack_path`, in a network written out). The network keeps its shape: a dumbbell's `[bottleneck]`
+//! and `[reverse]`, a parking lot's or a star's `[topology]` builder with every link's keys, or every
+//! link of a written-out network, one direction each.
 
-use crate::scenario::{GroupSpec, LinkSpec, Scenario, StartSpec, TcpApp, Transport};
+use crate::scenario::{
+    Endpoints, GroupSpec, LinkSpec, NodeKind, Scenario, Shape, StartSpec, TcpApp, TopoLink, Topology, Transport,
+};
 use crate::tcp::{CcConfig, Recovery, TcpConfig};
+use crate::topology::Metric;
 use crate::traffic::dist::Dist;
 use crate::units::{OneOrMany, Rate};
 use aqm::{AqmConfig, QueueUnit, Time};
@@ -30,7 +36,6 @@ pub fn to_toml(sc: &Scenario, header: &[&str]) -> String {
     let mut top = Section::new();
     top.put("name", Value::String(sc.name.clone()));
     top.put("description", Value::String(sc.description.clone()));
-    top.put("topology", Value::String("dumbbell".into()));
     top.write(&mut out, None);
 
     let mut s = Section::new();
@@ -44,17 +49,89 @@ pub fn to_toml(sc: &Scenario, header: &[&str]) -> String {
     }
     s.write(&mut out, Some("[simulation]"));
 
-    link(&sc.bottleneck, "bottleneck", &mut out);
-    link(&sc.reverse, "reverse", &mut out);
+    network(&sc.topology, &mut out);
 
     let mut a = Section::new();
     a.put("limit", int(sc.access_limit));
     a.write(&mut out, Some("[access]"));
 
     for g in &sc.groups {
-        group(g, &mut out);
+        group(g, &sc.topology, &mut out);
     }
     out
+}
+
+/// `[topology]` and the links: the dumbbell's `[bottleneck]` and `[reverse]`, a builder's `link`,
+/// `hop` and `reverse`, or every link of a network written out (one direction each).
+fn network(t: &Topology, out: &mut String) {
+    let mut head = Section::new();
+    match t.shape {
+        Shape::Dumbbell => head.put("type", Value::String("dumbbell".into())),
+        Shape::ParkingLot { hops } => {
+            head.put("type", Value::String("parking_lot".into()));
+            head.put("hops", int(hops));
+        }
+        Shape::Star { leaves } => {
+            head.put("type", Value::String("star".into()));
+            head.put("leaves", int(leaves));
+        }
+        Shape::Custom => {
+            let names = |k: NodeKind| {
+                Value::Array(t.nodes.iter().filter(|n| n.kind == k).map(|n| Value::String(n.name.clone())).collect())
+            };
+            head.put("routers", names(NodeKind::Router));
+            head.put("hosts", names(NodeKind::Host));
+        }
+    }
+    head.put(
+        "routing",
+        Value::String(
+            match t.routing {
+                Metric::Hops => "hops",
+                Metric::Delay => "delay",
+            }
+            .into(),
+        ),
+    );
+    head.write(out, Some("[topology]"));
+    let l = &t.links;
+    match t.shape {
+        Shape::Dumbbell => {
+            link(&l[0].spec, Some(l[0].monitor), Section::new(), "[bottleneck]", "bottleneck.aqm", out);
+            link(&l[1].spec, Some(l[1].monitor), Section::new(), "[reverse]", "reverse.aqm", out);
+        }
+        Shape::ParkingLot { .. } => {
+            // forward hops at even indices, each followed by its way back
+            let fwd: Vec<&TopoLink> = l.iter().step_by(2).collect();
+            let rev: Vec<&TopoLink> = l.iter().skip(1).step_by(2).collect();
+            link(&fwd[0].spec, Some(fwd[0].monitor), Section::new(), "[topology.link]", "topology.link.aqm", out);
+            for h in &fwd {
+                link(&h.spec, Some(h.monitor), Section::new(), "[[topology.hop]]", "topology.hop.aqm", out);
+            }
+            // the way back takes each hop's rate and delay unless the scenario set one for all
+            let r = rev[0];
+            let mut keys = Section::new();
+            let same = |get: fn(&TopoLink) -> f64| rev.iter().zip(&fwd).all(|(b, f)| get(b) == get(f));
+            let skip_rate = same(|x| x.spec.rate_bps);
+            let skip_delay = same(|x| x.spec.delay as f64);
+            keys.put("monitor", Value::Boolean(r.monitor));
+            link_keys(&r.spec, keys, !skip_rate, !skip_delay, "[topology.reverse]", "topology.reverse.aqm", out);
+        }
+        Shape::Star { .. } => {
+            link(&l[0].spec, Some(l[0].monitor), Section::new(), "[topology.link]", "topology.link.aqm", out);
+            link(&l[1].spec, Some(l[1].monitor), Section::new(), "[topology.reverse]", "topology.reverse.aqm", out);
+        }
+        Shape::Custom => {
+            for x in l {
+                let mut s = Section::new();
+                s.put("name", Value::String(x.name.clone()));
+                s.put("from", Value::String(t.nodes[x.from as usize].name.clone()));
+                s.put("to", Value::String(t.nodes[x.to as usize].name.clone()));
+                s.put("duplex", Value::Boolean(false));
+                link(&x.spec, Some(x.monitor), s, "[[topology.links]]", "topology.links.aqm", out);
+            }
+        }
+    }
 }
 
 /// Keys in the order they are put, written as `key = value` lines.
@@ -132,11 +209,22 @@ fn bytes(b: f64) -> Value {
     }
 }
 
-fn link(l: &LinkSpec, name: &str, out: &mut String) {
-    let LinkSpec { rate_bps, delay, limit, aqm, loss_rate } = l;
-    let mut s = Section::new();
-    s.put("rate", rate(*rate_bps));
-    s.put("delay", dur(*delay));
+/// A link's keys after `pre` (and `monitor`), then its discipline as `[<aqm_path>]`.
+fn link(l: &LinkSpec, monitor: Option<bool>, mut pre: Section, head: &str, aqm_path: &str, out: &mut String) {
+    if let Some(m) = monitor {
+        pre.put("monitor", Value::Boolean(m));
+    }
+    link_keys(l, pre, true, true, head, aqm_path, out);
+}
+
+fn link_keys(l: &LinkSpec, mut s: Section, rate_: bool, delay: bool, head: &str, aqm_path: &str, out: &mut String) {
+    let LinkSpec { rate_bps, delay: d, limit, aqm, loss_rate } = l;
+    if rate_ {
+        s.put("rate", rate(*rate_bps));
+    }
+    if delay {
+        s.put("delay", dur(*d));
+    }
     s.put("limit", int(limit.value));
     s.put(
         "queue_unit",
@@ -146,8 +234,8 @@ fn link(l: &LinkSpec, name: &str, out: &mut String) {
         }),
     );
     s.put("loss_rate", Value::Float(*loss_rate));
-    s.write(out, Some(&format!("[{name}]")));
-    aqm_section(aqm, &format!("{name}.aqm"), out);
+    s.write(out, Some(head));
+    aqm_section(aqm, aqm_path, out);
 }
 
 /// `[<path>]` with `type` first, then every parameter of the discipline (sorted by name).
@@ -200,7 +288,7 @@ fn dist(d: &Dist, q: fn(f64) -> Value) -> Value {
     Value::Table(t)
 }
 
-fn group(g: &GroupSpec, out: &mut String) {
+fn group(g: &GroupSpec, t: &Topology, out: &mut String) {
     let GroupSpec {
         name,
         count,
@@ -213,6 +301,7 @@ fn group(g: &GroupSpec, out: &mut String) {
         sender_delay,
         receiver_rate,
         receiver_delay,
+        endpoints,
     } = g;
     let mut s = Section::new();
     s.put("name", Value::String(name.clone()));
@@ -235,10 +324,41 @@ fn group(g: &GroupSpec, out: &mut String) {
     }
     s.put("priority", int(*priority));
     s.put("in_profile", Value::Boolean(*in_profile));
-    s.put("sender_rate", many(sender_rate, |r: &Rate| rate(r.0)));
-    s.put("sender_delay", many(sender_delay, |d| dur(d.0)));
-    s.put("receiver_rate", many(receiver_rate, |r: &Rate| rate(r.0)));
-    s.put("receiver_delay", many(receiver_delay, |d| dur(d.0)));
+    // where the flows run: flow i uses endpoints[i % len], so equal-length lists say it exactly
+    let node = |n: u32| Value::String(t.nodes[n as usize].name.clone());
+    let ends = |get: fn(&Endpoints) -> u32| {
+        let v: Vec<u32> = endpoints.iter().map(get).collect();
+        if v.iter().all(|&n| n == v[0]) {
+            node(v[0])
+        } else {
+            Value::Array(v.into_iter().map(node).collect())
+        }
+    };
+    if !endpoints.is_empty() {
+        s.put("from", ends(|e| e.src));
+        s.put("to", ends(|e| e.dst));
+        if t.shape == Shape::Custom && endpoints.len() == 1 {
+            // a network written out may offer several routes: the ones taken, explicitly
+            let nodes = |r: u32| {
+                let ls = &t.routes[r as usize];
+                let mut v = vec![node(t.links[ls[0] as usize].from)];
+                v.extend(ls.iter().map(|&l| node(t.links[l as usize].to)));
+                Value::Array(v)
+            };
+            s.put("path", nodes(endpoints[0].fwd));
+            s.put("ack_path", nodes(endpoints[0].rev));
+        }
+    }
+    let at_host =
+        |get: fn(&Endpoints) -> u32| endpoints.iter().any(|e| t.nodes[get(e) as usize].kind == NodeKind::Host);
+    if !at_host(|e| e.src) {
+        s.put("sender_rate", many(sender_rate, |r: &Rate| rate(r.0)));
+        s.put("sender_delay", many(sender_delay, |d| dur(d.0)));
+    }
+    if !at_host(|e| e.dst) {
+        s.put("receiver_rate", many(receiver_rate, |r: &Rate| rate(r.0)));
+        s.put("receiver_delay", many(receiver_delay, |d| dur(d.0)));
+    }
     let mut tcp = None;
     match transport {
         Transport::Tcp { cfg, app } => {

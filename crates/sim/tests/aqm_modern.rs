@@ -314,7 +314,14 @@ fn scenario_keys_are_the_spec_parameter_names() {
     let scn = |aqm: &str| {
         format!("[bottleneck]\nrate = \"10Mb/s\"\ndelay = \"5ms\"\nlimit = 500\naqm = {aqm}\n[[flows]]\ntransport = \"tcp\"\n")
     };
-    let load = |aqm: &str| sim::load(&scn(aqm), &[], "t").unwrap_or_else(|e| panic!("{aqm}: {e}")).bottleneck.aqm;
+    let load = |aqm: &str| {
+        sim::load(&scn(aqm), &[], "t")
+            .unwrap_or_else(|e| panic!("{aqm}: {e}"))
+            .bottleneck()
+            .expect("a dumbbell")
+            .aqm
+            .clone()
+    };
     let err = |aqm: &str| sim::load(&scn(aqm), &[], "t").expect_err(aqm);
 
     let AqmConfig::Fred(p) = load(r#"{ type = "fred", min_th = 60, max_th = 120 }"#) else { panic!() };

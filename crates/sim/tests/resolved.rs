@@ -82,9 +82,9 @@ fn every_discipline_round_trips() {
     for a in aqms {
         let ov = vec![format!("bottleneck.aqm={a}")];
         let cfg = sim::load(&base, &ov, "s").unwrap_or_else(|e| panic!("{a}: {e}"));
-        seen.insert(cfg.bottleneck.aqm.name());
+        seen.insert(cfg.bottleneck().expect("dumbbell").aqm.name());
         let written = round_trip(&base, &ov, a);
-        assert!(written.contains(&format!("type = \"{}\"", cfg.bottleneck.aqm.name())));
+        assert!(written.contains(&format!("type = \"{}\"", cfg.bottleneck().expect("dumbbell").aqm.name())));
     }
     let all: std::collections::BTreeSet<_> = aqm::AQM_NAMES.iter().map(|(n, _)| *n).collect();
     assert_eq!(seen, all, "a discipline is missing from this test");
@@ -111,4 +111,123 @@ fn overrides_tcp_variants_and_traffic_round_trip() {
         let ov: Vec<String> = ov.iter().map(|s| s.to_string()).collect();
         round_trip(&base, &ov, &format!("{ov:?}"));
     }
+}
+
+/// Networks: a star with host sets, a written-out network with hosts and two routes (by hops and
+/// by delay), a parking lot whose hops differ, and data both ways over a dumbbell.
+#[test]
+fn networks_round_trip() {
+    let diamond = r#"
+        [simulation]
+        duration = "2s"
+        [topology]
+        routing = "ROUTING"
+        routers = ["r1", "r2", "r3", "r4"]
+        hosts = ["a", "b"]
+        [[topology.links]]
+        from = "a"
+        to = "r1"
+        rate = "10Mb/s"
+        delay = "1ms"
+        limit = 100
+        reverse = { delay = "2ms", monitor = false }
+        [[topology.links]]
+        from = "r1"
+        to = "r2"
+        rate = "10Mb/s"
+        delay = "50ms"
+        limit = 100
+        aqm = { type = "choke", min_th = 10, max_th = 30 }
+        [[topology.links]]
+        from = "r1"
+        to = "r3"
+        rate = "10Mb/s"
+        delay = "1ms"
+        limit = 100
+        [[topology.links]]
+        from = "r3"
+        to = "r4"
+        rate = "10Mb/s"
+        delay = "1ms"
+        limit = 100
+        [[topology.links]]
+        from = "r4"
+        to = "r2"
+        rate = "10Mb/s"
+        delay = "1ms"
+        limit = 100
+        [[topology.links]]
+        name = "last"
+        from = "r2"
+        to = "b"
+        rate = "10Mb/s"
+        delay = "1ms"
+        limit = 100
+        [[flows]]
+        name = "f"
+        transport = "tcp"
+        from = "a"
+        to = "b"
+        [[flows]]
+        name = "g"
+        transport = "udp"
+        rate = "1Mb/s"
+        from = "r1"
+        to = "r2"
+    "#;
+    for routing in ["hops", "delay"] {
+        round_trip(&diamond.replace("ROUTING", routing), &[], routing);
+    }
+    let star = r#"
+        [simulation]
+        duration = "20s"
+        [topology]
+        type = "star"
+        leaves = 4
+        link = { rate = "2Mb/s", delay = "5ms", limit = 50, aqm = { type = "red", min_th = 10, max_th = 30 } }
+        reverse = { limit = 70 }
+        [[flows]]
+        name = "incast"
+        transport = "tcp"
+        count = 6
+        from = ["l1", "l2", "l3"]
+        to = "l4"
+        [[flows]]
+        name = "back"
+        transport = "tcp"
+        count = 2
+        from = "l4"
+        to = ["l1", "l2"]
+    "#;
+    round_trip(star, &[], "star");
+    let parking = r#"
+        [topology]
+        type = "parking_lot"
+        hops = 3
+        link = { rate = "2Mb/s", delay = "5ms", limit = 50 }
+        hop = [{ aqm = { type = "red", min_th = 10, max_th = 30 } }, { rate = "1Mb/s" }, { delay = "9ms" }]
+        reverse = { limit = 77, monitor = true }
+        [[flows]]
+        name = "long"
+        transport = "tcp"
+        count = 3
+        [[flows]]
+        name = "cross"
+        transport = "tcp"
+        per_hop = true
+        count = 2
+    "#;
+    let written = round_trip(parking, &[], "parking lot");
+    assert!(written.contains("name = \"cross_2\""), "{written}");
+    let mut fixed =
+        parking.replace("reverse = { limit = 77, monitor = true }", "reverse = { limit = 77, rate = \"3Mb/s\" }");
+    round_trip(&fixed, &[], "parking lot with a reverse rate");
+    fixed = fixed.replace("per_hop = true", "from = \"r2\"\n        to = \"r0\"");
+    round_trip(&fixed, &[], "parking lot, flows backwards");
+    let base = std::fs::read_to_string(root().join("examples/dumbbell-red.toml")).unwrap();
+    round_trip(
+        &base,
+        &["flows[1].from=\"r2\"".into(), "flows[1].to=\"r1\"".into(), "reverse.monitor=true".into()],
+        "two-way dumbbell",
+    );
 }

@@ -113,11 +113,7 @@ fn soak_many_schemes() {
         let r = sim::Sim::new(sc, None).expect("build").run(&mut cb).unwrap_or_else(|e| panic!("{aqm}: {e}"));
         assert_eq!(r.summary["engine"]["conservation"], "ok");
         let events = r.summary["engine"]["events"].as_f64().unwrap_or(0.0);
-        let flows = r.flows.columns.first().map_or(0, |(_, c)| match c {
-            sim::Column::I64(v) => v.len(),
-            sim::Column::F64(v) => v.len(),
-            sim::Column::Str(v) => v.len(),
-        });
+        let flows = r.flows.columns.first().map_or(0, |(_, c)| c.len());
         let settled = settled.unwrap_or(peak);
         // what may grow after the first tenth: the connections opened since (engine state and
         // their rows), with room for the allocator's slack

@@ -118,6 +118,7 @@ fn table_bits(t: &Table) -> Vec<(String, String)> {
                 Column::F64(v) => format!("{:?}", v.iter().map(|x| x.to_bits()).collect::<Vec<_>>()),
                 Column::I64(v) => format!("{v:?}"),
                 Column::Str(v) => format!("{v:?}"),
+                c @ Column::Cat { .. } => format!("{:?}", c.strs()),
             };
             (n.clone(), v)
         })

@@ -275,6 +275,13 @@ def _row(g, p, a, i, f, rx, cap, w, dur, warm, extra_group=None) -> dict:
         "rtt_min_s": rtt_min,
         "completion_time_s": completion - start if completion is not None and start is not None else NAN,
         "stop_s": stop,
+        # the emulated network is the dumbbell (docs/topology.md); the forwarder counts drops per
+        # direction, not per hop, so the per-hop columns are empty
+        "measured_link": "bottleneck",
+        "path": "access bottleneck access" if g is not None else "",
+        "hop_drops": "",
+        "ack_path": "access reverse access" if g is not None else "",
+        "ack_hop_drops": "",
         "src": src,
         "dst": dst,
         "app_sent_pkts": _app_sent(a, warm),

@@ -83,7 +83,10 @@ def read_run(path) -> RunData:
         raise RunDataError(f"{fp}: missing column(s) {', '.join(sorted(missing))}")
     for key in ("scenario", "bottleneck"):
         if key not in summary:
-            raise RunDataError(f"{sp}: no '{key}' section")
+            other = summary.get("topology", {}).get("type")
+            why = (f": the models describe one bottleneck, and this run's network is a {other}"
+                   if key == "bottleneck" and other not in (None, "dumbbell") else "")
+            raise RunDataError(f"{sp}: no '{key}' section{why}")
     ts = _read_csv(p / "timeseries.csv") if (p / "timeseries.csv").is_file() else None
     snaps = None
     if (p / SNAPSHOT_FILE).is_file():

@@ -13,8 +13,9 @@ kind               what it draws; its own keys
                    ``series`` (coordinates, default the variants) and y metric. ``model`` overlays a
                    model curve (overlays.py)
 ``bar``            the same data as grouped bars over a categorical ``x`` coordinate
-``timeseries``     a column ``y`` of the bottleneck time series against time, first seed of each
-                   point; one line per series
+``timeseries``     a column ``y`` of a measured link's time series against time (``link``; default
+                   the bottleneck, or the only measured link), first seed of each point; one line
+                   per series
 ``flow_timeseries``  ``y`` of the per-flow time series (``flow_series``), summed over the flows
                    selected by ``flows`` (``{column = value}``); first seed
 ``windowed_jain``  Jain's index of the flows' throughputs in consecutive ``window`` seconds (from
@@ -55,7 +56,7 @@ COMMON = {"name", "title", "kind", "where", "xlabel", "ylabel", "logx", "logy", 
 OWN = {
     "xy": {"x", "y", "series", "model", "legend"},
     "bar": {"x", "y", "series"},
-    "timeseries": {"y", "series", "seed"},
+    "timeseries": {"y", "series", "seed", "link"},
     "flow_timeseries": {"y", "series", "flows"},
     "windowed_jain": {"window", "series", "sessions", "column"},
     "flows_bar": {"y", "fair_share"},
@@ -472,6 +473,8 @@ def _ts_plot(ctx: Context, spec: dict, table: str, agg_flows: dict | None) -> Ou
     if ts.empty:
         raise SpecError(f"figure {spec['name']}: the runs have no {table} table")
     ts = _select(ctx, ts, spec)
+    if table == "timeseries" and "link" in ts.columns:
+        ts = _one_link(ts, spec)
     m = metric(spec.get("y", "queue_pkts" if table == "timeseries" else "throughput_bps"), "y")
     series = list(spec.get("series", ctx.default_series()))
     panel = spec.get("panels")
@@ -532,6 +535,16 @@ def _ts_plot(ctx: Context, spec: dict, table: str, agg_flows: dict | None) -> Ou
     files = _finish(fig, axes, spec, ctx, "time (s)", m.axis_label)
     return Output("figure", spec["name"], spec.get("title", spec["name"]), files, notes=notes,
                   caption=spec.get("caption", ""))
+
+
+def _one_link(ts: pd.DataFrame, spec: dict) -> pd.DataFrame:
+    """The rows of the link the figure draws: `link`, else the bottleneck, else the only one."""
+    names = list(dict.fromkeys(ts["link"]))
+    want = spec.get("link") or ("bottleneck" if "bottleneck" in names or len(names) != 1 else names[0])
+    if want not in names:
+        raise SpecError(f"figure {spec['name']}: no measured link {want!r} in the time series; "
+                        f"give link = one of {', '.join(map(repr, names))}")
+    return ts[ts["link"] == want]
 
 
 def fig_timeseries(ctx: Context, spec: dict) -> Output:

@@ -73,7 +73,9 @@ def estimate_seconds(task, info: dict) -> float:
     for g in sc.get("flows", []):
         if g.get("transport") == "udp":
             udp += _rate(g.get("rate", 0)) * int(g.get("count", 1)) * (0.5 if g.get("app") == "onoff" else 1.0)
-    cap = float(info.get("bottleneck_rate_bps", 1e6))
+    # a dumbbell's bottleneck, or every measured link of another network
+    caps = [m["rate_bps"] for m in info.get("monitored", [])] or [1e6]
+    cap = float(info.get("bottleneck_rate_bps") or sum(caps))
     dur = float(info.get("duration_s", 200))
     pkts = dur * (2 * cap + min(udp, 100 * cap)) / 8000.0
     return 0.15 + pkts / 2.0e6
@@ -98,14 +100,23 @@ def setup_lines(exp: Experiment, sweep, tasks, quick: bool, extra_set) -> list[s
     except _core.ScenarioError:
         info = {}
     sc = tomllib.loads(exp.path.joinpath(exp.scenario).read_text(encoding="utf-8"))
-    b = sc.get("bottleneck", {})
     lines = []
     ns2 = exp.raw.get("ns2")
     if ns2:
         lines.append(f"**ns-2 as the authors had it:** release {ns2['release']}; TCP preset `{ns2['tcp_preset']}`; "
                      f"RED {ns2['red']}. {ns2['why']}")
+    topo = sc.get("topology")
+    if isinstance(topo, dict) and topo.get("type", "dumbbell") != "dumbbell":
+        # another network: its shape and its (common) link settings
+        b = topo.get("link", {})
+        shape = {"parking_lot": f"parking lot of {topo.get('hops', '?')} bottlenecks",
+                 "star": f"star of {topo.get('leaves', '?')} leaves"}.get(topo.get("type"), "network")
+        what = f"{shape}, each link {b.get('rate', '?')}" if b else f"{shape} of {len(topo.get('links', []))} links"
+    else:
+        b = sc.get("bottleneck", {})
+        what = f"bottleneck {b.get('rate', '?')}"
     aqm = b.get("aqm", {})
-    lines.append(f"Base scenario [`{exp.scenario}`]({exp.id}/{exp.scenario}): bottleneck {b.get('rate', '?')}, "
+    lines.append(f"Base scenario [`{exp.scenario}`]({exp.id}/{exp.scenario}): {what}, "
                  f"delay {b.get('delay', '?')}, buffer {b.get('limit', '?')} packets"
                  + (f", AQM `{aqm.get('type')}`" if isinstance(aqm, dict) and aqm.get("type") else "")
                  + f"; access links {sc.get('access', {}).get('rate', '10Mb/s')}, "
@@ -113,8 +124,11 @@ def setup_lines(exp: Experiment, sweep, tasks, quick: bool, extra_set) -> list[s
     groups = []
     for g in sc.get("flows", []):
         d = f"{g.get('count', 1)} × {g.get('transport')}/{g.get('app', 'bulk' if g.get('transport') == 'tcp' else 'cbr')}"
-        extras = [f"{k} {g[k]}" for k in ("rate", "priority", "in_profile", "sender_delay", "start", "stop",
-                                          "on_time", "off_time", "arrival_rate", "think_time") if k in g]
+        extras = [f"{k} {g[k]}" for k in ("from", "to", "rate", "priority", "in_profile", "sender_delay",
+                                          "start", "stop", "on_time", "off_time", "arrival_rate", "think_time")
+                  if k in g]
+        if g.get("per_hop"):
+            extras.insert(0, "one group per hop")
         tcp = g.get("tcp", {})
         if "variant" in tcp:
             extras.append(f"TCP {tcp['variant']}")

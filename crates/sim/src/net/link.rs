@@ -4,8 +4,8 @@
 //! has started sit in `pipe`, a FIFO of `(arrival time at the far end, packet)`, and only its head
 //! is scheduled. Two kinds of link share that design:
 //!
-//! * **AQM links** ([`AqmPart`] present: the bottleneck, and any link with a non-DropTail queue or
-//!   random loss). The transmitter is advanced *lazily*: whenever anything touches the link (an
+//! * **AQM links** ([`AqmPart`] present: every measured link, and any link with a non-DropTail
+//!   queue, a byte limit or random loss). The transmitter is advanced *lazily*: whenever anything touches the link (an
 //!   arrival, its pipe event, a measurement sample), `Sim::advance` first starts, in time order,
 //!   every transmission that began since the last visit, calling the AQM's `dequeue` with the exact
 //!   start time. Only arrivals, departures and samples read or change a link's state, and each of
@@ -50,7 +50,12 @@ pub struct Link {
     pub pipe: VecDeque<(Time, Packet)>,
     /// `None` for a simple link.
     pub aqm: Option<Box<AqmPart>>,
+    /// Index of the link's monitor ([`NO_MONITOR`] if the link is not measured).
+    pub monitor: u32,
 }
+
+/// `Link::monitor` of a link that is not measured.
+pub const NO_MONITOR: u32 = u32::MAX;
 
 impl Link {
     /// An AQM link.
@@ -72,6 +77,7 @@ impl Link {
             overflows: 0,
             pipe: VecDeque::new(),
             aqm: None,
+            monitor: NO_MONITOR,
         }
     }
 

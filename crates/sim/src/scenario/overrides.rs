@@ -4,7 +4,7 @@
 //! read as a TOML value (`0.25`, `true`, `"10ms"`, `[1, 2]`, `{ type = "red", ... }`); anything
 //! that is not valid TOML is taken as a bare string, so `--set bottleneck.delay=10ms` works.
 
-use crate::scenario::ScenarioError;
+use super::error::ScenarioError;
 
 enum Seg {
     Key(String),

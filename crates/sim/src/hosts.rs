@@ -1,0 +1,48 @@
+//! The hosts' side of a simulation: flows and their applications (a TCP sender and receiver, or a
+//! UDP source), as the engine keeps them. The events that drive them are in `sim::apps`.
+
+use crate::scenario::StartSpec;
+use crate::tcp::{TcpConfig, TcpReceiver, TcpSender};
+use crate::traffic::onoff::UdpSource;
+use aqm::rng::Rng;
+use aqm::Time;
+
+/// A flow's transport endpoints.
+pub enum App {
+    Tcp { tx: Box<TcpSender>, rx: Box<TcpReceiver> },
+    Udp(UdpSource),
+}
+
+/// One flow (a bulk transfer, a UDP source, a short connection or a web response).
+pub struct Flow {
+    pub group: u32,
+    /// Host pair the flow runs between.
+    pub host: u32,
+    pub start: Time,
+    pub stop: Time,
+    pub prio: u8,
+    pub flags: u8,
+    /// Web response connection: its session ([`NO_SESSION`] otherwise).
+    pub session: u32,
+    /// Web response connection whose request has not reached the server yet.
+    pub awaiting_request: bool,
+    pub app: App,
+}
+
+/// `Flow::session` of a flow that is not a web response.
+pub const NO_SESSION: u32 = u32::MAX;
+
+/// `Sim::timers` slot with no event scheduled.
+pub const NO_TIMER: Time = Time::MAX;
+
+/// When a flow (or session) starts: fixed, or drawn from its own stream.
+pub fn start_time(spec: StartSpec, rng: &mut Rng) -> Time {
+    match spec {
+        StartSpec::At(t) => t,
+        StartSpec::Uniform(lo, hi) => lo + ((hi - lo) as f64 * rng.uniform()).round() as Time,
+    }
+}
+
+pub fn tcp_app(cfg: &TcpConfig, fid: u32, prio: u8, flags: u8, limit: u32) -> App {
+    App::Tcp { tx: Box::new(TcpSender::new(*cfg, fid, prio, flags, limit)), rx: Box::new(TcpReceiver::new(cfg, prio)) }
+}

@@ -1,0 +1,121 @@
+//! Building the [`Network`] of a scenario: its topology's links (each with its queue discipline and
+//! random streams), the access links of flows attached at routers, and the paths of every host
+//! pair. Routes themselves were computed when the scenario was loaded (`scenario::topology`).
+
+use super::{Host, Link, Network, Route, NO_MONITOR};
+use crate::scenario::{LinkSpec, NodeKind, Scenario};
+use aqm::rng::{name_hash, Rng};
+use aqm::{AqmConfig, LinkInfo, Queue, QueueUnit, Time};
+
+/// A link of the topology. Measured links, and links whose queue does more than a DropTail
+/// packet buffer, get a queue object; the others are simple links (`net::link`).
+fn topology_link(spec: &LinkSpec, name: &str, monitored: bool, seed: u64) -> Link {
+    let simple = !monitored
+        && matches!(spec.aqm, AqmConfig::DropTail(_))
+        && spec.loss_rate == 0.0
+        && spec.limit.unit == QueueUnit::Packets;
+    if simple {
+        return Link::simple(spec.rate_bps, spec.delay, spec.limit.value.min(u32::MAX as u64) as u32);
+    }
+    let disc = spec.aqm.build(LinkInfo { rate_bps: spec.rate_bps }, spec.limit);
+    let q = Queue::new(disc, Rng::stream(seed, "aqm", name_hash(name)));
+    let loss_rng = (spec.loss_rate > 0.0).then(|| Rng::stream(seed, "loss", name_hash(name)));
+    Link::with_aqm(spec.rate_bps, spec.delay, q, spec.loss_rate, loss_rng)
+}
+
+/// Build the network of `sc` with random streams from `seed`.
+pub fn build(sc: &Scenario, seed: u64) -> Result<Network, String> {
+    let topo = &sc.topology;
+    let at_router = |n: u32| topo.nodes[n as usize].kind == NodeKind::Router;
+    let mut n_access = 0u64;
+    for g in &sc.groups {
+        for i in 0..g.count as usize {
+            let e = g.endpoints[i % g.endpoints.len()];
+            n_access += 2 * (at_router(e.src) as u64 + at_router(e.dst) as u64);
+        }
+    }
+    let n_hosts = sc.n_hosts();
+    let n_links = topo.links.len() as u64 + n_access;
+    let max = crate::event::MAX_INDEX as u64;
+    if n_links > max || (2 * n_hosts) as u64 > max {
+        return Err(format!("{n_hosts} flows exceed what the event set can index"));
+    }
+    let mut links = Vec::with_capacity(n_links as usize);
+    let mut monitored = Vec::new();
+    for (l, tl) in topo.links.iter().enumerate() {
+        let mut link = topology_link(&tl.spec, &tl.name, tl.monitor, seed);
+        if tl.monitor {
+            link.monitor = monitored.len() as u32;
+            monitored.push(l as u32);
+        }
+        links.push(link);
+    }
+    let core = links.len();
+    let access_limit = sc.access_limit.min(u32::MAX as u64) as u32;
+    let access = |rate: f64, delay: Time| Link::simple(rate, delay, access_limit);
+    let mut hosts = Vec::with_capacity(n_hosts);
+    let mut paths = Vec::new();
+    let mut path = Vec::new();
+    for g in &sc.groups {
+        for i in 0..g.count as usize {
+            let e = g.endpoints[i % g.endpoints.len()];
+            // a host of its own at each end that is a router: up and down access links, pushed
+            // in the order sender up, sender down, receiver down, receiver up
+            let mut sender = None;
+            if at_router(e.src) {
+                let (rate, delay) = (g.sender_rate.get(i).0, g.sender_delay.get(i).0);
+                links.push(access(rate, delay));
+                links.push(access(rate, delay));
+                sender = Some((links.len() as u32 - 2, links.len() as u32 - 1));
+            }
+            let mut receiver = None;
+            if at_router(e.dst) {
+                let (rate, delay) = (g.receiver_rate.get(i).0, g.receiver_delay.get(i).0);
+                links.push(access(rate, delay));
+                links.push(access(rate, delay));
+                receiver = Some((links.len() as u32 - 1, links.len() as u32 - 2));
+            }
+            let mut route = Route { fwd: 0, rev: 0, fwd_len: 0, rev_len: 0 };
+            for ack in [false, true] {
+                path.clear();
+                let (first, last, core_route) = match ack {
+                    false => (sender.map(|s| s.0), receiver.map(|r| r.1), e.fwd),
+                    true => (receiver.map(|r| r.0), sender.map(|s| s.1), e.rev),
+                };
+                path.extend(first);
+                path.extend_from_slice(&topo.routes[core_route as usize]);
+                path.extend(last);
+                if path.len() > u8::MAX as usize {
+                    return Err(format!(
+                        "group {}: a path of {} links is longer than the engine's limit of 255",
+                        g.name,
+                        path.len()
+                    ));
+                }
+                let start = paths.len() as u32;
+                paths.extend_from_slice(&path);
+                if ack {
+                    (route.rev, route.rev_len) = (start, path.len() as u8);
+                } else {
+                    (route.fwd, route.fwd_len) = (start, path.len() as u8);
+                }
+            }
+            // (saturating: a sum past the clock's range is an instant that never comes, crate::time)
+            let delays = |r: u32, len: u8, from: Time| -> Time {
+                paths[r as usize..(r + len as u32) as usize]
+                    .iter()
+                    .fold(from, |a, &l| a.saturating_add(links[l as usize].delay))
+            };
+            let rtt_prop = delays(route.rev, route.rev_len, delays(route.fwd, route.fwd_len, 0));
+            let measured = paths[route.fwd as usize..(route.fwd + route.fwd_len as u32) as usize]
+                .iter()
+                .rev()
+                .map(|&l| links[l as usize].monitor)
+                .find(|&m| m != NO_MONITOR)
+                .unwrap_or(NO_MONITOR);
+            hosts.push(Host { route, rtt_prop, measured });
+        }
+    }
+    let max_paths = hosts.iter().map(|h| h.route.fwd_len as usize + h.route.rev_len as usize).max().unwrap_or(0);
+    Ok(Network { links, core, paths, hosts, monitored, max_paths })
+}

@@ -1,0 +1,63 @@
+//! The network as the engine runs it: links (with their queues and pipes), and every host pair's
+//! paths as runs of link indices in one flat vector. Built once from the scenario's topology
+//! ([`build`]); the event loop only reads paths and drives links.
+//!
+//! Links `0 .. core` are the topology's links, in the scenario's order (for the dumbbell: the
+//! bottleneck R1→R2, then the reverse link R2→R1); after them come the access links of the hosts
+//! that flows have at routers, four per host pair (sender up, sender down, receiver down,
+//! receiver up, for the ends that are at routers).
+
+pub mod build;
+pub mod link;
+
+pub use link::{AqmPart, Link, NO_MONITOR};
+
+use aqm::Time;
+
+/// Where a host pair's paths start in [`Network::paths`]: kept small and apart from the flows, so
+/// that forwarding a packet touches 12 bytes, not the flow's transport state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Route {
+    pub fwd: u32,
+    pub rev: u32,
+    pub fwd_len: u8,
+    pub rev_len: u8,
+}
+
+/// A flow slot's two ends.
+#[derive(Debug, Clone, Copy)]
+pub struct Host {
+    pub route: Route,
+    /// Sum of the propagation delays of both paths.
+    pub rtt_prop: Time,
+    /// The monitor of the last measured link on the data path, which the flow's throughput and
+    /// share refer to ([`NO_MONITOR`] if the path has none).
+    pub measured: u32,
+}
+
+/// All links and paths.
+pub struct Network {
+    pub links: Vec<Link>,
+    /// Number of topology links (the rest are access links).
+    pub core: usize,
+    /// Paths: runs of link indices, located by [`Route`]s.
+    pub paths: Vec<u32>,
+    pub hosts: Vec<Host>,
+    /// The measured links, in link order (monitor `m` measures link `monitored[m]`).
+    pub monitored: Vec<u32>,
+    /// The most links a host pair's data and ACK paths have together.
+    pub max_paths: usize,
+}
+
+impl Network {
+    /// A host pair's data path (`ack = false`) or ACK path.
+    pub fn path(&self, r: &Route, ack: bool) -> &[u32] {
+        let (start, len) = if ack { (r.rev, r.rev_len) } else { (r.fwd, r.fwd_len) };
+        &self.paths[start as usize..start as usize + len as usize]
+    }
+
+    /// Packets on all links (waiting, in transmission or propagating).
+    pub fn in_flight(&self) -> u64 {
+        self.links.iter().map(|l| l.in_flight() as u64).sum()
+    }
+}

@@ -1,0 +1,156 @@
+//! The flows table: one row per flow (docs/metrics.md, "flows.csv").
+
+use super::{link_name, Derived, Interner, Run};
+use crate::hosts::{App, NO_SESSION};
+use crate::net::NO_MONITOR;
+use crate::results::{Column, Table};
+use aqm::{DropReason, Time};
+
+pub(super) fn table(r: &Run, d: &Derived) -> Table {
+    let sc = r.sc;
+    let (end, warmup) = (sc.duration, sc.warmup);
+    let flows = r.flows;
+    let window = &d.window;
+    let n = flows.len();
+    let mut t = Table::default();
+    let f = |x: u64| x as f64;
+    let rate = |bytes: u64| d.rate(bytes);
+    let group = |i: usize| &sc.groups[flows[i].group as usize];
+    let strs = |g: &dyn Fn(usize) -> String| Column::Str((0..n).map(g).collect());
+    let cats = |g: &dyn Fn(usize) -> String| Column::cat((0..n).map(g));
+    let at = |get: fn(&crate::monitor::AtLink) -> u64| {
+        Column::F64(d.at.iter().map(|(m, a)| if *m == NO_MONITOR { f64::NAN } else { get(a) as f64 }).collect())
+    };
+    t.push("flow_id", Column::I64((0..n as i64).collect()));
+    t.push("group", strs(&|i| group(i).name.clone()));
+    t.push("transport", strs(&|i| group(i).transport_name().into()));
+    t.push("app", strs(&|i| group(i).app_name().into()));
+    t.push("variant", strs(&|i| group(i).variant_name().into()));
+    t.push(
+        "recovery",
+        strs(&|i| match &flows[i].app {
+            App::Tcp { tx, .. } => tx.cfg.recovery.name().into(),
+            App::Udp(_) => "none".into(),
+        }),
+    );
+    t.push("host", Column::I64(flows.iter().map(|fl| fl.host as i64).collect()));
+    // web response connections: index of their session within the run (-1 for other flows)
+    t.push(
+        "session",
+        Column::I64(flows.iter().map(|fl| if fl.session == NO_SESSION { -1 } else { fl.session as i64 }).collect()),
+    );
+    t.push("priority", Column::I64(flows.iter().map(|fl| fl.prio as i64).collect()));
+    t.push("start_s", Column::F64(flows.iter().map(|fl| fl.start as f64 / 1e9).collect()));
+    t.push(
+        "rtt_prop_s",
+        Column::F64(flows.iter().map(|fl| r.net.hosts[fl.host as usize].rtt_prop as f64 / 1e9).collect()),
+    );
+    t.push("throughput_bps", Column::F64(d.thr.clone()));
+    t.push("goodput_bps", Column::F64(window.iter().map(|c| rate(c.unique_bytes)).collect()));
+    t.push("delivered_bps", Column::F64(window.iter().map(|c| rate(c.delivered_bytes)).collect()));
+    // M2b ([CHOKeD] Eq. 4.1): (received - received retransmissions) / the flow's own active
+    // time within the window; M2c ([TWL]): largest sequence received x packet size / run length
+    t.push(
+        "goodput_m2b_bps",
+        Column::F64(
+            flows
+                .iter()
+                .zip(window)
+                .map(|(fl, c)| {
+                    let active = fl.stop.min(end).saturating_sub(fl.start.max(warmup)) as f64 / 1e9;
+                    let bits = (c.delivered_bytes - c.delivered_retx_bytes.min(c.delivered_bytes)) as f64 * 8.0;
+                    if active > 0.0 {
+                        bits / active
+                    } else {
+                        f64::NAN
+                    }
+                })
+                .collect(),
+        ),
+    );
+    t.push(
+        "goodput_m2c_bps",
+        Column::F64(
+            flows
+                .iter()
+                .zip(r.ctr)
+                .map(|(fl, c)| {
+                    let size = match &fl.app {
+                        App::Tcp { tx, .. } => tx.cfg.mss as f64,
+                        App::Udp(src) => src.cbr.size as f64,
+                    };
+                    c.max_seq_rcvd as f64 * size * 8.0 / (end as f64 / 1e9)
+                })
+                .collect(),
+        ),
+    );
+    t.push("share", Column::F64(d.thr.iter().zip(&d.cap).map(|(x, c)| x / c).collect()));
+    t.push("sent_pkts", Column::F64(window.iter().map(|c| f(c.sent_pkts)).collect()));
+    t.push("sent_bytes", Column::F64(window.iter().map(|c| f(c.sent_bytes)).collect()));
+    t.push("retx_pkts", Column::F64(window.iter().map(|c| f(c.retx_pkts)).collect()));
+    t.push("delivered_pkts", Column::F64(window.iter().map(|c| f(c.delivered_pkts)).collect()));
+    t.push("delivered_bytes", Column::F64(window.iter().map(|c| f(c.delivered_bytes)).collect()));
+    t.push("goodput_bytes", Column::F64(window.iter().map(|c| f(c.unique_bytes)).collect()));
+    t.push("bneck_arrivals", at(|a| a.arrivals));
+    t.push("bneck_tx_pkts", at(|a| a.tx_pkts));
+    for reason in DropReason::ALL {
+        t.push(
+            &format!("drops_{}", reason.name()),
+            Column::F64(window.iter().map(|c| f(c.drops[reason.index()])).collect()),
+        );
+    }
+    t.push("drops_total", Column::F64(window.iter().map(|c| f(c.total_drops())).collect()));
+    t.push("ack_drops", Column::F64(window.iter().map(|c| f(c.ack_drops)).collect()));
+    t.push("timeouts", Column::F64(window.iter().map(|c| f(c.timeouts)).collect()));
+    t.push("fast_retransmits", Column::F64(window.iter().map(|c| f(c.fast_retx)).collect()));
+    t.push("ce_marks", Column::F64(window.iter().map(|c| f(c.ce_marks)).collect()));
+    t.push("ecn_reductions", Column::F64(window.iter().map(|c| f(c.ecn_reductions)).collect()));
+    t.push(
+        "rtt_mean_s",
+        Column::F64(
+            window
+                .iter()
+                .map(|c| if c.rtt_samples > 0 { c.rtt_sum_ns / c.rtt_samples as f64 / 1e9 } else { f64::NAN })
+                .collect(),
+        ),
+    );
+    t.push(
+        "rtt_min_s",
+        Column::F64(window.iter().map(|c| if c.rtt_samples > 0 { c.rtt_min_ns / 1e9 } else { f64::NAN }).collect()),
+    );
+    t.push("completion_time_s", Column::F64(d.fct.clone()));
+    t.push(
+        "stop_s",
+        Column::F64(
+            flows.iter().map(|fl| if fl.stop == Time::MAX { f64::NAN } else { fl.stop as f64 / 1e9 }).collect(),
+        ),
+    );
+    // where the flow ran: the link its throughput refers to, its paths and its drops hop by hop
+    // (categorical: flows share a handful of distinct paths and drop patterns)
+    t.push(
+        "measured_link",
+        cats(&|i| match d.at[i].0 {
+            NO_MONITOR => String::new(),
+            m => link_name(r, r.monitors[m as usize].link).to_string(),
+        }),
+    );
+    let names: Vec<&str> = (0..r.net.links.len() as u32).map(|l| link_name(r, l)).collect();
+    let mut key = Vec::new();
+    for (ack, col, drops) in [(false, "path", "hop_drops"), (true, "ack_path", "ack_hop_drops")] {
+        let (mut paths, mut counts) = (Interner::default(), Interner::default());
+        for i in 0..n {
+            let route = &r.routes[i];
+            let path = r.net.path(route, ack);
+            // every access link has the same name
+            key.clear();
+            key.extend(path.iter().map(|&l| if (l as usize) < r.net.core { l } else { u32::MAX }));
+            paths.push(&key, || path.iter().map(|&l| names[l as usize]).collect::<Vec<_>>().join(" "));
+            key.clear();
+            key.extend((0..path.len()).map(|h| r.hop_drops.get(i as u32, ack, h as u8, route.fwd_len) as u32));
+            counts.push(&key, || key.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(" "));
+        }
+        t.push(col, paths.column());
+        t.push(drops, counts.column());
+    }
+    t
+}

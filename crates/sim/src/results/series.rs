@@ -1,0 +1,67 @@
+//! Time-indexed tables: the measured links' time series (one row per sample per link), the queue
+//! snapshots (M10) and the per-flow series.
+
+use super::{link_name, Run};
+use crate::results::{Column, Table};
+
+pub(super) fn tables(r: &Run) -> (Table, Option<Table>, Option<Table>) {
+    let sc = r.sc;
+    // every measured link is sampled at every sample time: interleave them time by time
+    let mons = r.monitors;
+    let rows = mons.first().map_or(0, |m| m.series.time.len());
+    let per_row = |get: &dyn Fn(usize, usize) -> f64| -> Vec<f64> {
+        (0..rows).flat_map(|k| (0..mons.len()).map(move |m| (k, m))).map(|(k, m)| get(m, k)).collect()
+    };
+    let mut ts = Table::default();
+    ts.push("time_s", Column::F64(per_row(&|m, k| mons[m].series.time[k])));
+    ts.push("link", Column::cat((0..rows).flat_map(|_| mons.iter().map(|m| link_name(r, m.link).to_string()))));
+    ts.push("queue_pkts", Column::F64(per_row(&|m, k| mons[m].series.qlen[k])));
+    ts.push("queue_bytes", Column::F64(per_row(&|m, k| mons[m].series.qbytes[k])));
+    ts.push("utilisation", Column::F64(per_row(&|m, k| mons[m].series.util[k])));
+    ts.push("drops", Column::F64(per_row(&|m, k| mons[m].series.drops[k])));
+    // the AQMs' state variables: one column per name any measured link has (NaN for the others)
+    let mut names: Vec<&str> = Vec::new();
+    for m in mons {
+        for n in m.series.state_names {
+            if !names.contains(n) {
+                names.push(n);
+            }
+        }
+    }
+    for name in names {
+        let col = per_row(&|m, k| {
+            let s = &mons[m].series;
+            s.state_names.iter().position(|n| *n == name).map_or(f64::NAN, |i| s.state[i][k])
+        });
+        ts.push(&format!("aqm_{name}"), Column::F64(col));
+    }
+    // a flow's group name and transport, for the per-packet and per-sample tables
+    let group_of = |f: &i64| &sc.groups[r.flows[*f as usize].group as usize];
+    let group = |f: &i64| group_of(f).name.clone();
+    let transport = |f: &i64| group_of(f).transport_name().to_string();
+    let snapshots = sc.queue_snapshots.then(|| {
+        let s = r.snaps;
+        let mut st = Table::default();
+        st.push("time_s", Column::F64(s.t.clone()));
+        st.push("link", Column::cat(s.link.iter().map(|&l| link_name(r, l).to_string())));
+        st.push("position_from_tail", Column::I64(s.pos.clone()));
+        st.push("queue_len", Column::I64(s.len.clone()));
+        st.push("flow_id", Column::I64(s.flow.clone()));
+        st.push("group", Column::Str(s.flow.iter().map(group).collect()));
+        st.push("transport", Column::Str(s.flow.iter().map(transport).collect()));
+        st
+    });
+    let flow_series = sc.flow_series_interval.map(|_| {
+        let fs = r.fseries;
+        let mut st = Table::default();
+        st.push("time_s", Column::F64(fs.time.clone()));
+        st.push("flow_id", Column::I64(fs.flow.clone()));
+        st.push("group", Column::Str(fs.flow.iter().map(group).collect()));
+        st.push("transport", Column::Str(fs.flow.iter().map(transport).collect()));
+        st.push("throughput_bps", Column::F64(fs.thr.clone()));
+        st.push("goodput_bps", Column::F64(fs.good.clone()));
+        st.push("cwnd", Column::F64(fs.cwnd.clone()));
+        st
+    });
+    (ts, snapshots, flow_series)
+}

@@ -1,0 +1,445 @@
+//! The simulation: a value that owns all its state (network, flows, event set, counters), so many
+//! can run in one process. Build one from a validated [`Scenario`] and a seed, then [`Sim::run`].
+//!
+//! This file is the event loop and the packet's path, in reading order: a host *injects* a packet
+//! into the first link of its path; the packet *arrives* at a link (random loss, then the queue);
+//! the link's transmitter is *advanced* lazily, starting every transmission that is due; when the
+//! pipe's head reaches the far end (*link event*), the packet is *forwarded* to the next link of
+//! its path or *delivered* to its host. Measured links call their monitor on the way. The hosts'
+//! side (applications, TCP timers, traffic) is in `apps`, measurement events in `sample`, and
+//! the network is built apart (`crate::net::build`).
+
+mod apps;
+mod sample;
+
+use crate::event::{EventQueue, Kind};
+use crate::hosts::{App, Flow, NO_TIMER};
+use crate::measure::{FlowCounters, FlowSeries, HopDrops};
+use crate::monitor::LinkMonitor;
+use crate::net::{Network, Route, NO_MONITOR};
+use crate::packet::{Packet, PktKind};
+use crate::results::{self, Engine, Results, Run};
+use crate::scenario::Scenario;
+use crate::traffic::short::ShortGen;
+use crate::traffic::web::Session;
+use aqm::{DropReason, Qdisc, Time, NS_PER_SEC};
+
+/// Why a run did not produce results.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SimError {
+    /// The progress callback asked to stop.
+    Interrupted,
+    /// An accounting identity failed: a bug, reported rather than hidden.
+    Conservation(String),
+    /// The scenario cannot be built (e.g. more entities than the engine can index).
+    Build(String),
+}
+
+impl std::fmt::Display for SimError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SimError::Interrupted => write!(f, "interrupted"),
+            SimError::Conservation(m) => write!(f, "packet conservation violated: {m}"),
+            SimError::Build(m) => write!(f, "{m}"),
+        }
+    }
+}
+
+// sizes for the resource estimate (crate::budget)
+pub(crate) const FLOW_BYTES: u64 = std::mem::size_of::<Flow>() as u64;
+pub(crate) const LINK_BYTES: u64 = std::mem::size_of::<crate::net::Link>() as u64;
+pub(crate) const TCP_BYTES: u64 =
+    (std::mem::size_of::<crate::tcp::TcpSender>() + std::mem::size_of::<crate::tcp::TcpReceiver>()) as u64;
+
+/// A runnable simulation.
+pub struct Sim {
+    sc: Scenario,
+    seed: u64,
+    now: Time,
+    ev: EventQueue,
+    net: Network,
+    /// Each flow's paths (its host pair's route, copied so that forwarding touches only this).
+    routes: Vec<Route>,
+    flows: Vec<Flow>,
+    /// Short-connection generators (group index, generator, first host).
+    shorts: Vec<(u32, ShortGen, u32)>,
+    sessions: Vec<Session>,
+    ctr: Vec<FlowCounters>,
+    hop_drops: HopDrops,
+    /// Flow counters and hop drops at the start of the measurement window.
+    base: Option<(Vec<FlowCounters>, HopDrops)>,
+    /// Per flow and timer slot: the earliest scheduled event (`sim::apps`).
+    timers: Vec<Time>,
+    monitors: Vec<LinkMonitor>,
+    snaps: crate::monitor::Snapshots,
+    /// Draws the Poisson snapshot instants (its own stream).
+    snap_rng: aqm::rng::Rng,
+    fseries: FlowSeries,
+    scratch: Vec<Packet>,
+    created: u64,
+    delivered: u64,
+    dropped: u64,
+    events: u64,
+    /// A short/web group opened more connections than the event set can index.
+    too_many: bool,
+}
+
+impl Sim {
+    /// Build the network and traffic of `sc`. `seed` replaces the scenario's seed when given.
+    pub fn new(sc: Scenario, seed: Option<u64>) -> Result<Sim, SimError> {
+        let seed = seed.unwrap_or(sc.seed);
+        let net = crate::net::build::build(&sc, seed).map_err(SimError::Build)?;
+        let mut ev = EventQueue::with_capacity(4 * sc.n_static_flows() + 16);
+        let t = apps::Traffic::new(&sc, seed, &net, &mut ev);
+        let n = t.flows.len();
+        let max_paths = net.max_paths;
+        if let Some(iv) = sc.flow_series_interval {
+            if iv < sc.duration {
+                ev.push(iv, Kind::FlowSample, 0);
+            }
+        }
+        if sc.warmup > 0 {
+            ev.push(sc.warmup, Kind::Warmup, 0);
+        }
+        for (l, link) in net.links.iter().enumerate() {
+            if let Some(period) = link.aqm.as_ref().and_then(|a| a.queue.disc.timer_period()) {
+                if period == 0 {
+                    let name = &sc.topology.links[l].name;
+                    return Err(SimError::Build(format!("link {name}: the AQM's timer period is zero")));
+                }
+                ev.push(period, Kind::AqmTimer, l as u32);
+            }
+        }
+        ev.push(0, Kind::Sample, 0);
+        let mut snap_rng = aqm::rng::Rng::stream(seed, "snapshots", 0);
+        if sc.queue_snapshots && sc.snapshot_poisson {
+            let first = sc.warmup.saturating_add(sample::exp_gap(&mut snap_rng, sc.sample_interval));
+            if first < sc.duration {
+                ev.push(first, Kind::Snapshot, 0);
+            }
+        }
+        let monitors = net
+            .monitored
+            .iter()
+            .map(|&l| {
+                let q = &net.links[l as usize].aqm.as_ref().expect("a measured link has a queue").queue;
+                LinkMonitor::new(l, sc.warmup, n, q.disc.state_names())
+            })
+            .collect();
+        Ok(Sim {
+            seed,
+            now: 0,
+            ev,
+            net,
+            routes: t.routes,
+            flows: t.flows,
+            shorts: t.shorts,
+            sessions: t.sessions,
+            ctr: vec![FlowCounters::default(); n],
+            hop_drops: HopDrops::new(max_paths, n),
+            base: None,
+            timers: vec![NO_TIMER; 2 * n],
+            monitors,
+            snaps: Default::default(),
+            snap_rng,
+            fseries: FlowSeries::default(),
+            scratch: Vec::with_capacity(64),
+            created: 0,
+            delivered: 0,
+            dropped: 0,
+            events: 0,
+            too_many: false,
+            sc,
+        })
+    }
+
+    /// Run to the end. `progress(sim_seconds)` is called every 65,536 events; returning `false`
+    /// stops the run with [`SimError::Interrupted`].
+    pub fn run(mut self, progress: &mut dyn FnMut(f64) -> bool) -> Result<Results, SimError> {
+        let end = self.sc.duration;
+        while let Some(t) = self.ev.peek_time() {
+            if t >= end {
+                break;
+            }
+            let (t, kind, idx) = self.ev.pop().expect("peeked");
+            self.now = t;
+            self.events += 1;
+            match kind {
+                Kind::Link => self.on_link_event(idx as usize),
+                Kind::AqmTimer => self.on_aqm_timer(idx as usize),
+                Kind::Timer => self.on_timer(idx as usize),
+                Kind::Send => self.on_udp_send(idx as usize),
+                Kind::Arrive => self.on_arrive(idx as usize),
+                Kind::Session => self.on_session(idx as usize),
+                Kind::FlowSample => self.on_flow_sample(),
+                Kind::Start => self.on_start(idx as usize),
+                Kind::Stop => self.on_stop(idx as usize),
+                Kind::Sample => self.on_sample(),
+                Kind::Snapshot => self.on_snapshot(),
+                Kind::Warmup => self.on_warmup(),
+            }
+            if self.events & 0xFFFF == 0 && !progress(t as f64 / NS_PER_SEC as f64) {
+                return Err(SimError::Interrupted);
+            }
+            if self.too_many {
+                return Err(SimError::Build(format!(
+                    "more than {} connections: too many for one run (lower arrival_rate, count or duration)",
+                    crate::event::MAX_INDEX / 2
+                )));
+            }
+        }
+        self.now = end;
+        self.finish_window(end);
+        self.check_conservation()?;
+        Ok(self.results())
+    }
+
+    // ------------------------------------------------------------------ the packet's path
+
+    /// A host sends `pkt` into the first link of its path.
+    #[inline]
+    fn inject(&mut self, pkt: Packet) {
+        self.created += 1;
+        let r = &self.routes[pkt.flow as usize];
+        let first = if is_reverse(pkt.kind) { self.net.paths[r.rev as usize] } else { self.net.paths[r.fwd as usize] };
+        self.link_arrive(first as usize, pkt);
+    }
+
+    /// `pkt` arrives at link `l`: random loss, then the queue (or, on a simple link, straight
+    /// into the pipe); then the transmitter starts whatever is due.
+    fn link_arrive(&mut self, l: usize, pkt: Packet) {
+        let now = self.now;
+        let link = &mut self.net.links[l];
+        let Some(a) = link.aqm.as_mut() else {
+            if link.simple_arrive(pkt, now) {
+                self.schedule_link(l);
+            } else {
+                self.record_drop(&pkt, DropReason::Overflow);
+            }
+            return;
+        };
+        if a.loss_rate > 0.0 {
+            let rng = a.loss_rng.as_mut().expect("loss stream");
+            if rng.bernoulli(a.loss_rate) {
+                if link.monitor != NO_MONITOR {
+                    self.monitors[link.monitor as usize].lost += 1;
+                }
+                self.record_drop(&pkt, DropReason::LinkLoss);
+                return;
+            }
+        }
+        self.advance(l, now);
+        let a = self.net.links[l].aqm.as_mut().expect("aqm");
+        let queued = a.queue.enqueue(pkt, now);
+        if !queued && a.queue.is_empty() && self.net.links[l].free_at <= now {
+            // The arrival was dropped and the link stays idle: a new idle period starts now, as
+            // in ns-2, whose link asks the queue for a packet after every arrival. Without this,
+            // an AQM whose average is above its hard threshold would drop every later arrival and
+            // never see the idle time that lets the average decay (the spec's §1.4 rule alone
+            // deadlocks RED there).
+            self.net.links[l].aqm.as_mut().expect("aqm").idle_reported = false;
+        }
+        self.record_queue_drops(l);
+        let link = &mut self.net.links[l];
+        if link.monitor != NO_MONITOR {
+            let q = &link.aqm.as_ref().expect("aqm").queue;
+            self.monitors[link.monitor as usize].arrived(&pkt, now, q.len(), q.bytes());
+        }
+        if link.free_at < now {
+            link.free_at = now;
+        }
+        self.advance(l, now);
+    }
+
+    /// Start every transmission on link `l` due by `t` (see the module docs of `net::link`).
+    fn advance(&mut self, l: usize, t: Time) {
+        loop {
+            let link = &mut self.net.links[l];
+            if link.free_at > t {
+                break;
+            }
+            let start = link.free_at;
+            let Some(a) = link.aqm.as_mut() else { return };
+            let Some((pkt, enq)) = a.queue.dequeue(start) else { break };
+            self.record_queue_drops(l);
+            let link = &mut self.net.links[l];
+            let a = link.aqm.as_mut().expect("aqm");
+            a.idle_reported = false;
+            let (n, b) = (a.queue.len(), a.queue.bytes());
+            link.free_at = start.saturating_add(link.tx_time(pkt.size));
+            let arrive = link.free_at.saturating_add(link.delay);
+            link.pipe.push_back((arrive, pkt));
+            if link.monitor != NO_MONITOR {
+                self.monitors[link.monitor as usize].departed(&pkt, start, enq, n, b);
+            }
+            self.schedule_link(l);
+        }
+        let link = &mut self.net.links[l];
+        let at = link.free_at;
+        if let Some(a) = link.aqm.as_mut() {
+            if !a.idle_reported && at <= t && a.queue.is_empty() {
+                a.idle_reported = true;
+                a.queue.on_link_idle(at);
+            }
+        }
+    }
+
+    /// Make sure link `l`'s pipe head has its event.
+    #[inline(always)]
+    fn schedule_link(&mut self, l: usize) {
+        let link = &mut self.net.links[l];
+        if !link.pending {
+            if let Some(&(a, _)) = link.pipe.front() {
+                link.pending = true;
+                self.ev.push(a, Kind::Link, l as u32);
+            }
+        }
+    }
+
+    /// The head of link `l`'s pipe reached the far end: forward every packet due now.
+    fn on_link_event(&mut self, l: usize) {
+        let now = self.now;
+        self.net.links[l].pending = false;
+        loop {
+            let link = &mut self.net.links[l];
+            match link.pipe.front() {
+                Some(&(a, _)) if a <= now => {
+                    let (_, pkt) = link.pipe.pop_front().expect("front");
+                    self.forward(pkt);
+                }
+                _ => break,
+            }
+        }
+        self.advance(l, now);
+        self.schedule_link(l);
+    }
+
+    /// A packet reached the far end of a link: on to the next link of its path, or to its host.
+    #[inline]
+    fn forward(&mut self, mut pkt: Packet) {
+        pkt.hop += 1;
+        let r = &self.routes[pkt.flow as usize];
+        let (start, len) = if is_reverse(pkt.kind) { (r.rev, r.rev_len) } else { (r.fwd, r.fwd_len) };
+        if pkt.hop < len {
+            let next = self.net.paths[(start + pkt.hop as u32) as usize] as usize;
+            self.link_arrive(next, pkt);
+        } else {
+            self.delivered += 1;
+            self.deliver(pkt);
+        }
+    }
+
+    /// An AQM's periodic timer: bring the link up to date, run the timer, re-arm it.
+    fn on_aqm_timer(&mut self, l: usize) {
+        let now = self.now;
+        self.advance(l, now);
+        let a = self.net.links[l].aqm.as_mut().expect("timer on an AQM link");
+        a.queue.on_timer(now);
+        let period = a.queue.disc.timer_period();
+        self.record_queue_drops(l);
+        let link = &self.net.links[l];
+        if link.monitor != NO_MONITOR {
+            let q = &link.aqm.as_ref().expect("aqm").queue;
+            let (n, b) = (q.len(), q.bytes());
+            self.monitors[link.monitor as usize].queue.queue_changed(now, n, b);
+        }
+        if let Some(p) = period {
+            self.ev.push(now.saturating_add(p), Kind::AqmTimer, l as u32);
+        }
+    }
+
+    /// Charge the packets link `l`'s queue just dropped to their flows.
+    #[inline(always)]
+    fn record_queue_drops(&mut self, l: usize) {
+        let a = self.net.links[l].aqm.as_ref().expect("aqm");
+        for i in 0..a.queue.drops().len() {
+            let d = self.net.links[l].aqm.as_ref().expect("aqm").queue.drops()[i];
+            self.record_drop(&d.pkt, d.reason);
+        }
+    }
+
+    #[inline]
+    fn record_drop(&mut self, pkt: &Packet, reason: DropReason) {
+        self.dropped += 1;
+        self.hop_drops.add(pkt, self.routes[pkt.flow as usize].fwd_len);
+        let c = &mut self.ctr[pkt.flow as usize];
+        match pkt.kind {
+            PktKind::Ack => c.ack_drops += 1,
+            PktKind::Request => {
+                // a lost web request is sent again after the initial RTO, as a lost SYN would be
+                c.ack_drops += 1;
+                if let App::Tcp { tx, .. } = &self.flows[pkt.flow as usize].app {
+                    let retry = self.now.saturating_add(tx.cfg.initial_rto);
+                    if retry < self.sc.duration {
+                        self.ev.push(retry, Kind::Start, pkt.flow);
+                    }
+                }
+            }
+            _ => c.drops[reason.index()] += 1,
+        }
+    }
+
+    fn inject_scratch(&mut self, mut out: Vec<Packet>) {
+        for p in out.drain(..) {
+            self.inject(p);
+        }
+        self.scratch = out;
+    }
+
+    // ------------------------------------------------------------------ end of the run
+
+    fn check_conservation(&self) -> Result<(), SimError> {
+        let in_flight = self.net.in_flight();
+        if self.created != self.delivered + self.dropped + in_flight {
+            return Err(SimError::Conservation(format!(
+                "created {} != delivered {} + dropped {} + in flight {}",
+                self.created, self.delivered, self.dropped, in_flight
+            )));
+        }
+        for (i, l) in self.net.links.iter().enumerate() {
+            if let Some(a) = &l.aqm {
+                a.queue
+                    .stats
+                    .check(a.queue.len() as u64)
+                    .map_err(|m| SimError::Conservation(format!("link {i}: {m}")))?;
+            }
+        }
+        Ok(())
+    }
+
+    fn results(&self) -> Results {
+        let (base_ctr, base_drops) = match &self.base {
+            Some((c, d)) => (Some(c.as_slice()), Some(d)),
+            None => (None, None),
+        };
+        results::collect(&Run {
+            sc: &self.sc,
+            seed: self.seed,
+            net: &self.net,
+            routes: &self.routes,
+            flows: &self.flows,
+            ctr: &self.ctr,
+            base_ctr,
+            hop_drops: match base_drops {
+                Some(b) => self.hop_drops.since(b),
+                None => self.hop_drops.clone(),
+            },
+            monitors: &self.monitors,
+            snaps: &self.snaps,
+            fseries: &self.fseries,
+            engine: Engine {
+                events: self.events,
+                created: self.created,
+                delivered: self.delivered,
+                dropped: self.dropped,
+                in_flight: self.net.in_flight(),
+            },
+        })
+    }
+}
+
+/// ACKs and web requests travel the reverse path (receiver to sender).
+#[inline]
+fn is_reverse(k: PktKind) -> bool {
+    matches!(k, PktKind::Ack | PktKind::Request)
+}

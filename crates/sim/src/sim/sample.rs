@@ -1,0 +1,154 @@
+//! Measurement events: the start of the window, the periodic samples of every measured link
+//! (time series and queue snapshots), the per-flow samples, and the close of the window.
+
+use super::Sim;
+use crate::event::Kind;
+use crate::hosts::App;
+use crate::net::NO_MONITOR;
+use aqm::rng::Rng;
+use aqm::{Qdisc, Time, NS_PER_SEC};
+
+impl Sim {
+    /// Bring every measured link up to `t` (transmissions starting at `t` or earlier).
+    fn advance_monitored(&mut self, t: Time) {
+        for m in 0..self.monitors.len() {
+            let l = self.monitors[m].link as usize;
+            self.advance(l, t);
+        }
+    }
+
+    pub(super) fn on_warmup(&mut self) {
+        // transmissions starting at `warmup` or later belong to the window
+        self.advance_monitored(self.now - 1);
+        self.base = Some((self.ctr.clone(), self.hop_drops.clone()));
+        for m in &mut self.monitors {
+            let q = &self.net.links[m.link as usize].aqm.as_ref().expect("measured link").queue;
+            m.start_window(q.stats, q.len());
+        }
+    }
+
+    /// End of the run: transmissions starting before `end` belong to the window.
+    pub(super) fn finish_window(&mut self, end: Time) {
+        self.advance_monitored(end - 1);
+        for m in &mut self.monitors {
+            m.queue.finish(end);
+        }
+    }
+
+    pub(super) fn on_sample(&mut self) {
+        let now = self.now;
+        self.advance_monitored(now);
+        let t = now as f64 / NS_PER_SEC as f64;
+        for m in &mut self.monitors {
+            let link = &self.net.links[m.link as usize];
+            let q = &link.aqm.as_ref().expect("measured link").queue;
+            let st = &q.stats;
+            let ts = &mut m.series;
+            let drops: u64 = st.drops.iter().sum();
+            let dt = now.saturating_sub(ts.last_t);
+            ts.time.push(t);
+            ts.qlen.push(q.len() as f64);
+            ts.qbytes.push(q.bytes() as f64);
+            ts.util.push(if dt > 0 {
+                (st.transmitted_bytes - ts.last_tx_bytes) as f64 * 8.0
+                    / (link.rate_bps as f64 * dt as f64 / NS_PER_SEC as f64)
+            } else {
+                f64::NAN
+            });
+            ts.drops.push((drops - ts.last_drops) as f64);
+            let mut vals = [0.0f64; 8];
+            let k = ts.state_names.len().min(8);
+            q.disc.state(&mut vals[..k]);
+            for (i, v) in vals[..k].iter().enumerate() {
+                ts.state[i].push(*v);
+            }
+            ts.last_tx_bytes = st.transmitted_bytes;
+            ts.last_drops = drops;
+            ts.last_t = now;
+        }
+        if self.sc.queue_snapshots && !self.sc.snapshot_poisson && now >= self.sc.warmup {
+            self.snapshot();
+        }
+        let next = now.saturating_add(self.sc.sample_interval);
+        if next < self.sc.duration {
+            self.ev.push(next, Kind::Sample, 0);
+        }
+    }
+
+    /// Every measured queue's composition by position, counted from the tail (M10).
+    fn snapshot(&mut self) {
+        let t = self.now as f64 / NS_PER_SEC as f64;
+        let s = &mut self.snaps;
+        for m in &self.monitors {
+            let q = &self.net.links[m.link as usize].aqm.as_ref().expect("measured link").queue;
+            let n = q.len() as i64;
+            let mut from_head = 0i64;
+            q.disc.for_each_waiting(&mut |p, _| {
+                s.t.push(t);
+                s.link.push(m.link);
+                s.pos.push(n - 1 - from_head);
+                s.len.push(n);
+                s.flow.push(p.flow as i64);
+                from_head += 1;
+            });
+        }
+        s.count += 1;
+    }
+
+    /// A snapshot at a Poisson instant (PASTA: the snapshots see time averages, and cannot lock
+    /// in phase with a periodic source as fixed steps can); then the next instant.
+    pub(super) fn on_snapshot(&mut self) {
+        let now = self.now;
+        self.advance_monitored(now);
+        self.snapshot();
+        let next = now.saturating_add(exp_gap(&mut self.snap_rng, self.sc.sample_interval));
+        if next < self.sc.duration {
+            self.ev.push(next, Kind::Snapshot, 0);
+        }
+    }
+
+    /// Per-flow sample: throughput at the flow's measured link and goodput over the last
+    /// interval, and the congestion window now, for every flow that has started and is not
+    /// finished (or moved data in the interval).
+    pub(super) fn on_flow_sample(&mut self) {
+        let now = self.now;
+        self.advance_monitored(now);
+        let fs = &mut self.fseries;
+        let dt = (now - fs.last_t) as f64 / NS_PER_SEC as f64;
+        fs.last.resize(self.flows.len(), (0, 0));
+        let t = now as f64 / NS_PER_SEC as f64;
+        for (i, f) in self.flows.iter().enumerate() {
+            if f.start > now {
+                continue;
+            }
+            let m = self.net.hosts[f.host as usize].measured;
+            let tx = if m == NO_MONITOR { 0 } else { self.monitors[m as usize].flows[i].tx_bytes };
+            let good = self.ctr[i].unique_bytes;
+            let (ltx, lgood) = fs.last[i];
+            let (cwnd, finished) = match &f.app {
+                App::Tcp { tx, .. } => (tx.cwnd(), tx.completed_at.is_some_and(|c| c < fs.last_t)),
+                App::Udp(_) => (f64::NAN, f.stop < fs.last_t),
+            };
+            if finished && tx == ltx && good == lgood {
+                continue;
+            }
+            fs.time.push(t);
+            fs.flow.push(i as i64);
+            fs.thr.push(if m == NO_MONITOR { f64::NAN } else { (tx - ltx) as f64 * 8.0 / dt });
+            fs.good.push((good - lgood) as f64 * 8.0 / dt);
+            fs.cwnd.push(cwnd);
+            fs.last[i] = (tx, good);
+        }
+        fs.last_t = now;
+        if let Some(iv) = self.sc.flow_series_interval {
+            if now.saturating_add(iv) < self.sc.duration {
+                self.ev.push(now + iv, Kind::FlowSample, 0);
+            }
+        }
+    }
+}
+
+/// An exponential gap with mean `mean` (at least 1 ns): the next instant of a Poisson process.
+pub(super) fn exp_gap(rng: &mut Rng, mean: Time) -> Time {
+    ((-(1.0 - rng.uniform()).ln() * mean as f64).round() as Time).max(1)
+}
