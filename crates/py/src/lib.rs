@@ -105,6 +105,7 @@ fn validate(text: &str, name: &str, overrides: Vec<String>, max_memory: Option<&
         "topology": sc.topology.shape.name(),
         "nodes": sc.topology.nodes.len(),
         "links": sc.topology.links.len(),
+        "captures": sc.captures.iter().map(|c| sc.topology.links[c.link as usize].name.clone()).collect::<Vec<_>>(),
         "monitored": sc.topology.links.iter().filter(|l| l.monitor).map(|l| serde_json::json!({"name": l.name, "aqm": l.spec.aqm.name(), "rate_bps": l.spec.rate_bps})).collect::<Vec<_>>(),
     });
     Ok(d.to_string())
@@ -132,10 +133,12 @@ fn table_to_py<'py>(py: Python<'py>, t: &Table) -> PyResult<Bound<'py, PyList>> 
 /// Run a scenario. `progress(sim_seconds)` is called periodically; an exception it raises (or
 /// Ctrl-C) stops the run. A scenario whose resource estimate exceeds `max_memory` (bytes or a
 /// size string; default half the physical memory) is refused with a `ScenarioError` before any
-/// work. Returns a dict with `summary` (JSON text), `flows` and `timeseries` (lists of
-/// `(column, values)`).
+/// work. With `pcap_dir`, the scenario's `[[pcap]]` traces are written there. Returns a dict with
+/// `summary` (JSON text), `flows` and `timeseries` (lists of `(column, values)`) and `pcap` (the
+/// trace files written).
 #[pyfunction]
-#[pyo3(signature = (text, name, seed=None, overrides=Vec::new(), progress=None, max_memory=None))]
+#[pyo3(signature = (text, name, seed=None, overrides=Vec::new(), progress=None, max_memory=None, pcap_dir=None))]
+#[allow(clippy::too_many_arguments)]
 fn run<'py>(
     py: Python<'py>,
     text: &str,
@@ -144,10 +147,16 @@ fn run<'py>(
     overrides: Vec<String>,
     progress: Option<Py<PyAny>>,
     max_memory: Option<&Bound<'py, PyAny>>,
+    pcap_dir: Option<std::path::PathBuf>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let limit = memory_limit(max_memory)?;
     let (sc, _) = load(text, &overrides, name, limit)?;
-    let sim = no_panic(|| sim::Sim::new(sc, seed).map_err(|e| SimulationError::new_err(e.to_string())))?;
+    let mut sim = no_panic(|| sim::Sim::new(sc, seed).map_err(|e| SimulationError::new_err(e.to_string())))?;
+    // the scenario's [[pcap]] traces are written only when the caller says where
+    let pcap = match &pcap_dir {
+        Some(dir) => sim.capture_to(dir).map_err(|e| SimulationError::new_err(e.to_string()))?,
+        None => Vec::new(),
+    };
     let mut cb_err: Option<PyErr> = None;
     let res = no_panic(|| {
         Ok(py.detach(|| {
@@ -178,6 +187,7 @@ fn run<'py>(
     };
     let d = PyDict::new(py);
     d.set_item("summary", res.summary.to_string())?;
+    d.set_item("pcap", pcap.iter().map(|p| p.to_string_lossy().into_owned()).collect::<Vec<_>>())?;
     d.set_item("flows", table_to_py(py, &res.flows)?)?;
     d.set_item("timeseries", table_to_py(py, &res.timeseries)?)?;
     if let Some(snap) = &res.snapshots {

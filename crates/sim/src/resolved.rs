@@ -14,7 +14,8 @@
 //! link of a written-out network, one direction each.
 
 use crate::scenario::{
-    Endpoints, GroupSpec, LinkSpec, NodeKind, Scenario, Shape, StartSpec, TcpApp, TopoLink, Topology, Transport,
+    CaptureSpec, Endpoints, GroupSpec, LinkSpec, NodeKind, Scenario, Shape, StartSpec, TcpApp, TopoLink, Topology,
+    Transport,
 };
 use crate::tcp::{CcConfig, Recovery, TcpConfig};
 use crate::topology::Metric;
@@ -33,30 +34,57 @@ pub fn to_toml(sc: &Scenario, header: &[&str]) -> String {
     if !header.is_empty() {
         out.push('\n');
     }
+    // every field, so that a new one cannot be forgotten here
+    let Scenario {
+        name,
+        description,
+        duration,
+        warmup,
+        seed,
+        sample_interval,
+        queue_snapshots,
+        snapshot_poisson,
+        flow_series_interval,
+        topology,
+        access_limit,
+        groups,
+        captures,
+    } = sc;
     let mut top = Section::new();
-    top.put("name", Value::String(sc.name.clone()));
-    top.put("description", Value::String(sc.description.clone()));
+    top.put("name", Value::String(name.clone()));
+    top.put("description", Value::String(description.clone()));
     top.write(&mut out, None);
 
     let mut s = Section::new();
-    s.put("duration", dur(sc.duration));
-    s.put("warmup", dur(sc.warmup));
-    s.put("seed", int(sc.seed));
-    s.put("sample_interval", dur(sc.sample_interval));
-    s.put("queue_snapshots", Value::Boolean(sc.queue_snapshots));
-    if let Some(t) = sc.flow_series_interval {
-        s.put("flow_series_interval", dur(t));
+    s.put("duration", dur(*duration));
+    s.put("warmup", dur(*warmup));
+    s.put("seed", int(*seed));
+    s.put("sample_interval", dur(*sample_interval));
+    s.put("queue_snapshots", Value::Boolean(*queue_snapshots));
+    s.put("snapshot_times", Value::String(if *snapshot_poisson { "poisson" } else { "periodic" }.into()));
+    if let Some(t) = flow_series_interval {
+        s.put("flow_series_interval", dur(*t));
     }
     s.write(&mut out, Some("[simulation]"));
 
-    network(&sc.topology, &mut out);
+    network(topology, &mut out);
 
     let mut a = Section::new();
-    a.put("limit", int(sc.access_limit));
+    a.put("limit", int(*access_limit));
     a.write(&mut out, Some("[access]"));
 
-    for g in &sc.groups {
-        group(g, &sc.topology, &mut out);
+    for g in groups {
+        group(g, topology, &mut out);
+    }
+    for c in captures {
+        let CaptureSpec { link, arrivals, departures, drops, start, stop } = c;
+        let mut s = Section::new();
+        s.put("link", Value::String(topology.links[*link as usize].name.clone()));
+        let at = [(*arrivals, "arrival"), (*departures, "departure"), (*drops, "drop")];
+        s.put("at", Value::Array(at.iter().filter(|x| x.0).map(|x| Value::String(x.1.into())).collect()));
+        s.put("start", dur(*start));
+        s.put("stop", dur(*stop));
+        s.write(&mut out, Some("[[pcap]]"));
     }
     out
 }

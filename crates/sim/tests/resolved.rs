@@ -106,6 +106,8 @@ fn overrides_tcp_variants_and_traffic_round_trip() {
         ],
         &["bottleneck.rate=1234567", "bottleneck.delay=\"1234567ns\"", "bottleneck.loss_rate=0.01"],
         &["simulation.flow_series_interval=\"0.5s\"", "simulation.queue_snapshots=true", "simulation.seed=7"],
+        &["simulation.snapshot_times=\"periodic\"", "simulation.queue_snapshots=true"],
+        &["pcap=[{link=\"bottleneck\", at=[\"drop\", \"arrival\"]}, {link=\"reverse\", start=\"1s\"}]"],
     ];
     for ov in sets {
         let ov: Vec<String> = ov.iter().map(|s| s.to_string()).collect();
