@@ -325,7 +325,7 @@ class Result:
 
     def save(self, out: str | os.PathLike) -> list[Path]:
         """Write scenario.toml (the resolved scenario), summary.json, flows.csv/.parquet and
-        timeseries.csv/.parquet (and the optional tables) into ``out``. Each file is written under a
+        timeseries.csv/.parquet (and the optional tables, and the pcap traces) into ``out``. Each file is written under a
         temporary name and renamed into place, so an interrupted or failed write (a full disk) never
         leaves a truncated file."""
         from ._io import atomic_write_bytes, write_table_files
@@ -341,6 +341,13 @@ class Result:
             cols = self.columns(attr)
             if cols is not None:
                 written += write_table_files(d, stem, cols)
+        for f in getattr(self, "pcap", []):  # packet traces, unless written here already
+            target = d / f.name
+            if f.resolve() != target.resolve():
+                import shutil
+
+                shutil.copyfile(f, target)
+            written.append(target)
         return written
 
 
@@ -375,6 +382,7 @@ def run(
     overrides: Sequence[str] = (),
     progress: Callable[[float], None] | None = None,
     max_memory: int | str | None = None,
+    pcap_dir: str | os.PathLike | bool | None = None,
 ) -> Result:
     """Run a scenario (a path, a TOML string or a dict) and return a :class:`Result`.
 
@@ -384,6 +392,10 @@ def run(
     exceeds ``max_memory`` (bytes or a size such as ``"8GB"``; default ``$AQMLAB_MAX_MEMORY``, else
     half the physical memory) is refused before any work (docs/scenarios.md, "Resources"). Bad input
     raises :class:`aqmlab.ScenarioError`; a failed run :class:`aqmlab.SimulationError`.
+
+    The scenario's ``[[pcap]]`` traces (docs/scenarios.md, "Packet traces") are written into
+    ``pcap_dir``; by default into a temporary folder that lives as long as the Result, from which
+    :meth:`Result.save` copies them; ``pcap_dir=False`` writes none. ``Result.pcap`` lists them.
     """
     import time
 
@@ -392,8 +404,15 @@ def run(
     ov = check_overrides(overrides)
     if progress is not None and not callable(progress):
         raise ScenarioError(f"progress: expected a function of the simulated time, got {type(progress).__name__}")
+    tmp = None
+    if pcap_dir is None and ("pcap" in src.text or any("pcap" in o for o in ov)):
+        import tempfile
+
+        tmp = tempfile.TemporaryDirectory(prefix="aqmlab-pcap-")
+        pcap_dir = tmp.name
+    where = None if pcap_dir in (None, False) else os.fspath(pcap_dir)
     t0 = time.perf_counter()
-    raw = _engine(src, lambda: _core.run(src.text, src.name, seed, ov, progress, max_memory))
+    raw = _engine(src, lambda: _core.run(src.text, src.name, seed, ov, progress, max_memory, where))
     wall = time.perf_counter() - t0
     summary = json.loads(raw["summary"])
     if ov:
@@ -403,6 +422,8 @@ def run(
         summary["scenario"]["description"] = describe(summary["scenario"].get("description", ""), ov)
     res = Result(summary, raw["flows"], raw["timeseries"], wall, raw.get("snapshots"), raw.get("flow_series"))
     res._resolve = (src.text, src.name, src.label, list(ov), seed)
+    res.pcap = [Path(f) for f in raw.get("pcap", [])]
+    res._pcap_tmp = tmp  # removed with the Result
     return res
 
 

@@ -218,7 +218,10 @@ def cmd_run(a) -> int:
     try:
         from .api import run
 
-        res = run(src, seed=a.seed, overrides=a.set or [], progress=progress)
+        if info.get("captures"):  # traces are written straight into the run's folder
+            out.mkdir(parents=True, exist_ok=True)
+        res = run(src, seed=a.seed, overrides=a.set or [], progress=progress,
+                  pcap_dir=out if info.get("captures") else False)
     except _core.ScenarioError as e:
         raise UserError(f"{a.scenario}: {e}")
     finally:
