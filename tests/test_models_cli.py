@@ -130,6 +130,19 @@ def test_choke_bad_values_give_one_error_line(args, match, one_error_line):
     one_error_line("choke", *args, match=match)
 
 
+def test_options_read_units_like_scenario_files(one_error_line, ok_json, run_cli, example):
+    """One unit parser (the engine's): what a scenario refuses, a model option refuses with the same
+    words, and what it accepts (2min, 600kbps), the options accept."""
+    bad = run_cli("validate", example, "--set", "bottleneck.rate=\"1mb/s\"")
+    assert bad.returncode == 2
+    why = bad.stderr.strip().split(": ", 3)[-1]
+    assert 'got "1mb/s"' in why
+    one_error_line("choke", "--c", "1mb/s", match=why)
+    assert run_cli("validate", example, "--set", "bottleneck.delay=\"1min\"").returncode == 0
+    assert ok_json("choke", "--d", "0.002min", "--x0-rel", "2")["params"]["d"] == pytest.approx(0.12)
+    assert ok_json("choke", "--c", "600kbps", "--x0-rel", "2")["params"]["c"] == pytest.approx(75)
+
+
 def test_choke_without_equilibrium_fails_with_the_reason(model, one_error_line):
     line = one_error_line("choke", "--N", "2", "--x0", "125")
     assert "not permanently active" in line and "8.43" in line
@@ -175,8 +188,22 @@ def test_choke_run_directory_mistakes(tmp_path, model, one_error_line):
     one_error_line("choke", "--run", tmp_path / "empty", match="summary.json is missing")
     a = write_run(tmp_path / "a", x0_pps=100.0, udp_share=0.2, N=32)
     b = write_run(tmp_path / "b", x0_pps=200.0, udp_share=0.2, N=40)
-    one_error_line("choke", "--run", a, b, match="the runs differ in --N")
-    assert model("choke", "--run", a, b, "--N", "32", "--json").returncode == 0
+    one_error_line("choke", "--run", a, b, match="the runs differ in N")
+    # an option may confirm the runs' values, never replace them
+    one_error_line("choke", "--run", a, b, "--N", "32", match=f"--N 32 disagrees with the run {b}")
+    assert model("choke", "--run", a, "--N", "32", "--json").returncode == 0
+    one_error_line("choke", "--run", a, "--min-th", "40", match="has bottleneck.aqm.min_th = 20); omit --min-th")
+    one_error_line("choke", "--run", a, "--c", "2Mb/s", match="--c 250 disagrees")
+    # a run of another discipline, or of a CHOKe the model does not describe, is refused
+    red = write_run(tmp_path / "red", x0_pps=100.0, udp_share=0.5, aqm='type = "red"\nmin_th = 5.0\nmax_th = 15.0')
+    one_error_line("choke", "--run", red, match="the run's bottleneck is red")
+    multi = write_run(tmp_path / "multi", x0_pps=100.0, udp_share=0.2,
+                      aqm='type = "choke"\nmin_th = 20.0\nmax_th = 520.0\nmax_p = 0.5\nn_cand = 3')
+    one_error_line("choke", "--run", multi, match="draws 3 candidates")
+    # without scenario.toml the thresholds must be given
+    bare = write_run(tmp_path / "bare", x0_pps=100.0, udp_share=0.2, aqm=None)
+    one_error_line("choke", "--run", bare, match="or give --min-th, --max-th, --max-p")
+    assert model("choke", "--run", bare, "--min-th", "20", "--max-th", "520", "--max-p", "0.5").returncode == 0
 
 
 # ----------------------------------------------------------------------------- chokew, raqm, ward
@@ -234,7 +261,7 @@ def test_ward_json_and_errors(ok_json, one_error_line):
 # ----------------------------------------------------------------------------- a real run
 
 
-def test_models_read_a_real_aqmlab_run(tmp_path, small, ok_json):
+def test_models_read_a_real_aqmlab_run(tmp_path, small, ok_json, one_error_line):
     import aqmlab
 
     out = tmp_path / "run"
@@ -242,8 +269,52 @@ def test_models_read_a_real_aqmlab_run(tmp_path, small, ok_json):
     w = ok_json("ward", "--run", out)
     pt = w["simulation"]["points"][0]
     assert pt["s"] == pytest.approx(0.5, rel=0.02) and 0 < pt["udp_share"] < 1
+    one_error_line("ward", "--run", out, "--c", "250", match="--c 250 disagrees")
+    # the run is RED: neither CHOKe model describes it
+    one_error_line("choke", "--run", out, match="the run's bottleneck is red")
+    one_error_line("chokew", "--run", out, match="the run's bottleneck is red")
+
+
+def test_choke_model_takes_the_runs_red_thresholds(tmp_path, example, ok_json, one_error_line, model):
+    """The README's run with CHOKe 40/80 and a 100-packet buffer. The model is solved at the run's
+    thresholds (not the paper's 20/520/0.5), so its backlog stays within the buffer."""
+    import aqmlab
+
+    readme = tmp_path / "readme"
+    aqmlab.run(example, overrides=['bottleneck.aqm={type="choke", min_th=40, max_th=80, w_q=0.002, max_p=0.1}']
+               ).save(readme)
+    # at max_p = 0.1 the model's backlog would pass max_th: said, not passed off as a result
+    one_error_line("choke", "--run", readme, match="outside the model's linear RED branch")
+    choke = 'bottleneck.aqm={type="choke", min_th=40, max_th=80, w_q=0.002, max_p=0.5}'
+    out = tmp_path / "choke"
+    aqmlab.run(example, overrides=[choke]).save(out)
+    assert (out / "scenario.toml").is_file()
+    ch = ok_json("choke", "--run", out)
+    p = ch["params"]
+    assert (p["N"], p["min_th"], p["max_th"], p["max_p"]) == (33, 40, 80, 0.5)
+    assert p["c"] == pytest.approx(125.0) and p["d"] == pytest.approx(0.024)
+    sim = ch["simulation"][0]
+    assert 40 < sim["model_b"] < 80  # on RED's linear branch, within the buffer
+    one_error_line("choke", "--run", out, "--max-th", "520", match="has bottleneck.aqm.max_th = 80); omit --max-th")
+    # a model backlog above the buffer is pointed out, not passed off as a result
+    small_buf = tmp_path / "small-buffer"
+    aqmlab.run(example, overrides=[choke, "bottleneck.limit=45"]).save(small_buf)
+    r = model("choke", "--run", small_buf)
+    assert r.returncode == 0 and "exceeds the run's buffer of 45 packets" in r.stderr
+
+
+def test_chokew_model_takes_the_runs_weights(tmp_path, small, ok_json, one_error_line):
+    import aqmlab
+
+    out = tmp_path / "chokew"
+    aqmlab.run(small, overrides=['bottleneck.aqm={type="chokew", weights=[1, 3], l_th=5, l_minus=10, l_plus=20}',
+                                 "flows[1].priority=2"]).save(out)
     cw = ok_json("chokew", "--run", out)
-    assert {c["class"] for c in cw["classes"]} == {"tcp/p1", "udp/p1"}
-    assert {c["class"] for c in cw["simulation"]["classes"]} == {"tcp/p1", "udp/p1"}
-    ch = ok_json("choke", "--run", out, "--N", "32")
-    assert ch["simulation"][0]["udp_share"] == pytest.approx(pt["udp_share"])
+    w = {c["class"]: c["weight"] for c in cw["classes"]}
+    assert w == {"tcp/p1": 1.0, "udp/p2": 3.0}
+    assert cw["params"]["queue"] == pytest.approx(aqmlab.run(small, overrides=[
+        'bottleneck.aqm={type="chokew", weights=[1, 3], l_th=5, l_minus=10, l_plus=20}',
+        "flows[1].priority=2"]).summary["bottleneck"]["queue_mean_pkts"])
+    assert ok_json("chokew", "--run", out, "--weights", "2=3")["classes"]
+    one_error_line("chokew", "--run", out, "--weights", "2=2", match="(weight 3 for priority 2 in its scenario.toml)")
+    one_error_line("chokew", "--run", out, "--capacity", "2Mb/s", match="--capacity 250 disagrees")

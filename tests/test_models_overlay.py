@@ -20,9 +20,14 @@ from aqmlab.models.plots import plot_choke_profile, plot_choke_sweep, save_figur
 
 
 def write_run(d, *, x0_pps, udp_share, N=32, c_bps=1e6, queue_mean=120.0, rtt=0.1, window=100.0,
-              pkt=1000, snapshots=None):
-    """A minimal run directory in the format of `aqmlab run` (docs/metrics.md)."""
+              pkt=1000, snapshots=None, aqm='type = "choke"\nmin_th = 20.0\nmax_th = 520.0\nmax_p = 0.5',
+              limit=1000):
+    """A minimal run directory in the format of `aqmlab run` (docs/metrics.md); ``aqm=None`` leaves
+    out scenario.toml (a folder written by hand or by an older aqmlab)."""
     d.mkdir(parents=True)
+    if aqm is not None:
+        (d / "scenario.toml").write_text(f'[bottleneck]\nrate = {c_bps!r}\nlimit = {limit}\nqueue_unit = "packets"\n'
+                                         f'\n[bottleneck.aqm]\n{aqm}\n')
     c_pps = c_bps / (8 * pkt)
     summary = {
         "scenario": {"name": d.name, "seed": 1, "duration_s": window, "warmup_s": 0.0, "window_s": window,

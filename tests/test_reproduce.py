@@ -171,7 +171,10 @@ def test_reproduce_one_small_experiment(tiny, tmp_path):
     card = report.split("## Scorecard", 1)[1].split("## Experiments", 1)[0]
     assert "| [tiny](#tiny) | 0 / 1 | 1 / 1 | value \u201cUDP share, RED\u201d — unexplained |" in card, card
     assert report.index("## Scorecard") < report.index("## tiny")
-    assert "(8 runs; ran)" in report and "; ok)" not in report
+    summary = report.split("## Summary of the experiments", 1)[1].split("## tiny", 1)[0]
+    row = next(l for l in summary.splitlines() if l.startswith("| [tiny](#tiny)"))
+    assert [c.strip() for c in row.split("|")[3:5]] == ["8", "ran"], row  # runs and state, never "ok"
+    assert "| ok |" not in summary
     assert "is highest at" in report  # the automatic comparison
     assert "Quick mode" in report and "simulation.duration=\"5s\"" in report  # the set-up as run
     html = (out / "report.html").read_text()
@@ -307,4 +310,4 @@ def test_the_new_experiments_run_quick_and_reach_the_report(tmp_path):
     for i in NEW_IDS:
         assert f"| [{i}](#" in card and f"## {i}" in report, i
         assert any((out / i).glob("*.png")) and (out / i / "runs.csv").is_file(), i
-    assert "; ran)" in report
+    assert "| ran |" in report

@@ -51,7 +51,7 @@ class Source:
 def _looks_like_toml(s: str) -> bool:
     if "\n" in s:
         return True
-    import tomllib
+    from ._compat import tomllib
 
     try:
         return bool(tomllib.loads(s))
@@ -186,7 +186,7 @@ class Result:
         timeseries: one row per sample per measured link (``timeseries.csv``; column ``link``).
         snapshots: with ``simulation.queue_snapshots = true``: one row per waiting packet per
             snapshot (``queue_snapshots.csv``), for the spatial distribution of flows in the queue
-            (M10); else ``None``.
+            (docs/metrics.md); else ``None``.
         flow_series: with ``simulation.flow_series_interval``: one row per active flow per sample
             (``flow_series.csv``); else ``None``.
         wall_seconds: the engine's wall time.
@@ -276,6 +276,16 @@ class Result:
         s2 = float((x * x).sum())
         return 1.0 if s2 == 0 else float(x.sum() ** 2 / (len(x) * s2))
 
+    @property
+    def scenario(self) -> str | None:
+        """The resolved scenario (``scenario.toml``): every default filled in, the overrides
+        applied, the seed set; ``None`` for a result not made by :func:`run`."""
+        if getattr(self, "_scenario", None) is None and getattr(self, "_resolve", None):
+            from .rundir import resolved_text
+
+            self._scenario = resolved_text(*self._resolve)
+        return getattr(self, "_scenario", None)
+
     def links(self) -> "pd.DataFrame":
         """The measured links' summaries as a table: one row per link, in network order."""
         import pandas as pd
@@ -314,19 +324,30 @@ class Result:
         return pd.DataFrame(rows, columns=["flow_id", "group", "direction", "hop", "link", "drops"])
 
     def save(self, out: str | os.PathLike) -> list[Path]:
-        """Write summary.json, flows.csv/.parquet and timeseries.csv/.parquet (and the optional
-        tables) into ``out``. Each file is written under a temporary name and renamed into place, so
-        an interrupted or failed write (a full disk) never leaves a truncated file."""
+        """Write scenario.toml (the resolved scenario), summary.json, flows.csv/.parquet and
+        timeseries.csv/.parquet (and the optional tables, and the pcap traces) into ``out``. Each file is written under a
+        temporary name and renamed into place, so an interrupted or failed write (a full disk) never
+        leaves a truncated file."""
         from ._io import atomic_write_bytes, write_table_files
 
         d = Path(out)
         d.mkdir(parents=True, exist_ok=True)
-        written = [atomic_write_bytes(d / "summary.json",
-                                      (json.dumps(self.summary, indent=2, sort_keys=True) + "\n").encode())]
+        written = []
+        if self.scenario is not None:
+            written.append(atomic_write_bytes(d / "scenario.toml", self.scenario.encode("utf-8")))
+        written += [atomic_write_bytes(d / "summary.json",
+                                       (json.dumps(self.summary, indent=2, sort_keys=True) + "\n").encode())]
         for attr, stem in TABLES.items():
             cols = self.columns(attr)
             if cols is not None:
                 written += write_table_files(d, stem, cols)
+        for f in getattr(self, "pcap", []):  # packet traces, unless written here already
+            target = d / f.name
+            if f.resolve() != target.resolve():
+                import shutil
+
+                shutil.copyfile(f, target)
+            written.append(target)
         return written
 
 
@@ -361,6 +382,7 @@ def run(
     overrides: Sequence[str] = (),
     progress: Callable[[float], None] | None = None,
     max_memory: int | str | None = None,
+    pcap_dir: str | os.PathLike | bool | None = None,
 ) -> Result:
     """Run a scenario (a path, a TOML string or a dict) and return a :class:`Result`.
 
@@ -370,6 +392,10 @@ def run(
     exceeds ``max_memory`` (bytes or a size such as ``"8GB"``; default ``$AQMLAB_MAX_MEMORY``, else
     half the physical memory) is refused before any work (docs/scenarios.md, "Resources"). Bad input
     raises :class:`aqmlab.ScenarioError`; a failed run :class:`aqmlab.SimulationError`.
+
+    The scenario's ``[[pcap]]`` traces (docs/scenarios.md, "Packet traces") are written into
+    ``pcap_dir``; by default into a temporary folder that lives as long as the Result, from which
+    :meth:`Result.save` copies them; ``pcap_dir=False`` writes none. ``Result.pcap`` lists them.
     """
     import time
 
@@ -378,19 +404,33 @@ def run(
     ov = check_overrides(overrides)
     if progress is not None and not callable(progress):
         raise ScenarioError(f"progress: expected a function of the simulated time, got {type(progress).__name__}")
+    tmp = None
+    if pcap_dir is None and ("pcap" in src.text or any("pcap" in o for o in ov)):
+        import tempfile
+
+        tmp = tempfile.TemporaryDirectory(prefix="aqmlab-pcap-")
+        pcap_dir = tmp.name
+    where = None if pcap_dir in (None, False) else os.fspath(pcap_dir)
     t0 = time.perf_counter()
-    raw = _engine(src, lambda: _core.run(src.text, src.name, seed, ov, progress, max_memory))
+    raw = _engine(src, lambda: _core.run(src.text, src.name, seed, ov, progress, max_memory, where))
     wall = time.perf_counter() - t0
     summary = json.loads(raw["summary"])
     if ov:
+        from .rundir import describe
+
         summary["scenario"]["overrides"] = list(ov)
-    return Result(summary, raw["flows"], raw["timeseries"], wall, raw.get("snapshots"), raw.get("flow_series"))
+        summary["scenario"]["description"] = describe(summary["scenario"].get("description", ""), ov)
+    res = Result(summary, raw["flows"], raw["timeseries"], wall, raw.get("snapshots"), raw.get("flow_series"))
+    res._resolve = (src.text, src.name, src.label, list(ov), seed)
+    res.pcap = [Path(f) for f in raw.get("pcap", [])]
+    res._pcap_tmp = tmp  # removed with the Result
+    return res
 
 
 def spatial_distribution(result: Result, grid: int = 200):
-    """M10 for a run made with ``simulation.queue_snapshots = true``: the probability ``rho_udp(y)``
+    """The spatial distribution (docs/metrics.md) of a run made with ``simulation.queue_snapshots = true``: the probability ``rho_udp(y)``
     that the packet at position ``y`` of the queue (``y = 0`` tail, ``y = b_avg`` head, rescaled per
-    snapshot) is a UDP packet. Returns columns ``y`` and ``rho_udp`` (see docs/metrics.md, M10).
+    snapshot) is a UDP packet. Returns columns ``y`` and ``rho_udp`` (see docs/metrics.md).
     """
     from .models.runs import spatial_distribution as m10
 

@@ -8,6 +8,7 @@
     aqmlab reproduce ID ... | --all [--quick] [--jobs N] [--out DIR] [--scheduler tcp://HOST:PORT]
     aqmlab bench [--point NAME ...] [--repeat K] [--json] [--htsim PATH]
     aqmlab model choke|chokew|raqm|ward [--param value ...] [--json] [--plot FILE] [--run DIR ...]
+    aqmlab plot FOLDER ... [--kind line|bar|cdf|timeseries|flows|queue] [--x X] [--y Y] [--by COL] [--out DIR]
     aqmlab emulate SCENARIO [--seed N] [--out DIR] [--set ...] [--cc [GROUP=]NAME] [-- CMD ...]   (root)
 
 A user's mistake (a bad scenario, a missing file, a bad option) prints one line
@@ -156,6 +157,8 @@ def summary_table(res: Result) -> str:
         f"{sc['name']}  seed {sc['seed']}  {sc['flows']} flows  window {sc['warmup_s']:g}-{sc['duration_s']:g} s"
         + (f"  ({res.wall_seconds:.2f} s wall)" if not math.isnan(res.wall_seconds) else "")
     ]
+    if sc.get("overrides"):
+        lines.append("overrides: " + "; ".join(sc["overrides"]))
     links = s.get("links", {})
     plain_dumbbell = "bottleneck" in s and set(links) <= {"bottleneck"}
     if plain_dumbbell:
@@ -195,26 +198,39 @@ def summary_table(res: Result) -> str:
 
 
 def cmd_run(a) -> int:
+    from .rundir import OutDirError, check_out, default_out, remove_stale, resolved_text
+
     src = _source(a.scenario)
-    out = Path(a.out) if a.out else Path("results") / src.name
     # validate first so a mistake is reported before any work
     try:
         info = json.loads(_core.validate(src.text, src.name, a.set or []))
+        resolved = resolved_text(src.text, src.name, a.scenario, a.set or [], a.seed)
     except _core.ScenarioError as e:
         raise UserError(f"{a.scenario}: {e}")
+    # never replace another run's results (docs/scenarios.md, "Where results go")
+    out = Path(a.out) if a.out else default_out(info.get("name") or src.name, a.set or [], a.seed, info.get("seed"))
+    try:
+        check_out(out, resolved, a.force)
+    except OutDirError as e:
+        raise UserError(f"--out {e}" if a.out else str(e))
     _out_dir(out)
     progress = None if a.quiet else _LazyBar(info["duration_s"])
     try:
         from .api import run
 
-        res = run(src, seed=a.seed, overrides=a.set or [], progress=progress)
+        if info.get("captures"):  # traces are written straight into the run's folder
+            out.mkdir(parents=True, exist_ok=True)
+        res = run(src, seed=a.seed, overrides=a.set or [], progress=progress,
+                  pcap_dir=out if info.get("captures") else False)
     except _core.ScenarioError as e:
         raise UserError(f"{a.scenario}: {e}")
     finally:
         if progress is not None:
             progress.close()
+    res._scenario = resolved
     try:
         files = res.save(out)
+        remove_stale(out, files)
     except OSError as e:
         from ._io import os_reason
 
@@ -409,27 +425,47 @@ SWEEP_SHOW = [("bottleneck.utilisation", "util", "{:.3f}"), ("bottleneck.queue_m
               ("udp.share", "UDP share", "{:.3f}"), ("fairness.jain_throughput_all", "Jain", "{:.3f}")]
 
 
+def _rate_unit(v: float) -> tuple[str, float]:
+    """The unit fmt_rate would give ``v``: ("Mb/s", 1e6)."""
+    return next(((u, f) for u, f in (("Gb/s", 1e9), ("Mb/s", 1e6), ("kb/s", 1e3)) if abs(v) >= f), ("b/s", 1.0))
+
+
 def sweep_table(runs, coords) -> str:
-    """Mean over seeds of a few metrics per point, as printed by `aqmlab sweep`."""
+    """Mean over seeds of a few metrics per point, with the interval over seeds, as printed by
+    `aqmlab sweep`: ``mean ± h`` (95 % Student-t interval, three seeds or more, clipped to the
+    metric's range) or ``mean (min–max)`` with two seeds."""
+    from .reproduce.stats import interval_for
+
     cols = [(c, h, f) for c, h, f in SWEEP_SHOW if c in runs.columns and runs[c].notna().any()]
-    keyed = runs.assign(**{f"__k{i}": runs[c].map(str) for i, c in enumerate(coords)})
-    kcols = [f"__k{i}" for i in range(len(coords))]
-    means = keyed.groupby(kcols, sort=False)[[c for c, _, _ in cols]].mean() if kcols else \
-        runs[[c for c, _, _ in cols]].mean().to_frame().T
-    n = keyed.groupby(kcols, sort=False).size() if kcols else None
+    keys = runs[coords].astype(str).agg("\x1f".join, axis=1) if coords else None
+    groups = [(tuple(g[c].iloc[0] for c in coords), g) for _, g in runs.groupby(keys, sort=False)] if coords \
+        else [((), runs)]
     heads = list(coords) + ["seeds"] + [h for _, h, _ in cols]
-    rows = []
-    for i, (idx, r) in enumerate(means.iterrows()):
-        idx = idx if isinstance(idx, tuple) else (idx,)
-        cells = [str(v) for v in idx] if kcols else []
-        cells.append(str(int(n.iloc[i])) if n is not None else str(len(runs)))
+    rows, methods = [], set()
+    for idx, g in groups:
+        cells = [str(v) for v in idx] + [str(len(g))]
         for c, _, f in cols:
-            v = r[c]
-            cells.append("-" if v != v else (fmt_rate(v) if f is None else f.format(v)))
+            iv = interval_for(c, g[c])
+            methods.add(iv.method)
+            if iv.mean != iv.mean:
+                cells.append("-")
+                continue
+            fmt = (lambda v: f.format(v)) if f is not None else None
+            if fmt is None:  # a rate: the spread in the mean's unit
+                unit, k = _rate_unit(iv.mean)
+                m, half = f"{iv.mean / k:.2f} {unit}", f"{max(iv.mean - iv.lo, iv.hi - iv.mean) / k:.2f}"
+                lo, hi = f"{iv.lo / k:.2f}", f"{iv.hi / k:.2f}"
+            else:
+                m, half, lo, hi = fmt(iv.mean), fmt(max(iv.mean - iv.lo, iv.hi - iv.mean)), fmt(iv.lo), fmt(iv.hi)
+            cells.append(f"{m} ± {half}" if iv.method == "t95" else f"{m} ({lo}–{hi})" if iv.method == "range" else m)
         rows.append(cells)
     width = [max(len(h), *(len(r[j]) for r in rows)) for j, h in enumerate(heads)]
     line = lambda cells: "  ".join(c.rjust(w) if j >= len(coords) else c.ljust(w) for j, (c, w) in enumerate(zip(cells, width)))
     out = [line(heads), "-" * len(line(heads))] + [line(r) for r in rows]
+    if "t95" in methods:
+        out.append("± : half-width of the 95 % Student-t confidence interval over seeds (clipped to the metric's range)")
+    if "range" in methods:
+        out.append("(a–b): the lowest and highest of two seeds (three or more give a confidence interval)")
     return "\n".join(out)
 
 
@@ -509,6 +545,24 @@ def cmd_reproduce(a) -> int:
     return EXIT_FAILED if bad else 0
 
 
+def cmd_plot(a) -> int:
+    """`aqmlab plot`: figures from run and sweep folders (aqmlab.plot)."""
+    from .plot import PlotError, plot
+
+    try:
+        o = plot(a.sources, kind=a.kind, out=a.out, style=a.style, columns=a.width, x=a.x, y=a.y, by=a.by,
+                 panels=a.panels, where=a.where or [], name=a.name, title=a.title, xlabel=a.xlabel,
+                 ylabel=a.ylabel, logx=a.logx, logy=a.logy)
+    except PlotError as e:
+        raise UserError(str(e))
+    if not a.quiet:
+        print(f"{o.title}: {o.caption}")
+        for n in o.notes:
+            print(f"  {n}")
+        print("figure: " + ", ".join(str(p) for p in o.files))
+    return 0
+
+
 def cmd_model(a) -> int:
     """`aqmlab model ...`: delegated to aqmlab.models.cli; model errors become one-line UserErrors."""
     from .models import ModelError
@@ -535,7 +589,10 @@ def build_parser() -> argparse.ArgumentParser:
     r = sub.add_parser("run", help="run a scenario and write its results")
     r.add_argument("scenario", help="scenario file (TOML)")
     r.add_argument("--seed", type=int, help="random seed, 0 to 2^64-1 (replaces simulation.seed)")
-    r.add_argument("--out", help="output directory (default: results/<scenario file stem>)")
+    r.add_argument("--out", help="output directory (default: results/<scenario name>, with -seed<N> and "
+                                 "-set-<digest> for another seed and overrides)")
+    r.add_argument("--force", action="store_true",
+                   help="write into --out even if it holds another run's results (they are replaced)")
     r.add_argument("--set", action="append", metavar="KEY.PATH=VALUE", help="override a scenario value (repeatable)")
     r.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
     r.set_defaults(fn=cmd_run)
@@ -599,6 +656,35 @@ def build_parser() -> argparse.ArgumentParser:
                     help="skip experiments whose scenarios do not validate (listed in the report) instead of stopping")
     rp.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
     rp.set_defaults(fn=cmd_reproduce)
+
+    pl = sub.add_parser("plot", help="figures of runs and sweeps (line, bar, cdf, timeseries, flows, queue)",
+                        description="Draw a figure from run folders (aqmlab run) and sweep folders (aqmlab sweep), "
+                                    "means over seeds with intervals, in the style of the report (docs/plotting.md).")
+    pl.add_argument("sources", nargs="+", metavar="FOLDER", help="run or sweep folders (several are combined)")
+    pl.add_argument("--kind", "-k", default="line", choices=["line", "bar", "cdf", "timeseries", "flows", "queue"],
+                    help="line (default), bar, cdf (per-flow distribution), timeseries, flows (per-flow bars), "
+                         "queue (composition of the queue by position)")
+    pl.add_argument("--x", metavar="COLUMN", help="x axis: a varied key or a metric (line, bar; default: the first "
+                                                  "varied key)")
+    pl.add_argument("--y", metavar="COLUMN[,COLUMN]", help="what to plot: metrics of runs.csv (line, bar), a "
+                                                           "flows column (cdf, flows), a timeseries column")
+    pl.add_argument("--by", metavar="COLUMN[,COLUMN]", help="one line, bar or curve per value (default: the other "
+                                                            "varied keys)")
+    pl.add_argument("--panels", metavar="COLUMN", help="one panel per value (panels share their y axis)")
+    pl.add_argument("--where", action="append", metavar="COLUMN=V[,V]", help="keep runs (or flows) with these "
+                                                                              "values (repeatable)")
+    pl.add_argument("--out", "-o", default="plots", metavar="DIR", help="output folder (default: plots)")
+    pl.add_argument("--name", help="file stem (default: KIND-Y)")
+    pl.add_argument("--title", help="the figure's title (its caption; inside the image only with --style draft)")
+    pl.add_argument("--xlabel", help="x-axis label")
+    pl.add_argument("--ylabel", help="y-axis label")
+    pl.add_argument("--logx", action="store_true", help="logarithmic x axis")
+    pl.add_argument("--logy", action="store_true", help="logarithmic y axis")
+    pl.add_argument("--style", default="paper", choices=["paper", "draft"],
+                    help="paper (default): no title in the image, PDF + SVG + 300 dpi PNG; draft: titled PNG + SVG")
+    pl.add_argument("--width", type=int, choices=[1, 2], help="paper columns (default: 1 for one panel, 2 for more)")
+    pl.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
+    pl.set_defaults(fn=cmd_plot)
 
     from .models.cli import add_subcommands as add_model_subcommands
 

@@ -71,7 +71,7 @@ def run_task(task, max_memory=None) -> Entry:
     from . import api
 
     res = api.run(api.Source(task.text, task.label, task.name), seed=task.seed, overrides=list(task.overrides),
-                  max_memory=max_memory)
+                  max_memory=max_memory, pcap_dir=False)  # sweeps keep tables, not packet traces
     return make_entry(task.key, res, _meta(task))
 
 

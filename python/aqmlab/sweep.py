@@ -47,7 +47,7 @@ import math
 import numbers
 import operator
 import os
-import tomllib
+from ._compat import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Mapping, Sequence

@@ -148,6 +148,14 @@ macro_rules! registry {
             }
         }
 
+        /// The parameters alone (without `type`), as a scenario file writes them: what the resolved
+        /// scenario (`sim::resolved`) records of a discipline, every default filled in.
+        impl serde::Serialize for AqmConfig {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                match self { $( AqmConfig::$variant(p) => serde::Serialize::serialize(p, s), )* }
+            }
+        }
+
         impl<P: Pkt> Qdisc<P> for AnyQdisc<P> {
             #[inline]
             fn enqueue(&mut self, pkt: P, cx: &mut Cx<'_, P>) -> bool {
@@ -210,24 +218,24 @@ use wfq::{Wfq, WfqParams};
 
 // One line per scheme. Keep the order: it is the order of `aqmlab list aqm`.
 registry! {
-    DropTail => DropTail(DropTailParams), "droptail", "tail drop when the buffer is full (aqm.md §2)";
-    Red => Red(RedParams), "red", "Random Early Detection (Floyd & Jacobson 1993): gentle, byte mode, ns-2 variant (aqm.md §3)";
-    Rio => Rio(RioParams), "rio", "RED with In/Out (Clark & Fang 1998): two RED parameter sets over one FIFO (aqm.md §4)";
-    Blue => Blue(BlueParams), "blue", "BLUE (Feng et al. 2002): p_m raised on overflow, lowered on link idle (aqm.md §5)";
-    Choke => Choke(ChokeParams), "choke", "CHOKe (Pan, Prabhakar, Psounis 2000): matched drops before RED; n_cand candidates; rear-region variant (aqm.md §6)";
-    PerfectChoke => PerfectChoke(PerfectChokeParams), "perfect_choke", "Perfect CHOKe ([TWL] §IV): oracle drop with probability 2 b_i / Q, no victims (aqm.md §6.2)";
-    GChoke => GChoke(GChokeParams), "gchoke", "geometric CHOKe (Eshete & Jiang 2013): draw again while the draws match (aqm.md §7)";
-    Chokew => Chokew(ChokewParams), "chokew", "CHOKeW (Wen, Fang, Sun 2008): priority-weighted matched drops; -RED, -avg, ID buffer, parallel draw (aqm.md §8)";
-    Choked => Choked(ChokedParams), "choked", "CHOKeD (Manzoor 2015): queue-dependent draws from the rear then the front half (aqm.md §9)";
-    Ward => Ward(WardParams), "ward", "WARD (Ho, Chan, Chen 2007): position-weighted two-packet comparison in DropTail (aqm.md §10)";
-    Raqm => Raqm(RaqmParams), "raqm", "rate-based AQM (Wang et al.): drop probability driven by the measured input rate (aqm.md §11)";
-    Pi => Pi(PiParams), "pi", "PI controller (Hollot et al. 2002) of the queue length, sampled at w Hz (aqm.md §12)";
-    Rem => Rem(RemParams), "rem", "Random Exponential Marking (Athuraliya et al. 2001): price-based drops (aqm.md §13)";
-    Fred => Fred(FredParams), "fred", "Flow RED (Lin & Morris 1997): per-active-flow limits and strikes, random drops for robust flows (aqm.md §14)";
-    Wfq => Wfq(WfqParams), "wfq", "WFQ over one DropTail queue per priority level, GPS or self-clocked virtual time (aqm.md §15)";
-    Codel => Codel(CodelParams), "codel", "CoDel (RFC 8289), modern baseline: drops at dequeue when the sojourn stays above target (aqm.md §17.1)";
-    Pie => Pie(PieParams), "pie", "PIE (RFC 8033), modern baseline: delay-driven PI drop probability with auto-tuning and burst allowance (aqm.md §17.2)";
-    FqCodel => FqCodel(FqCodelParams), "fq_codel", "FQ-CoDel (RFC 8290), modern baseline: DRR over hashed flow queues, CoDel per queue (aqm.md §17.3)";
+    DropTail => DropTail(DropTailParams), "droptail", "tail drop when the buffer is full";
+    Red => Red(RedParams), "red", "Random Early Detection (Floyd & Jacobson 1993): gentle, byte mode, ns-2 variant";
+    Rio => Rio(RioParams), "rio", "RED with In/Out (Clark & Fang 1998): two RED parameter sets over one FIFO";
+    Blue => Blue(BlueParams), "blue", "BLUE (Feng et al. 2002): p_m raised on overflow, lowered on link idle";
+    Choke => Choke(ChokeParams), "choke", "CHOKe (Pan, Prabhakar, Psounis 2000): matched drops before RED; n_cand candidates; rear-region variant";
+    PerfectChoke => PerfectChoke(PerfectChokeParams), "perfect_choke", "Perfect CHOKe ([TWL] §IV): oracle drop with probability 2 b_i / Q, no victims";
+    GChoke => GChoke(GChokeParams), "gchoke", "geometric CHOKe (Eshete & Jiang 2013): draw again while the draws match";
+    Chokew => Chokew(ChokewParams), "chokew", "CHOKeW (Wen, Fang, Sun 2008): priority-weighted matched drops; -RED, -avg, ID buffer, parallel draw";
+    Choked => Choked(ChokedParams), "choked", "CHOKeD (Manzoor 2015): queue-dependent draws from the rear then the front half";
+    Ward => Ward(WardParams), "ward", "WARD (Ho, Chan, Chen 2007): position-weighted two-packet comparison in DropTail";
+    Raqm => Raqm(RaqmParams), "raqm", "rate-based AQM (Wang et al.): drop probability driven by the measured input rate";
+    Pi => Pi(PiParams), "pi", "PI controller (Hollot et al. 2002) of the queue length, sampled at w Hz";
+    Rem => Rem(RemParams), "rem", "Random Exponential Marking (Athuraliya et al. 2001): price-based drops";
+    Fred => Fred(FredParams), "fred", "Flow RED (Lin & Morris 1997): per-active-flow limits and strikes, random drops for robust flows";
+    Wfq => Wfq(WfqParams), "wfq", "WFQ over one DropTail queue per priority level, GPS or self-clocked virtual time";
+    Codel => Codel(CodelParams), "codel", "CoDel (RFC 8289), modern baseline: drops at dequeue when the sojourn stays above target";
+    Pie => Pie(PieParams), "pie", "PIE (RFC 8033), modern baseline: delay-driven PI drop probability with auto-tuning and burst allowance";
+    FqCodel => FqCodel(FqCodelParams), "fq_codel", "FQ-CoDel (RFC 8290), modern baseline: DRR over hashed flow queues, CoDel per queue";
 }
 
 #[cfg(test)]

@@ -105,6 +105,7 @@ fn validate(text: &str, name: &str, overrides: Vec<String>, max_memory: Option<&
         "topology": sc.topology.shape.name(),
         "nodes": sc.topology.nodes.len(),
         "links": sc.topology.links.len(),
+        "captures": sc.captures.iter().map(|c| sc.topology.links[c.link as usize].name.clone()).collect::<Vec<_>>(),
         "monitored": sc.topology.links.iter().filter(|l| l.monitor).map(|l| serde_json::json!({"name": l.name, "aqm": l.spec.aqm.name(), "rate_bps": l.spec.rate_bps})).collect::<Vec<_>>(),
     });
     Ok(d.to_string())
@@ -132,10 +133,12 @@ fn table_to_py<'py>(py: Python<'py>, t: &Table) -> PyResult<Bound<'py, PyList>> 
 /// Run a scenario. `progress(sim_seconds)` is called periodically; an exception it raises (or
 /// Ctrl-C) stops the run. A scenario whose resource estimate exceeds `max_memory` (bytes or a
 /// size string; default half the physical memory) is refused with a `ScenarioError` before any
-/// work. Returns a dict with `summary` (JSON text), `flows` and `timeseries` (lists of
-/// `(column, values)`).
+/// work. With `pcap_dir`, the scenario's `[[pcap]]` traces are written there. Returns a dict with
+/// `summary` (JSON text), `flows` and `timeseries` (lists of `(column, values)`) and `pcap` (the
+/// trace files written).
 #[pyfunction]
-#[pyo3(signature = (text, name, seed=None, overrides=Vec::new(), progress=None, max_memory=None))]
+#[pyo3(signature = (text, name, seed=None, overrides=Vec::new(), progress=None, max_memory=None, pcap_dir=None))]
+#[allow(clippy::too_many_arguments)]
 fn run<'py>(
     py: Python<'py>,
     text: &str,
@@ -144,10 +147,16 @@ fn run<'py>(
     overrides: Vec<String>,
     progress: Option<Py<PyAny>>,
     max_memory: Option<&Bound<'py, PyAny>>,
+    pcap_dir: Option<std::path::PathBuf>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let limit = memory_limit(max_memory)?;
     let (sc, _) = load(text, &overrides, name, limit)?;
-    let sim = no_panic(|| sim::Sim::new(sc, seed).map_err(|e| SimulationError::new_err(e.to_string())))?;
+    let mut sim = no_panic(|| sim::Sim::new(sc, seed).map_err(|e| SimulationError::new_err(e.to_string())))?;
+    // the scenario's [[pcap]] traces are written only when the caller says where
+    let pcap = match &pcap_dir {
+        Some(dir) => sim.capture_to(dir).map_err(|e| SimulationError::new_err(e.to_string()))?,
+        None => Vec::new(),
+    };
     let mut cb_err: Option<PyErr> = None;
     let res = no_panic(|| {
         Ok(py.detach(|| {
@@ -178,6 +187,7 @@ fn run<'py>(
     };
     let d = PyDict::new(py);
     d.set_item("summary", res.summary.to_string())?;
+    d.set_item("pcap", pcap.iter().map(|p| p.to_string_lossy().into_owned()).collect::<Vec<_>>())?;
     d.set_item("flows", table_to_py(py, &res.flows)?)?;
     d.set_item("timeseries", table_to_py(py, &res.timeseries)?)?;
     if let Some(snap) = &res.snapshots {
@@ -219,6 +229,22 @@ fn bench_engine<'py>(
     Ok(d)
 }
 
+/// The resolved scenario: the scenario with `overrides` applied and `seed` (if given) set, written
+/// back as TOML with every default filled in (`sim::resolved`); `header` lines become comments.
+/// Loading the text gives the same scenario. Raises `ScenarioError` like `validate`.
+#[pyfunction]
+#[pyo3(signature = (text, name, overrides=Vec::new(), seed=None, header=Vec::new()))]
+fn resolve(text: &str, name: &str, overrides: Vec<String>, seed: Option<u64>, header: Vec<String>) -> PyResult<String> {
+    no_panic(|| {
+        let mut sc = sim::load(text, &overrides, name).map_err(scenario_err)?;
+        if let Some(s) = seed {
+            sc.seed = s;
+        }
+        let header: Vec<&str> = header.iter().map(String::as_str).collect();
+        Ok(sim::resolved::to_toml(&sc, &header))
+    })
+}
+
 /// A size ("8GB", "512MiB", "1000000") in bytes, for `--max-memory`; ValueError if malformed.
 #[pyfunction]
 fn parse_size(s: &str) -> PyResult<u64> {
@@ -227,6 +253,30 @@ fn parse_size(s: &str) -> PyResult<u64> {
         Ok(_) => Err(PyValueError::new_err("must be at least 1 byte")),
         Err(e) => Err(PyValueError::new_err(sim::diag::escape(&e))),
     }
+}
+
+/// A rate ("10Mb/s", "600 kbps", "1e6") in bits per second, as scenario files read it: the one unit
+/// parser of aqmlab, also used by every command-line option that takes a rate. ValueError if
+/// malformed or below 1 b/s (as the scenario loader).
+#[pyfunction]
+fn parse_rate(s: &str) -> PyResult<f64> {
+    match sim::units::parse_rate(s.trim()) {
+        Ok(v) if v.is_finite() && v >= 1.0 => Ok(v),
+        Ok(_) => Err(PyValueError::new_err(format!(
+            "a rate must be positive (at least 1 b/s), got \"{}\"",
+            sim::diag::escape(s)
+        ))),
+        Err(e) => Err(PyValueError::new_err(sim::diag::escape(&e))),
+    }
+}
+
+/// A duration ("100ms", "1.5s", "2min", "0.1") in seconds, as scenario files read it (rounded to
+/// the simulator's nanosecond clock); ValueError if malformed or negative.
+#[pyfunction]
+fn parse_duration(s: &str) -> PyResult<f64> {
+    sim::units::parse_duration(s.trim())
+        .map(|ns| ns as f64 / aqm::NS_PER_SEC as f64)
+        .map_err(|e| PyValueError::new_err(sim::diag::escape(&e)))
 }
 
 /// Available names with one-line descriptions: kind is "aqm", "tcp" or "traffic".
@@ -255,6 +305,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(names, m)?)?;
     m.add_function(wrap_pyfunction!(tcp_presets, m)?)?;
     m.add_function(wrap_pyfunction!(parse_size, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_rate, m)?)?;
+    m.add_function(wrap_pyfunction!(resolve, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_duration, m)?)?;
     emulate::register(m)?;
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add("SimulationError", m.py().get_type::<SimulationError>())?;

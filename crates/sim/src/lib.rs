@@ -33,6 +33,8 @@ pub mod mem;
 pub mod monitor;
 pub mod net;
 pub mod packet;
+pub mod pcap;
+pub mod resolved;
 pub mod results;
 pub mod scenario;
 pub mod sim;

@@ -26,7 +26,12 @@ use aqm::units::split_number;
 
 /// Parse a rate string into bits per second.
 pub fn parse_rate(s: &str) -> Result<f64, String> {
-    let err = || format!("expected a rate such as \"10Mb/s\" or a number in b/s, got \"{s}\"");
+    let err = || {
+        format!(
+            "expected a rate such as \"10Mb/s\" or a number in b/s (units b/s, kb/s, Mb/s, Gb/s, Tb/s, \
+             or bps, kbps, Mbps, Gbps), got \"{s}\""
+        )
+    };
     let (v, unit) = split_number(s).ok_or_else(err)?;
     let mult = match unit.as_str() {
         "" | "b/s" | "bps" => 1.0,

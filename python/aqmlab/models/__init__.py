@@ -1,16 +1,16 @@
 """Analytical models of the papers, to set beside the simulations.
 
 =============  ===================================================================  ==================
-module         model                                                                spec (models.md)
+module         model                                                                paper
 =============  ===================================================================  ==================
-``choke``      CHOKe fluid model of Tang, Wang & Low: backlog, shares, queueing      §2
+``choke``      CHOKe fluid model of Tang, Wang & Low: backlog, shares, queueing      [TWL]
                delay, spatial distribution rho0(y) and velocity v(y); Perfect CHOKe;
                the large-N limit
-``chokew``     CHOKeW steady state: per-class drawing factor, matching and drop      §3
+``chokew``     CHOKeW steady state: per-class drawing factor, matching and drop      [CHOKeW] §3
                probabilities, throughput; starvation bound; p0 sweeps
-``raqm``       RAQM stability: the bound alpha_hat and c(x); the discrete loop       §4
+``raqm``       RAQM stability: the bound alpha_hat and c(x); the discrete loop       [RAQM] §2
                iterated to show convergence or oscillation
-``ward``       WARD: the stated UDP-share peak 1/(2e) and a reference curve           §5
+``ward``       WARD: the stated UDP-share peak 1/(2e) and a reference curve           [WARD] §3.2
 ``runs``       reading ``aqmlab run`` directories (and queue snapshots) to compare
 ``plots``      figures with model curves and simulation points (matplotlib, Agg)
 =============  ===================================================================  ==================

@@ -66,7 +66,7 @@ EDGE_TOL = 1e-7
 
 @dataclass(frozen=True)
 class ChokeParams:
-    """Parameters of the [TWL] setting (models.md §2.1); defaults are the paper's (experiments §4.2).
+    """Parameters of the [TWL] setting; defaults are the paper's.
 
     N: number of TCP flows; c: capacity (pkt/s); d: round-trip propagation delay (s);
     min_th, max_th: RED thresholds (packets); max_p: RED drop probability at max_th;
@@ -381,7 +381,7 @@ def _failure_message(info: dict, P: ChokeParams) -> str:
     nmin = choke_min_flows(P.c, P.d, P.min_th)
     if edge == "min_th":
         why = (f"with c = {P.c:g}, d = {P.d:g}, min_th = {P.min_th:g} CHOKe stays on only for "
-               f"N >= {nmin:.2f} (models.md 2.7), here N = {P.N}" if P.N < nmin else
+               f"N >= {nmin:.2f} ([TWL] §IV), here N = {P.N}" if P.N < nmin else
                "at this UDP rate the TCP flows alone do not keep the backlog above min_th")
         return (f"no equilibrium with min_th < b < max_th: the backlog falls to min_th, so CHOKe is not "
                 f"permanently active and the model does not apply ({why})")
@@ -563,7 +563,7 @@ class PerfectChokeSolution:
 
 
 def solve_perfect_choke(x0: float, params: ChokeParams | None = None) -> PerfectChokeSolution:
-    """Perfect CHOKe (models.md §2.8): a one-dimensional root in the backlog ``b``.
+    """Perfect CHOKe ([TWL] §IV): a one-dimensional root in the backlog ``b``.
 
     For a trial ``b``: RED gives ``r``; the UDP balance ``x0 (1 - 2 h0)(1 - r) = h0 c`` gives the UDP
     share ``h0``; the TCP flows share the rest, ``h1 = (1 - h0)/N``, lose ``p1 = 2 h1 + (1 - 2 h1) r``
@@ -603,7 +603,7 @@ def solve_perfect_choke(x0: float, params: ChokeParams | None = None) -> Perfect
 
 
 def choke_min_flows(c: float, d: float, min_th: float) -> float:
-    """Smallest N for which CHOKe stays active ([TWL] §IV, models.md §2.7).
+    """Smallest N for which CHOKe stays active ([TWL] §IV).
 
     The real root of ``N^3 - N^2 - (c d + min_th)^2 / 2 = 0``; about 8.43 for the paper's
     ``c = 125, d = 0.1, min_th = 20``.

@@ -63,32 +63,33 @@ def _list(opt: str, text) -> list[float]:
     return [_num(opt, v) for v in vals]
 
 
-_RATE = re.compile(r"^\s*([0-9.eE+-]+)\s*([a-zA-Z/]*)\s*$")
-_RATE_UNITS = {"": None, "pkt/s": None, "pps": None, "b/s": 1.0, "bps": 1.0, "kb/s": 1e3, "kbps": 1e3,
-               "mb/s": 1e6, "mbps": 1e6, "gb/s": 1e9, "gbps": 1e9}
+_PKT_RATE = re.compile(r"^\s*([0-9.eE+-]+)\s*(?:pkt/s|pps)?\s*$")
 
 
 def _rate(opt: str, text, packet_size: float) -> float:
-    """A rate in packets/s: a plain number, ``N pkt/s``, or a bit rate (``1Mb/s``, ``600kb/s``)
-    converted with the packet size (bytes)."""
-    m = _RATE.match(str(text))
-    unit = m.group(2).lower() if m else None
-    if not m or unit not in _RATE_UNITS:
-        raise ParameterError(f"{opt}: '{text}' is not a rate; use packets/s (125) or a bit rate (1Mb/s, 600kb/s)")
-    v = _num(opt, m.group(1))
-    f = _RATE_UNITS[unit]
-    return v if f is None else v * f / (8.0 * packet_size)
+    """A rate in packets/s: a plain number or ``N pkt/s``, or a bit rate (``1Mb/s``, ``600kb/s``)
+    read by the scenario files' parser (``aqmlab._core.parse_rate``) and converted with the packet
+    size (bytes)."""
+    t = str(text)
+    m = _PKT_RATE.match(t)
+    if m:
+        return _num(opt, m.group(1))
+    from .. import _core
 
-
-_TIME_UNITS = {"": 1.0, "s": 1.0, "ms": 1e-3, "us": 1e-6}
+    try:
+        return _core.parse_rate(t) / (8.0 * packet_size)
+    except ValueError as e:
+        raise ParameterError(f"{opt}: '{t}' is not a rate in packets/s (125, 125pkt/s) nor a bit rate: {e}")
 
 
 def _time(opt: str, text) -> float:
-    m = _RATE.match(str(text))
-    unit = m.group(2).lower() if m else None
-    if not m or unit not in _TIME_UNITS:
-        raise ParameterError(f"{opt}: '{text}' is not a time; use seconds (0.1) or 100ms")
-    return _num(opt, m.group(1)) * _TIME_UNITS[unit]
+    """A duration in seconds (``0.1``, ``100ms``), read by the scenario files' parser."""
+    from .. import _core
+
+    try:
+        return _core.parse_duration(str(text))
+    except ValueError as e:
+        raise ParameterError(f"{opt}: {e}")
 
 
 def _jsonable(x):
@@ -156,7 +157,8 @@ def add_subcommands(parser: argparse.ArgumentParser) -> None:
     c = sp.add_parser("choke", help="CHOKe fluid model of Tang, Wang & Low (shares, backlog, rho0(y), v(y))",
                       description="Solve the CHOKe fluid model (docs/models/choke.md) for one or more UDP "
                                   "rates. Defaults: the paper's N = 32, c = 125 pkt/s, d = 0.1 s, RED "
-                                  "20/520/0.5; with --run, N, c and d are taken from the runs unless given.")
+                                  "20/520/0.5. With --run, N, c, d and the RED thresholds are the runs' own (the "
+                                  "runs' scenario.toml); an option that disagrees with them is refused.")
     c.add_argument("--N", metavar="FLOWS", help="number of TCP flows (default 32)")
     c.add_argument("--c", metavar="RATE", help="capacity: packets/s or a bit rate such as 1Mb/s (default 125)")
     c.add_argument("--d", metavar="TIME", help="round-trip propagation delay: seconds or 100ms (default 0.1)")
@@ -168,7 +170,7 @@ def add_subcommands(parser: argparse.ArgumentParser) -> None:
     g = c.add_mutually_exclusive_group()
     g.add_argument("--x0", metavar="LIST", help="UDP rates in packets/s (list or LO:HI:COUNT)")
     g.add_argument("--x0-rel", metavar="LIST", help="UDP rates as multiples of c (default 0.1 ... 10)")
-    c.add_argument("--perfect", action="store_true", help="add the Perfect-CHOKe oracle (models.md 2.8)")
+    c.add_argument("--perfect", action="store_true", help="add the Perfect-CHOKe oracle ([TWL] §IV)")
     c.add_argument("--profile", action="store_true", help="include rho0(y) and v(y) profiles in the output")
     c.add_argument("--points", metavar="K", help="profile points per UDP rate (default 11)")
     c.add_argument("--plot-kind", metavar="KIND",
@@ -182,17 +184,19 @@ def add_subcommands(parser: argparse.ArgumentParser) -> None:
                                   "--tcp [NAME=]N:WEIGHT:RTT and --udp [NAME=]N:WEIGHT:RATE (repeatable); "
                                   "without --tcp two TCP classes w1=100:1:6ms and w2=100:2:6ms (the UDP "
                                   "classes are added to them). With --run the classes "
-                                  "come from the run's flows (grouped by transport and priority).")
+                                  "come from the run's flows (grouped by transport and priority), the weights and "
+                                  "capacity from its scenario.toml.")
     w.add_argument("--tcp", action="append", metavar="SPEC", help="TCP class [NAME=]N:WEIGHT:RTT, e.g. 100:2:6ms")
     w.add_argument("--udp", action="append", metavar="SPEC", help="unresponsive class [NAME=]N:WEIGHT:RATE, e.g. 1:2:10Mb/s")
     w.add_argument("--capacity", metavar="RATE", help="packets/s or a bit rate (default 125 = 1Mb/s)")
     w.add_argument("--packet-size", metavar="BYTES", help="packet size for bit-rate conversions (default 1000)")
-    w.add_argument("--queue", metavar="PKTS", help="mean queue for the waiting time D = queue/capacity (default 150)")
+    w.add_argument("--queue", metavar="PKTS", help="mean queue for the waiting time D = queue/capacity (default 150; "
+                                                   "with --run, the run's mean queue)")
     w.add_argument("--eta", metavar="MODE", help="maclaurin (default, the paper's (1-r)^p) or exact")
     w.add_argument("--p0", metavar="LIST", help="basic drawing factor(s); several values give a sweep "
                                                 "(default: the p0 that saturates the link)")
-    w.add_argument("--weights", metavar="MAP", help="with --run: priority=weight pairs, e.g. 1=1,2=2 "
-                                                    "(default weight = priority)")
+    w.add_argument("--weights", metavar="MAP", help="with --run: priority=weight pairs, e.g. 1=1,2=2 (default: the "
+                                                    "run's CHOKeW weights, from its scenario.toml)")
     common(w, runs="?")
 
     r = sp.add_parser("raqm", help="RAQM stability bound and the iterated rate loop",
@@ -261,8 +265,79 @@ def _agree(opt: str, values, rel: float):
         return None
     if max(vals) - min(vals) > rel * max(abs(max(vals)), 1e-12):
         shown = ", ".join(f"{v:g}" for v in sorted(set(vals)))
-        raise ParameterError(f"--run: the runs differ in {opt} ({shown}); give {opt} to choose the model's value")
+        raise ParameterError(f"--run: the runs differ in {opt.lstrip('-')} ({shown}); the model takes one value: "
+                             f"compare runs of one setting")
     return vals[0]
+
+
+def _close(a: float, b: float, rel: float) -> bool:
+    return abs(a - b) <= rel * max(abs(a), abs(b), 1e-12)
+
+
+def _setting(opt: str, given, runs_values, what: str, rel: float = 1e-9):
+    """A model parameter that the runs fix: ``given`` (the option's value, or None) must agree with
+    every run's value (``(run path, value)`` pairs; ``what`` shows the run's value ``{v}``),
+    else a ParameterError says which; without ``given``, the runs' common value."""
+    vals = [(p, v) for p, v in runs_values if v is not None and v == v]
+    if given is not None:
+        for p, v in vals:
+            if not _close(given, v, rel):
+                raise ParameterError(f"{opt} {given:g} disagrees with the run {p} ({what.format(v=v)}); omit {opt} to "
+                                     f"take the run's value, or compare with a run made at {given:g}")
+        return given
+    return _agree(opt, [v for _, v in vals], rel)
+
+
+def _choke_scheme(runs, a) -> dict:
+    """RED+CHOKe's thresholds of the runs (from each run's scenario.toml), checked against
+    --min-th/--max-th/--max-p. A run of another discipline, or of a CHOKe the model does not
+    describe (several candidates, the rear region, byte mode), is refused."""
+    opts = {"min_th": "--min-th", "max_th": "--max-th", "max_p": "--max-p"}
+    given = {k: (_num(o, getattr(a, k)) if getattr(a, k) is not None else None) for k, o in opts.items()}
+    from .runs import bottleneck_setup
+
+    values = {k: [] for k in opts}
+    for r in runs:
+        bn = bottleneck_setup(r)
+        if bn is None:
+            missing = [o for k, o in opts.items() if given[k] is None]
+            if missing:
+                raise ParameterError(f"--run {r.path}: no scenario.toml beside the results, so the run's CHOKe "
+                                     f"parameters are unknown; run the scenario again with `aqmlab run`, or give "
+                                     f"{', '.join(missing)}")
+            continue
+        if bn["aqm"] != "choke":
+            raise ParameterError(f"--run {r.path}: the run's bottleneck is {bn['aqm']}; the CHOKe fluid model "
+                                 f"([TWL] §III) describes RED+CHOKe (aqm type \"choke\")")
+        p = bn["params"]
+        unlike = []
+        if bn["queue_unit"] != "packets" or p.get("mode", "packet") != "packet":
+            unlike.append("counts bytes (the model counts packets)")
+        if int(p.get("n_cand", 1)) != 1:
+            unlike.append(f"draws {p['n_cand']} candidates (the model draws one)")
+        if p.get("region", "whole") != "whole":
+            unlike.append(f"draws from the {p['region']} region (the model draws from the whole queue)")
+        if unlike:
+            raise ParameterError(f"--run {r.path}: the run's CHOKe {' and '.join(unlike)}")
+        for k in opts:
+            values[k].append((r.path, float(p[k])))
+    return {k: _setting(o, given[k], values[k], f"its scenario.toml has bottleneck.aqm.{k} = {{v:g}}") for k, o in opts.items()}
+
+
+def _buffer_note(compare, runs) -> list[str]:
+    """Where the model's backlog b exceeds a run's buffer: the fluid model has no buffer limit, so the
+    run dropped what the model queues, and the comparison at that rate is not like for like."""
+    from .runs import bottleneck_setup
+
+    notes = []
+    for (_, row), r in zip(compare.iterrows(), runs):
+        bn = bottleneck_setup(r)
+        limit = bn["limit"] if bn else r.summary["bottleneck"].get("limit")
+        if limit and row["model_b"] == row["model_b"] and row["model_b"] > limit:
+            notes.append(f"note: at x0/c = {row['s']:.3g} the model's backlog b = {row['model_b']:.1f} packets exceeds "
+                         f"the run's buffer of {limit} packets ({r.path}); the fluid model has no buffer limit, "
+                         f"so this point is not comparable")
+    return notes
 
 
 def _choke(a) -> int:
@@ -281,16 +356,19 @@ def _choke(a) -> int:
         nudp = points["udp_flows"] == 0
         if nudp.any():
             raise ParameterError(f"--run {points.loc[nudp, 'run'].iloc[0]}: no UDP flow in flows.csv to compare with")
-    N = _int("--N", a.N) if a.N is not None else (_agree("--N", points["N"], 0) if runs else None)
-    c = _rate("--c", a.c, pkt) if a.c is not None else (_agree("--c", points["c_pps"], 1e-6) if runs else None)
-    d = _time("--d", a.d) if a.d is not None else (_agree("--d", points["d"], 1e-3) if runs else None)
-    kw = {k: v for k, v in {
-        "N": N, "c": c, "d": d,
-        "min_th": _num("--min-th", a.min_th) if a.min_th is not None else None,
-        "max_th": _num("--max-th", a.max_th) if a.max_th is not None else None,
-        "max_p": _num("--max-p", a.max_p) if a.max_p is not None else None,
-        "beta_mode": a.beta_mode,
-    }.items() if v is not None}
+    # with runs, N, c, d and the RED thresholds are the runs' own: an option may only confirm them
+    N = _int("--N", a.N) if a.N is not None else None
+    c = _rate("--c", a.c, pkt) if a.c is not None else None
+    d = _time("--d", a.d) if a.d is not None else None
+    red = {k: (_num(o, getattr(a, k)) if getattr(a, k) is not None else None)
+           for k, o in (("min_th", "--min-th"), ("max_th", "--max-th"), ("max_p", "--max-p"))}
+    if runs:
+        paths = [r.path for r in runs]
+        N = _setting("--N", N, list(zip(paths, points["N"])), "N = {v:g} TCP flows", 0)
+        c = _setting("--c", c, list(zip(paths, points["c_pps"])), "c = {v:g} pkt/s", 1e-6)
+        d = _setting("--d", d, list(zip(paths, points["d"])), "round-trip propagation delay {v:g} s", 1e-6)
+        red = _choke_scheme(runs, a)
+    kw = {k: v for k, v in {"N": N, "c": c, "d": d, **red, "beta_mode": a.beta_mode}.items() if v is not None}
     try:
         P = ChokeParams(**kw)
     except ParameterError as e:
@@ -334,6 +412,8 @@ def _choke(a) -> int:
         compare["model_mu0"] = m_at["mu0"].to_numpy()
         compare["model_tcp_share"] = m_at["tcp_share"].to_numpy()
         compare["model_tau"] = m_at["tau"].to_numpy()
+        for note in _buffer_note(compare, runs):
+            print(note, file=sys.stderr)
 
     params = {"N": P.N, "c": P.c, "d": P.d, "min_th": P.min_th, "max_th": P.max_th, "max_p": P.max_p,
               "beta_mode": P.beta_mode}
@@ -451,6 +531,31 @@ def _classes_from_run(run, weights: dict, pkt_default: float):
     return classes, pd.DataFrame(sim), pt["c_pps"], p0_sim
 
 
+def _chokew_weights(run, given: dict) -> dict:
+    """Priority weights of the run's CHOKeW (``weights[k-1]`` for level k, 1 beyond the list), from its
+    scenario.toml; ``--weights`` may only confirm them. Without scenario.toml, ``--weights`` (the
+    default weight of level k is k)."""
+    from .runs import bottleneck_setup
+
+    bn = bottleneck_setup(run)
+    if bn is None:
+        if not given:
+            raise ParameterError(f"--run {run.path}: no scenario.toml beside the results, so the run's CHOKeW "
+                                 f"weights are unknown; run the scenario again with `aqmlab run`, or give --weights")
+        return given
+    if bn["aqm"] != "chokew":
+        raise ParameterError(f"--run {run.path}: the run's bottleneck is {bn['aqm']}; the CHOKeW model "
+                             f"([CHOKeW] §3) describes aqm type \"chokew\"")
+    listed = [float(w) for w in bn["params"].get("weights", [1.0])]
+    prios = sorted({int(p) for p in run.flows["priority"]}) if "priority" in run.flows else [1]
+    weights = {k: (listed[k - 1] if 1 <= k <= len(listed) else 1.0) for k in set(prios) | set(given)}
+    for k, w in given.items():
+        if not _close(w, weights[k], 1e-9):
+            raise ParameterError(f"--weights: {k}={w:g} disagrees with the run {run.path} (weight {weights[k]:g} "
+                                 f"for priority {k} in its scenario.toml); omit --weights to take the run's weights")
+    return weights
+
+
 def _chokew(a) -> int:
     from .chokew import ChokewParams, chokew_p0_sweep, solve_chokew
     from .runs import read_run
@@ -459,6 +564,7 @@ def _chokew(a) -> int:
     sim = None
     p0_sim = None
     cap = _rate("--capacity", a.capacity, pkt) if a.capacity is not None else None
+    queue = _num("--queue", a.queue) if a.queue is not None else None
     if a.run:
         if a.tcp or a.udp:
             raise ParameterError("--run: give either --run or --tcp/--udp classes, not both")
@@ -469,8 +575,13 @@ def _chokew(a) -> int:
                 if not _:
                     raise ParameterError(f"--weights: '{item}' is not PRIORITY=WEIGHT (e.g. 1=1,2=2)")
                 weights[_int("--weights: priority", k)] = _num("--weights: weight", v)
-        classes, sim, c_run, p0_sim = _classes_from_run(read_run(a.run), weights, pkt)
-        cap = cap if cap is not None else c_run
+        run = read_run(a.run)
+        weights = _chokew_weights(run, weights)
+        classes, sim, c_run, p0_sim = _classes_from_run(run, weights, pkt)
+        cap = _setting("--capacity", cap, [(run.path, c_run)], "capacity {v:g} pkt/s", 1e-6)
+        if queue is None:  # the waiting time D = queue / capacity at the run's own mean queue
+            queue = float(run.summary["bottleneck"].get("queue_mean_pkts", float("nan")))
+            queue = queue if queue == queue and queue > 0 else None
     else:
         if a.weights:
             raise ParameterError("--weights: only meaningful with --run")
@@ -481,7 +592,7 @@ def _chokew(a) -> int:
         dup = sorted({n for n in names if names.count(n) > 1})
         if dup:
             raise ParameterError(f"--tcp/--udp: class name {dup[0]} used twice; name classes with NAME=N:W:...")
-    kw = {"capacity": cap, "queue": _num("--queue", a.queue) if a.queue is not None else None, "eta": a.eta}
+    kw = {"capacity": cap, "queue": queue, "eta": a.eta}
     try:
         P = ChokewParams(**{k: v for k, v in kw.items() if v is not None})
     except ParameterError as e:
@@ -607,8 +718,10 @@ def _ward(a) -> int:
     pkt = _packet_size(a)
     c = _rate("--c", a.c, pkt) if a.c is not None else None
     sim = sweep_points(a.run) if a.run else None
+    if sim is not None:
+        c = _setting("--c", c, list(zip(sim["run"], sim["c_pps"])), "c = {v:g} pkt/s", 1e-6)
     if c is None:
-        c = float(sim["c_pps"].iloc[0]) if sim is not None else 125.0
+        c = 125.0
     if c <= 0:
         raise ParameterError(f"--c: must be > 0, got {c:g}")
     s = _list("--s", a.s) if a.s is not None else _list("--s", "0.01:100:41")
@@ -620,7 +733,7 @@ def _ward(a) -> int:
     if a.json:
         out = {"model": "ward", "c": c, "peak_share": PEAK_SHARE, "peak_s_reference": PEAK_S,
                "note": "mu0_reference = s*exp(-2s) is a reconstruction matching the stated peak 1/(2e) and "
-                       "limit 0, not the WARD paper's fluid model (models.md 5)",
+                       "limit 0, not the WARD paper's fluid model",
                "curve": _records(curve)}
         if sim is not None:
             out["simulation"] = {"points": _records(sim[["run", "x0_pps", "s", "udp_share", "udp_drop_pct"]]),

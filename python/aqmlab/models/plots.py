@@ -83,7 +83,7 @@ def save_figure(fig: Figure, path) -> Path:
 
     try:
         with mpl.rc_context(_RC):
-            fig.savefig(p, format=fmt, dpi=200, bbox_inches="tight")
+            fig.savefig(p, format=fmt, dpi=300, bbox_inches="tight")
     except OSError as e:
         raise ModelError(f"--plot {p}: cannot write: {e.strerror or e}")
     return p

@@ -33,7 +33,8 @@ import pandas as pd
 
 from ._common import RunDataError
 
-__all__ = ["RunData", "read_run", "run_point", "sweep_points", "spatial_distribution", "SNAPSHOT_FILE"]
+__all__ = ["RunData", "read_run", "run_point", "sweep_points", "spatial_distribution", "bottleneck_setup",
+           "SNAPSHOT_FILE"]
 
 SNAPSHOT_FILE = "queue_snapshots.csv"
 SNAPSHOT_COLUMNS = ("time_s", "position_from_tail", "flow_id", "transport")
@@ -47,6 +48,8 @@ class RunData:
     timeseries: pd.DataFrame | None
     snapshots: pd.DataFrame | None
     snapshot_count: int | None = None
+    scenario: dict | None = None
+    """The run's resolved scenario (``scenario.toml``, every default filled in), if present."""
 
 
 def _read_csv(path: Path) -> pd.DataFrame:
@@ -95,7 +98,35 @@ def read_run(path) -> RunData:
             raise RunDataError(f"{p / SNAPSHOT_FILE}: missing column(s) {', '.join(sorted(missing))}; "
                                f"expected {', '.join(SNAPSHOT_COLUMNS)}")
     count = summary.get("queue_snapshots", {}).get("count")
-    return RunData(p, summary, flows, ts, snaps, count)
+    scenario = None
+    if (p / "scenario.toml").is_file():
+        from .._compat import tomllib
+
+        try:
+            scenario = tomllib.loads((p / "scenario.toml").read_text(encoding="utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+            raise RunDataError(f"{p / 'scenario.toml'}: not a valid scenario ({e})")
+    return RunData(p, summary, flows, ts, snaps, count, scenario)
+
+
+def bottleneck_setup(run: RunData) -> dict | None:
+    """The bottleneck as the run simulated it, from its ``scenario.toml``: ``aqm`` (the type),
+    ``params`` (every parameter of the discipline), ``limit``, ``queue_unit``, ``rate_bps``.
+    ``None`` for a run folder without ``scenario.toml`` (written by hand, or by an older aqmlab)."""
+    sc = run.scenario
+    if sc is None:
+        return None
+    b = sc.get("bottleneck")
+    if not isinstance(b, dict) or not isinstance(b.get("aqm"), dict):
+        raise RunDataError(f"{run.path / 'scenario.toml'}: no [bottleneck] with its aqm (the models describe "
+                           f"one bottleneck)")
+    from .. import _core
+
+    params = dict(b["aqm"])
+    kind = params.pop("type", "droptail")
+    rate = b.get("rate")
+    return {"aqm": kind, "params": params, "limit": b.get("limit"), "queue_unit": b.get("queue_unit", "packets"),
+            "rate_bps": _core.parse_rate(str(rate)) if rate is not None else math.nan}
 
 
 def run_point(run: RunData) -> dict:
@@ -156,7 +187,7 @@ def sweep_points(paths, need_udp: bool = True) -> pd.DataFrame:
 def spatial_distribution(
     snapshots: pd.DataFrame, n_grid: int = 200, source: str = SNAPSHOT_FILE, count: int | None = None
 ) -> pd.DataFrame:
-    """Metric M10: the fraction of snapshots whose packet at relative position ``y`` is UDP.
+    """The spatial distribution (docs/metrics.md): the fraction of snapshots whose packet at relative position ``y`` is UDP.
 
     With ``J`` snapshots of ``b^j`` packets and ``b_avg`` their mean, for ``y`` in ``[0, b_avg]``
     (0 = tail) snapshot j contributes 1 if its packet number ``floor(y b^j / b_avg)`` (clamped to

@@ -14,9 +14,9 @@ What this module provides, and what it does not:
   probability ``2/b``; so a fraction ``exp(-2 s)`` survives), which reproduces the stated peak
   ``1/(2e)`` (at ``s = 1/2``) and the limit 0. It ignores the drops of UDP *arrivals* on a match,
   rule 3 and WARD's position weights. It is a reconstruction that matches the claim, **not** the
-  WARD paper's model; use it as a qualitative guide only (models.md §5 warns that a fuller
+  WARD paper's model; use it as a qualitative guide only (a fuller
   reconstruction does not give 1/(2e)).
-* :func:`ward_curve` - the reference curve next to the large-N CHOKe curve of models.md §2.9
+* :func:`ward_curve` - the reference curve next to the large-N CHOKe curve of [TWL]
   (peak ``1/(e+1)``), for comparison.
 * :func:`share_curve_summary` - peak, its location and the last value of a measured share curve,
   to check a simulation sweep against the claim (rises, peaks near 0.18, falls towards 0).

@@ -31,6 +31,8 @@ class Context:
     out: Path
     quick: bool = False
     _tables: dict = field(default_factory=dict)
+    style: str = "paper"  # plotstyle.STYLES
+    columns: int | None = None  # figure width: 1 or 2 paper columns (default: by the number of panels)
 
     @property
     def runs(self) -> pd.DataFrame:

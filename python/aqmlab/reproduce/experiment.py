@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import os
 import re
-import tomllib
+from .._compat import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 

@@ -25,13 +25,16 @@ kind               what it draws; its own keys
                    over seeds with CI, the ideal fair share as a line; one panel per variant
 ``group_bar``      per-flow average of ``y`` within each value of ``by`` (a flows column, default
                    ``group``), mean over seeds with CI; ``fair_share`` line
-``rcf``            relative cumulative frequency (M5) of a flows column ``value`` (default goodput):
+``rcf``            relative cumulative frequency of a flows column ``value`` (default goodput):
                    ``series = [{label, where, flows}]``, flows pooled over seeds
+``queue_profile``  the queue's composition by position (fraction of UDP packets at each position
+                   from the tail, from ``queue_snapshots``), mean over seeds with a band; per series
 ``hook``           ``function`` in the experiment's ``hook.py``: ``function(ctx, spec) -> Output``
 =================  ====================================================================================
 
-Every figure is written as ``<name>.png`` and ``<name>.svg`` and comes with automatic comparison
-sentences (which series is highest where, time averages, model agreement) for the report.
+Every figure is written in the context's style (aqmlab.plotstyle: ``paper``, the default, gives
+``<name>.pdf``, ``.svg`` and a 300 dpi ``.png``; ``draft`` a titled ``.png`` and ``.svg``) and comes
+with automatic comparison sentences (which series is highest where, time averages, model agreement) for the report.
 """
 
 from __future__ import annotations
@@ -46,9 +49,10 @@ import pandas as pd
 from .context import Context, Output
 from .stats import SpecError, err, interval_note, interval_short, metric, metrics, summarise, where_mask
 
-KINDS = ("xy", "bar", "timeseries", "flow_timeseries", "windowed_jain", "flows_bar", "group_bar", "rcf", "hook")
+KINDS = ("xy", "bar", "timeseries", "flow_timeseries", "windowed_jain", "flows_bar", "group_bar", "rcf", "queue_profile",
+         "hook")
 COMMON = {"name", "title", "kind", "where", "xlabel", "ylabel", "logx", "logy", "xlim", "ylim", "hlines",
-          "panels", "caption"}
+          "panels", "caption", "shared_y"}
 OWN = {
     "xy": {"x", "y", "series", "model", "legend"},
     "bar": {"x", "y", "series"},
@@ -58,6 +62,7 @@ OWN = {
     "flows_bar": {"y", "fair_share"},
     "group_bar": {"y", "by", "fair_share", "labels"},
     "rcf": {"value", "series"},
+    "queue_profile": {"series"},
     "hook": {"function"},
 }
 
@@ -114,12 +119,22 @@ def _plt():
     return plt
 
 
+#: the style and width of the figure being drawn (set by make_figure from its Context)
+_LOOK = {"style": "paper", "columns": None}
+
+
 def _new(n_panels: int, spec: dict):
+    """A grid of ``n_panels`` panels (at most three per row). Panels compare one quantity, so they
+    share their y axis (``shared_y = false`` in the spec gives each its own)."""
+    from .. import plotstyle
+
     plt = _plt()
-    ncols = min(n_panels, 3)
+    ncols = n_panels if n_panels <= 3 else math.ceil(math.sqrt(n_panels))  # 4 panels: 2 x 2
     nrows = math.ceil(n_panels / ncols)
-    w, h = (6.4, 4.2) if n_panels == 1 else (4.6, 3.5)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(w * ncols, h * nrows), squeeze=False)
+    share = n_panels > 1 and spec.get("shared_y", True)
+    fig, axes = plt.subplots(nrows, ncols, figsize=plotstyle.figsize(_LOOK["style"], nrows, ncols, _LOOK["columns"]),
+                             squeeze=False, sharey=share)
+    fig._aqmlab_shared_y = share
     axes = axes.ravel()
     for ax in axes[n_panels:]:
         ax.set_visible(False)
@@ -127,12 +142,23 @@ def _new(n_panels: int, spec: dict):
 
 
 def _finish(fig, axes, spec: dict, ctx: Context, xlabel: str, ylabel: str, legend: bool = True) -> list[Path]:
+    from .. import plotstyle
+
     plt = _plt()
+    style = getattr(ctx, "style", _LOOK["style"])
     stacked = getattr(fig, "_aqmlab_stacked", False)
+    shared_y = stacked or getattr(fig, "_aqmlab_shared_y", False)
+    one_ylabel = stacked and style == "paper"  # one label for a column of traces, not one per row
+    def lowest(ax):  # no visible panel below it in its column
+        ss = ax.get_subplotspec()
+        below = [a for a in axes if a.get_subplotspec().colspan == ss.colspan
+                 and a.get_subplotspec().rowspan.start > ss.rowspan.start and a.get_visible()]
+        return not below
+
     for ax in axes:
-        if not stacked or ax.get_subplotspec().is_last_row():
+        if (not stacked and style != "paper") or lowest(ax):
             ax.set_xlabel(spec.get("xlabel", xlabel))
-        if not stacked or ax.get_subplotspec().is_first_col():
+        if not one_ylabel and (not shared_y or ax.get_subplotspec().is_first_col()):
             ax.set_ylabel(spec.get("ylabel", ylabel))
         if spec.get("logx"):
             ax.set_xscale("log")
@@ -147,8 +173,15 @@ def _finish(fig, axes, spec: dict, ctx: Context, xlabel: str, ylabel: str, legen
             lo, hi = ax.get_ylim()
             if lo < 0 <= min((p.get_height() for p in ax.patches), default=0):
                 ax.set_ylim(0, hi)
-        if legend and ax.get_legend_handles_labels()[0]:
+        if legend and style != "paper" and ax.get_legend_handles_labels()[0]:
             ax.legend(fontsize=8, framealpha=0.8)
+    if style == "paper":  # no title in the image: the caption carries it
+        if one_ylabel:
+            fig.supylabel(spec.get("ylabel", ylabel), fontsize=8)
+        plotstyle.polish(fig, axes, style, legend=legend)
+        files = plotstyle.save(fig, ctx.out / spec["name"], style)
+        plt.close(fig)
+        return files
     title = spec.get("title", spec["name"])
     if ctx.quick:
         title += "  [quick]"
@@ -308,7 +341,8 @@ def fig_xy(ctx: Context, spec: dict) -> Output:
                 idx = si * len(ys) + yi
                 ax.errorbar(xv, yv, yerr=yerr, xerr=xerr,
                             marker=MARKERS[idx % len(MARKERS)], color=PALETTE[idx % len(PALETTE)], capsize=3,
-                            ms=4, lw=1.2, label=_label(key, m, len(ys)))
+                            ms=4, lw=1.2, label=_label(key, m, len(ys)) if key or "model" not in spec else
+                            ("simulation" if len(ys) == 1 else f"simulation: {m.label}"))
             where = f"({ctx.coord_label(panel)} = {pv}) " if pv is not None else ""
             if x_is_coord:
                 notes += [where + n for n in
@@ -462,7 +496,11 @@ def _ts_plot(ctx: Context, spec: dict, table: str, agg_flows: dict | None) -> Ou
     if stacked:
         plt = _plt()
         nr, nc = len(skeys), len(panels)
-        fig, axs = plt.subplots(nr, nc, figsize=(6.4 if nc == 1 else 4.8 * nc, 1.9 * nr + 0.8), sharex=True,
+        from .. import plotstyle
+
+        size = ((6.4 if nc == 1 else 4.8 * nc, 1.9 * nr + 0.8) if _LOOK["style"] == "draft" else
+                plotstyle.figsize("paper", nr, nc, _LOOK["columns"], row_height=1.0 if nr > 2 else 1.3))
+        fig, axs = plt.subplots(nr, nc, figsize=size, sharex=True,
                                 sharey=True, squeeze=False)
         fig._aqmlab_stacked = True
         cells = [(axs[si][pi], pi, [si]) for si in range(nr) for pi in range(nc)]
@@ -701,6 +739,62 @@ def fig_rcf(ctx: Context, spec: dict) -> Output:
                   caption=spec.get("caption", ""))
 
 
+def fig_queue_profile(ctx: Context, spec: dict) -> Output:
+    """The queue's composition by position (the spatial distribution of docs/metrics.md): the
+    fraction of snapshots whose packet at position ``y`` from the tail is UDP, per run on its own
+    mean backlog, then averaged over the runs of each series at equal relative positions, with the
+    interval over seeds as a band."""
+    from ..models.runs import spatial_distribution
+    from .stats import MIN_T_SEEDS, interval_short
+
+    snaps = _select(ctx, ctx.table("snapshots"), spec)
+    if snaps.empty:
+        raise SpecError(f"figure {spec['name']}: the runs have no queue snapshots (simulation.queue_snapshots = true)")
+    series = list(spec.get("series", ctx.default_series()))
+    panel = spec.get("panels")
+    runkey = [c for c in ("run", "seed") if c in snaps.columns] or list(ctx.coords)
+    panels = _panels(snaps, spec)
+    fig, axes = _new(len(panels), spec)
+    notes, grid = [], np.linspace(0.0, 1.0, 101)
+    for ax, (pv, sub) in zip(axes, panels):
+        _panel_title(ax, ctx, spec, pv)
+        for si, key in enumerate(_series_keys(sub, series)):
+            s = sub[_series_mask(sub, series, key)]
+            profiles, backlogs = [], []
+            for _, one in s.groupby([s[c].astype(str) for c in runkey], sort=False):
+                try:
+                    prof = spatial_distribution(one, n_grid=200)
+                except Exception:  # a run whose queue was always empty has no profile
+                    continue
+                b = prof.attrs["b_avg"]
+                profiles.append(np.interp(grid, prof["y"].to_numpy() / b, prof["rho_udp"].to_numpy()))
+                backlogs.append(b)
+            if not profiles:
+                continue
+            a = np.vstack(profiles)
+            mean, n = a.mean(axis=0), len(profiles)
+            yv = grid * float(np.mean(backlogs))
+            lbl = ": ".join(map(str, key)) or "UDP"
+            color = PALETTE[si % len(PALETTE)]
+            ax.plot(yv, mean, color=color, lw=1.2, label=lbl)
+            if n >= MIN_T_SEEDS:
+                from scipy import stats as st
+
+                h = st.t.ppf(0.975, n - 1) * a.std(axis=0, ddof=1) / np.sqrt(n)
+                ax.fill_between(yv, np.clip(mean - h, 0, 1), np.clip(mean + h, 0, 1), color=color, alpha=0.2, lw=0)
+            elif n == 2:
+                ax.fill_between(yv, a.min(axis=0), a.max(axis=0), color=color, alpha=0.2, lw=0)
+            where = f"({ctx.coord_label(panel)} = {pv}) " if pv is not None else ""
+            notes.append(f"{where}{lbl}: UDP fraction {mean[0]:.3f} at the tail, {mean[-1]:.3f} at the head of a "
+                         f"mean backlog of {np.mean(backlogs):.1f} packets ({n} run{'s' if n != 1 else ''}"
+                         + (f"; band: {interval_short('t95' if n >= MIN_T_SEEDS else 'range')}" if n > 1 else "")
+                         + ").")
+        ax.set_ylim(0, 1.02)
+    files = _finish(fig, axes, spec, ctx, "position y in the queue (packets from the tail)", "UDP fraction rho0(y)")
+    return Output("figure", spec["name"], spec.get("title", spec["name"]), files, notes=notes,
+                  caption=spec.get("caption", ""))
+
+
 def fig_hook(ctx: Context, spec: dict) -> Output:
     path = ctx.exp.path / "hook.py"
     modname = f"aqmlab_experiment_hook_{ctx.exp.id.replace('-', '_').replace('.', '_')}"
@@ -715,7 +809,7 @@ def fig_hook(ctx: Context, spec: dict) -> Output:
 
 FIGURES = {"xy": fig_xy, "bar": fig_bar, "timeseries": fig_timeseries, "flow_timeseries": fig_flow_timeseries,
            "windowed_jain": fig_windowed_jain, "flows_bar": fig_flows_bar, "group_bar": fig_group_bar,
-           "rcf": fig_rcf, "hook": fig_hook}
+           "rcf": fig_rcf, "queue_profile": fig_queue_profile, "hook": fig_hook}
 
 
 #: kinds whose marks carry an interval over seeds
@@ -735,7 +829,11 @@ def as_run(ctx: Context, spec: dict, short: bool = False) -> str:
 
 
 def make_figure(ctx: Context, spec: dict) -> Output:
-    out = FIGURES[spec["kind"]](ctx, spec)
+    from .. import plotstyle
+
+    _LOOK.update(style=plotstyle.check(getattr(ctx, "style", "paper")), columns=getattr(ctx, "columns", None))
+    with plotstyle.rc_context(_LOOK["style"]):
+        out = FIGURES[spec["kind"]](ctx, spec)
     note = as_run(ctx, spec) + "."
     out.caption = f"{out.caption} ({note})" if out.caption else note[0].upper() + note[1:]
     return out

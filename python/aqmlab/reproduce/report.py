@@ -12,7 +12,8 @@ import re
 from pathlib import Path
 
 # a block is (kind, payload): ("h1"|"h2"|"h3"|"p", text), ("ul", [text]), ("table", markdown),
-# ("img", (relative path, alt text)), ("pre", text)
+# ("img", (relative path, alt text)), ("pre", text), ("anchor", id: a link target), ("top", heading:
+# a link back to that heading)
 
 
 def anchor(heading: str) -> str:
@@ -86,6 +87,10 @@ def to_markdown(blocks: list) -> str:
             out.append(f"![{x[1]}]({x[0]})")
         elif kind == "pre":
             out.append("```\n" + x + "\n```")
+        elif kind == "anchor":
+            out.append(f'<a id="{x}"></a>')
+        elif kind == "top":
+            out.append(f"[↑ {x}](#{anchor(x)})")
     return "\n\n".join(out) + "\n"
 
 
@@ -98,6 +103,9 @@ img { max-width: 100%; border: 1px solid #ddd; margin: 0.5em 0; }
 code { background: #f3f3f3; padding: 0 3px; }
 pre { background: #f6f6f6; padding: 0.6em; overflow-x: auto; }
 h2 { border-top: 2px solid #ccc; padding-top: 0.8em; margin-top: 2em; }
+figure { margin: 0.5em 0; }
+figure img { max-width: min(100%, 760px); }
+p.top { font-size: 0.85em; text-align: right; margin: 0; }
 """
 
 
@@ -117,6 +125,10 @@ def to_html(blocks: list, title: str) -> str:
             out.append(f"<figure><img src='{html.escape(x[0])}' alt='{html.escape(x[1])}'></figure>")
         elif kind == "pre":
             out.append(f"<pre>{html.escape(x)}</pre>")
+        elif kind == "anchor":
+            out.append(f"<a id='{html.escape(x)}'></a>")
+        elif kind == "top":
+            out.append(f"<p class='top'><a href='#{anchor(x)}'>↑ {html.escape(x)}</a></p>")
     out.append("</body></html>")
     return "\n".join(out)
 

@@ -28,6 +28,7 @@ KNOWN = {
     "udp.throughput_bps": ("UDP throughput", "kb/s"),
     "udp.goodput_bps": ("UDP goodput", "kb/s"),
     "udp.share": ("UDP bandwidth share", ""),
+    "tcp.share": ("TCP bandwidth share", ""),
     "udp.drop_pct": ("UDP drop percentage", "%"),
     "normalised_goodput": ("normalised TCP goodput", ""),
     "sdv_throughput_bps": ("SDV of throughputs", "kb/s"),

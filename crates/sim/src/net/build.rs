@@ -8,7 +8,8 @@ use aqm::rng::{name_hash, Rng};
 use aqm::{AqmConfig, LinkInfo, Queue, QueueUnit, Time};
 
 /// A link of the topology. Measured links, and links whose queue does more than a DropTail
-/// packet buffer, get a queue object; the others are simple links (`net::link`).
+/// packet buffer, get a queue object (as do links traced by `[[pcap]]`); the others are simple links
+/// (`net::link`).
 fn topology_link(spec: &LinkSpec, name: &str, monitored: bool, seed: u64) -> Link {
     let simple = !monitored
         && matches!(spec.aqm, AqmConfig::DropTail(_))
@@ -43,7 +44,9 @@ pub fn build(sc: &Scenario, seed: u64) -> Result<Network, String> {
     let mut links = crate::mem::huge_vec(n_links as usize);
     let mut monitored = Vec::new();
     for (l, tl) in topo.links.iter().enumerate() {
-        let mut link = topology_link(&tl.spec, &tl.name, tl.monitor, seed);
+        // a traced link ([[pcap]]) keeps a queue object too: its packets are seen there
+        let traced = sc.captures.iter().any(|c| c.link == l as u32);
+        let mut link = topology_link(&tl.spec, &tl.name, tl.monitor || traced, seed);
         if tl.monitor {
             link.monitor = monitored.len() as u32;
             monitored.push(l as u32);

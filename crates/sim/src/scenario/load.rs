@@ -1,5 +1,6 @@
 //! Loading: TOML text, `--set` overrides, then the validated [`Scenario`].
 
+use super::capture::CaptureSpec;
 use super::error::{check_list, typed, ScenarioError, R};
 use super::link::LinkSpec;
 use super::raw::{RawGroup, RawScenario, SnapshotTimes, TransportName};
@@ -30,6 +31,8 @@ pub struct Scenario {
     pub topology: Topology,
     pub access_limit: u64,
     pub groups: Vec<GroupSpec>,
+    /// Links traced to pcap files (`[[pcap]]`).
+    pub captures: Vec<CaptureSpec>,
 }
 
 impl Scenario {
@@ -222,6 +225,7 @@ fn from_table(table: toml::Table, default_name: &str) -> R<Scenario> {
             Some(Dur(d)) => Some(d),
             None => None,
         },
+        captures: super::capture::parse_captures(raw.pcap, &topology, duration)?,
         topology,
         access_limit: access.limit,
         groups,

@@ -10,6 +10,7 @@
 //! Modules, each importing only those listed before it: [`error`] (the error type and the serde
 //! bridge), [`overrides`], [`raw`], [`dist`], [`tcp`], [`link`], [`topology`] (the network and the routes), [`traffic`] (flow groups), [`load`](mod@load).
 
+pub mod capture;
 pub mod dist;
 pub mod error;
 pub mod link;
@@ -21,6 +22,7 @@ pub mod topology;
 pub mod traffic;
 
 pub use crate::traffic::TRAFFIC_NAMES;
+pub use capture::CaptureSpec;
 pub use error::ScenarioError;
 pub use link::{parse_aqm, LinkSpec};
 pub use load::{load, Scenario};

@@ -21,6 +21,8 @@ pub(super) struct RawScenario {
     pub(super) tcp: Option<RawTcp>,
     #[serde(default)]
     pub(super) flows: Vec<RawGroup>,
+    /// `[[pcap]]`: packet traces of chosen links (scenario::capture).
+    pub(super) pcap: Option<toml::Value>,
 }
 
 #[derive(Deserialize, Default)]

@@ -10,6 +10,7 @@
 //! the network is built apart (`crate::net::build`).
 
 mod apps;
+mod capture;
 mod sample;
 
 use crate::event::{EventQueue, Kind};
@@ -80,6 +81,8 @@ pub struct Sim {
     events: u64,
     /// A short/web group opened more connections than the event set can index.
     too_many: bool,
+    /// The `[[pcap]]` traces, once [`Sim::capture_to`] has opened their files.
+    cap: Option<Box<capture::Captures>>,
 }
 
 impl Sim {
@@ -147,8 +150,22 @@ impl Sim {
             dropped: 0,
             events: 0,
             too_many: false,
+            cap: None,
             sc,
         })
+    }
+
+    /// Open the files of the scenario's `[[pcap]]` traces in `dir` (`<link>.<point>.pcap`); the
+    /// run writes them and flushes them at its end. Returns their paths (none without traces).
+    pub fn capture_to(&mut self, dir: &std::path::Path) -> Result<Vec<std::path::PathBuf>, SimError> {
+        if self.sc.captures.is_empty() {
+            return Ok(Vec::new());
+        }
+        let c = capture::Captures::open(&self.sc, dir)
+            .map_err(|e| SimError::Build(format!("cannot write the pcap traces in {}: {e}", dir.display())))?;
+        let files = c.files().to_vec();
+        self.cap = Some(Box::new(c));
+        Ok(files)
     }
 
     /// Run to the end. `progress(sim_seconds)` is called every 65,536 events; returning `false`
@@ -202,6 +219,9 @@ impl Sim {
         self.now = end;
         self.finish_window(end);
         self.check_conservation()?;
+        if let Some(c) = self.cap.take() {
+            c.finish().map_err(|e| SimError::Build(format!("writing the pcap traces: {e}")))?;
+        }
         Ok(self.results())
     }
 
@@ -235,11 +255,17 @@ impl Sim {
                 if link.monitor != NO_MONITOR {
                     self.monitors[link.monitor as usize].lost += 1;
                 }
+                if let Some(c) = self.cap.as_deref_mut() {
+                    c.write(l, capture::Point::Drop, now, &pkt, &self.flows);
+                }
                 self.record_drop(&pkt, DropReason::LinkLoss);
                 return;
             }
         }
         self.advance(l, now);
+        if let Some(c) = self.cap.as_deref_mut() {
+            c.write(l, capture::Point::Arrival, now, &pkt, &self.flows);
+        }
         let a = self.net.links[l].aqm.as_mut().expect("aqm");
         let queued = a.queue.enqueue(pkt, now);
         if !queued && a.queue.is_empty() && self.net.links[l].free_at <= now {
@@ -250,7 +276,7 @@ impl Sim {
             // deadlocks RED there).
             self.net.links[l].aqm.as_mut().expect("aqm").idle_reported = false;
         }
-        self.record_queue_drops(l);
+        self.record_queue_drops(l, now);
         let link = &mut self.net.links[l];
         if link.monitor != NO_MONITOR {
             let q = &link.aqm.as_ref().expect("aqm").queue;
@@ -272,7 +298,7 @@ impl Sim {
             let start = link.free_at;
             let Some(a) = link.aqm.as_mut() else { return };
             let Some((pkt, enq)) = a.queue.dequeue(start) else { break };
-            self.record_queue_drops(l);
+            self.record_queue_drops(l, start);
             let link = &mut self.net.links[l];
             let a = link.aqm.as_mut().expect("aqm");
             a.idle_reported = false;
@@ -282,6 +308,9 @@ impl Sim {
             link.pipe.push_back((arrive, pkt));
             if link.monitor != NO_MONITOR {
                 self.monitors[link.monitor as usize].departed(&pkt, start, enq, n, b);
+            }
+            if let Some(c) = self.cap.as_deref_mut() {
+                c.write(l, capture::Point::Departure, start, &pkt, &self.flows);
             }
             self.schedule_link(l);
         }
@@ -358,7 +387,7 @@ impl Sim {
         let a = self.net.links[l].aqm.as_mut().expect("timer on an AQM link");
         a.queue.on_timer(now);
         let period = a.queue.disc.timer_period();
-        self.record_queue_drops(l);
+        self.record_queue_drops(l, now);
         let link = &self.net.links[l];
         if link.monitor != NO_MONITOR {
             let q = &link.aqm.as_ref().expect("aqm").queue;
@@ -370,12 +399,15 @@ impl Sim {
         }
     }
 
-    /// Charge the packets link `l`'s queue just dropped to their flows.
+    /// Charge the packets link `l`'s queue just dropped (at time `t`) to their flows.
     #[inline(always)]
-    fn record_queue_drops(&mut self, l: usize) {
+    fn record_queue_drops(&mut self, l: usize, t: Time) {
         let a = self.net.links[l].aqm.as_ref().expect("aqm");
         for i in 0..a.queue.drops().len() {
             let d = self.net.links[l].aqm.as_ref().expect("aqm").queue.drops()[i];
+            if let Some(c) = self.cap.as_deref_mut() {
+                c.write(l, capture::Point::Drop, t, &d.pkt, &self.flows);
+            }
             self.record_drop(&d.pkt, d.reason);
         }
     }

@@ -1,6 +1,6 @@
-"""Fig. 4 of [TWL]: the spatial distribution rho0(y) of UDP packets in the queue (metric M10), from
+"""Fig. 4 of [TWL]: the spatial distribution rho0(y) of UDP packets in the queue, from
 the queue snapshots of the first seed at each UDP rate that has them, beside the fluid model's
-profile (models.md §2.4)."""
+profile."""
 
 import numpy as np
 

@@ -1,0 +1,111 @@
+//! `[[pcap]]`: packet traces of chosen links, written as pcap files (`crate::pcap`).
+//!
+//! ```toml
+//! [[pcap]]
+//! link = "bottleneck"                       # a link of the network, by name
+//! at = ["arrival", "departure", "drop"]     # default ["departure"]
+//! start = "10s"                             # optional window (default: the whole run)
+//! stop = "20s"
+//! ```
+//!
+//! Each point gives one file, `<link>.<point>.pcap`: *arrival* is a packet offered to the link's
+//! queue (after the link's random loss), *departure* the start of its transmission, *drop* a
+//! packet the link lost or its queue dropped (arrivals refused and queued packets removed alike).
+
+use super::error::{typed, ScenarioError, R};
+use super::topology::Topology;
+use crate::units::{Dur, OneOrMany};
+use aqm::Time;
+use serde::Deserialize;
+
+/// One traced link.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CaptureSpec {
+    /// The link's index in the topology.
+    pub link: u32,
+    pub arrivals: bool,
+    pub departures: bool,
+    pub drops: bool,
+    /// Packets seen in `[start, stop)` are written.
+    pub start: Time,
+    pub stop: Time,
+}
+
+/// The points of a link that can be traced, as `at` names them (and the files' suffixes).
+pub const POINTS: [&str; 3] = ["arrival", "departure", "drop"];
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawCapture {
+    link: String,
+    at: Option<OneOrMany<String>>,
+    start: Option<Dur>,
+    stop: Option<Dur>,
+}
+
+/// Read `[[pcap]]` (`value`, if present) against the network.
+pub(super) fn parse_captures(value: Option<toml::Value>, topo: &Topology, duration: Time) -> R<Vec<CaptureSpec>> {
+    let Some(value) = value else { return Ok(Vec::new()) };
+    let toml::Value::Array(items) = value else {
+        return Err(ScenarioError::new("pcap", "expected [[pcap]] tables, each with a link (and at, start, stop)"));
+    };
+    let mut out: Vec<CaptureSpec> = Vec::with_capacity(items.len());
+    for (i, v) in items.into_iter().enumerate() {
+        let p = format!("pcap[{i}]");
+        let r: RawCapture = typed(v, &p)?;
+        let Some(link) = topo.links.iter().position(|l| l.name == r.link) else {
+            let names: Vec<&str> = topo.links.iter().map(|l| l.name.as_str()).collect();
+            let shown = if names.len() > 12 {
+                format!("{}, ... ({} in all)", names[..12].join(", "), names.len())
+            } else {
+                names.join(", ")
+            };
+            return Err(ScenarioError::new(
+                format!("{p}.link"),
+                format!("unknown link \"{}\"; links are: {shown}", r.link),
+            ));
+        };
+        if out.iter().any(|c| c.link == link as u32) {
+            return Err(ScenarioError::new(
+                format!("{p}.link"),
+                format!("link \"{}\" is traced twice; give one [[pcap]] per link with all its points in `at`", r.link),
+            ));
+        }
+        let at: Vec<String> = match r.at {
+            None => vec!["departure".into()],
+            Some(OneOrMany::One(s)) => vec![s],
+            Some(OneOrMany::Many(v)) => v,
+        };
+        if at.is_empty() {
+            return Err(ScenarioError::new(
+                format!("{p}.at"),
+                "an empty list; give one or more of: arrival, departure, drop",
+            ));
+        }
+        let mut seen = [false; 3];
+        for (j, a) in at.iter().enumerate() {
+            let Some(k) = POINTS.iter().position(|x| x == a) else {
+                let key = if at.len() == 1 { format!("{p}.at") } else { format!("{p}.at[{j}]") };
+                return Err(ScenarioError::new(
+                    key,
+                    format!("unknown point \"{a}\"; one of: arrival, departure, drop"),
+                ));
+            };
+            seen[k] = true;
+        }
+        let start = r.start.map(|d| d.0).unwrap_or(0);
+        let stop = r.stop.map(|d| d.0).unwrap_or(duration);
+        if stop <= start {
+            return Err(ScenarioError::new(format!("{p}.stop"), "must be later than start"));
+        }
+        out.push(CaptureSpec {
+            link: link as u32,
+            arrivals: seen[0],
+            departures: seen[1],
+            drops: seen[2],
+            start,
+            stop,
+        });
+    }
+    Ok(out)
+}
