@@ -46,8 +46,10 @@ def _err(msg: str, code: int = EXIT_USAGE) -> int:
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message):  # argparse's usage errors: one line, exit 2
+        from .errors import one_line
+
         self.print_usage(sys.stderr)
-        print(f"error: {message}", file=sys.stderr)
+        print(f"error: {one_line(message)}", file=sys.stderr)
         sys.exit(EXIT_USAGE)
 
 
