@@ -108,6 +108,28 @@ def test_seed_out_of_range_in_python(scen, seed):
         aqmlab.sweep(scen, seed=seed, cache=False)
 
 
+# ----------------------------------------------------------------------------- long values
+
+
+HUGE = "x" * 100_000
+
+
+@pytest.mark.parametrize("args", [
+    ("validate", "{scen}", "--set", f'bottleneck.aqm.type="{HUGE}"'),   # the engine's scenario errors
+    ("validate", "{scen}", "--set", f'{HUGE}=1'),                       # a long key
+    ("sweep", "{scen}", "--vary", f"bottleneck.aqm.type={HUGE}", "--no-cache", "--out", "{tmp}/o"),
+    ("run", "{scen}", "--seed", HUGE),                                  # argparse's usage errors
+    ("model", "choke", "--c", HUGE),
+    ("reproduce", HUGE),
+], ids=["value", "key", "vary", "seed", "model", "experiment"])
+def test_a_huge_value_is_quoted_by_its_start_and_length(scen, tmp_path, args):
+    args = [a.format(scen=scen, tmp=tmp_path) if len(a) < 1000 else a for a in args]
+    r = cli(*args)
+    err = r.stderr.strip().splitlines()[-1]
+    assert r.returncode == 2 and err.startswith("error: ") and len(err) < 500, err[:300]
+    assert "x" * 59 + "\u2026" in err and "characters)" in err, err
+
+
 # ----------------------------------------------------------------------------- cache and output disks
 
 

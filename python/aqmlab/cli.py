@@ -46,8 +46,10 @@ def _err(msg: str, code: int = EXIT_USAGE) -> int:
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message):  # argparse's usage errors: one line, exit 2
+        from .errors import one_line
+
         self.print_usage(sys.stderr)
-        print(f"error: {message}", file=sys.stderr)
+        print(f"error: {one_line(message)}", file=sys.stderr)
         sys.exit(EXIT_USAGE)
 
 
@@ -715,8 +717,21 @@ def _add_max_memory(*parsers) -> None:
                              "(default: $AQMLAB_MAX_MEMORY, else half the physical memory)")
 
 
+def split_emulate_command(argv: list[str]) -> tuple[list[str], list[str] | None]:
+    """``aqmlab emulate ... -- CMD ...``: the arguments before the first ``--``, and CMD (None without
+    one). CMD is the user's, whatever it looks like (``-x``, ``--help``): argparse would read a CMD
+    that starts with ``-`` as options of ours."""
+    if "emulate" in argv and "--" in argv and argv.index("emulate") < argv.index("--"):
+        i = argv.index("--")
+        return argv[:i], argv[i + 1:]
+    return argv, None
+
+
 def main(argv=None) -> int:
+    argv, after = split_emulate_command(list(sys.argv[1:] if argv is None else argv))
     args = build_parser().parse_args(argv)
+    if after is not None:
+        args.command = after
     if getattr(args, "max_memory", None):
         # read by the engine in this process and in every worker it starts (sent with each batch to a cluster)
         os.environ["AQMLAB_MAX_MEMORY"] = args.max_memory

@@ -17,11 +17,28 @@ from __future__ import annotations
 from ._core import ScenarioError, SimulationError
 
 
+_LONG_WORD = 200  # longest word (run of non-space characters) an error quotes whole; a file path fits
+_KEEP = 60
+
+
+def _elide(m) -> str:
+    word = m.group(0)
+    tail = word[-3:]
+    tail = tail[len(tail.rstrip("\"'`,;:.)]}")):] if tail else ""
+    return f"{word[:_KEEP]}\u2026{tail} ({len(word)} characters)"
+
+
 def one_line(msg: str) -> str:
-    """``msg`` with control characters (newlines, tabs, ...) escaped as ``\\n`` etc.: an error is one line."""
-    if msg.isprintable():
-        return msg
-    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in msg)
+    """``msg`` as one line of reasonable length: control characters (newlines, tabs, ...) escaped as
+    ``\\n`` etc., and a word longer than 200 characters (a value of 100,000) cut to its first 60, an
+    ellipsis, its closing quote and its length -- as the engine's errors do."""
+    if not msg.isprintable():
+        msg = "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in msg)
+    if len(msg) > _LONG_WORD:
+        import re
+
+        msg = re.sub(r"\S{%d,}" % (_LONG_WORD + 1), _elide, msg)
+    return msg
 
 
 class SweepError(ValueError):

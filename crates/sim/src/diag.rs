@@ -34,6 +34,37 @@ pub fn escape(s: &str) -> String {
     out
 }
 
+/// Longest word (run of non-space characters) an error line quotes whole.
+const LONG_WORD: usize = 200;
+/// Characters kept of a longer word.
+const KEEP: usize = 60;
+
+/// `s` with every word longer than 200 characters (a file path fits) cut to its first 60, an ellipsis, its closing
+/// quote and punctuation, and its length: a value of 100,000 characters must not become an error
+/// message of 100,000 characters.
+pub fn elide_long_words(s: &str) -> String {
+    if s.len() <= LONG_WORD {
+        return s.to_string();
+    }
+    let mut out = String::with_capacity(s.len().min(4 * LONG_WORD));
+    for piece in s.split_inclusive(char::is_whitespace) {
+        let word = piece.trim_end_matches(char::is_whitespace);
+        let n = word.chars().count();
+        if n <= LONG_WORD {
+            out.push_str(piece);
+            continue;
+        }
+        out.extend(word.chars().take(KEEP));
+        out.push('…');
+        // the closing quote and punctuation (up to 3 characters), e.g. `",`
+        let tail: Vec<char> = word.chars().rev().take(3).take_while(|c| c.is_ascii_punctuation()).collect();
+        out.extend(tail.into_iter().rev());
+        let _ = write!(out, " ({n} characters)");
+        out.push_str(&piece[word.len()..]);
+    }
+    out
+}
+
 /// A key as it appears in a key path: bare if TOML allows it bare, else quoted and escaped.
 pub fn key(k: &str) -> String {
     if !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
@@ -130,6 +161,16 @@ mod tests {
     fn escapes_control_characters() {
         assert_eq!(escape("a\nb\tc\u{1b}"), "a\\nb\\tc\\u{1b}");
         assert_eq!(escape("plain"), "plain");
+    }
+
+    #[test]
+    fn elides_long_words_only() {
+        let long = format!("\"{}\",", "x".repeat(100_000));
+        let m = elide_long_words(&format!("unknown AQM {long} see the list"));
+        assert_eq!(m, format!("unknown AQM \"{}…\", (100003 characters) see the list", "x".repeat(59)));
+        let short = format!("{} {}", "p/".repeat(100), "a value of 200 characters or fewer is kept whole. ".repeat(9));
+        assert_eq!(elide_long_words(&short), short);
+        assert_eq!(elide_long_words("ok"), "ok");
     }
 
     #[test]

@@ -7,6 +7,11 @@
 //! saturating addition: a sum past the clock's range becomes `Time::MAX`, an instant that never
 //! comes, which is what the overflowing sum means (the event would fall after the run ends). A
 //! sum that fits is exact, so saturation never changes a run whose times fit the clock.
+//!
+//! The queue disciplines (crate `aqm`) add only their own timer periods to the current time
+//! (CoDel's interval and control law, PIE's and REM's update periods, BLUE's freeze time, RAQM's
+//! T): each is at most 10^6 s (`aqm::control::check_period`), and a run ends before
+//! [`MAX_SECS`], so those sums cannot leave the clock (checked below) and need no saturation.
 
 use aqm::Time;
 
@@ -29,5 +34,14 @@ mod tests {
         assert_eq!(sum(&[1, 2, 3]), 6);
         assert_eq!(sum(&[9_000_000_000 * 1_000_000_000, 10_000_000_000 * 1_000_000_000]), Time::MAX);
         assert!((MAX_SECS * 1e9) < Time::MAX as f64);
+    }
+
+    #[test]
+    fn the_queue_disciplines_timer_sums_fit_the_clock() {
+        // the latest `now` of a run plus the longest period a discipline accepts
+        let last = aqm::control::period_ns(MAX_SECS);
+        assert!(aqm::control::check_period("p", 1e6).is_ok() && aqm::control::check_period("p", 1.0001e6).is_err());
+        assert!(last.checked_add(aqm::control::period_ns(1e6)).is_some());
+        assert!(last.checked_add(aqm::codel_law::control_law(0, aqm::control::period_ns(1e6), 1)).is_some());
     }
 }

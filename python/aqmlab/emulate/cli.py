@@ -47,7 +47,9 @@ def _split_rest(a) -> list[str]:
 
     rest = list(a.rest or [])
     cmd: list[str] = []
-    if "--" in rest:
+    if getattr(a, "command", None) is not None:  # split off by cli.main at the first `--`
+        cmd = list(a.command)
+    elif "--" in rest:
         i = rest.index("--")
         rest, cmd = rest[:i], rest[i + 1:]
     elif rest and not rest[0].startswith("-"):

@@ -20,7 +20,9 @@ impl std::fmt::Display for ScenarioError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         // one line, a key path always (crate::diag)
         let path = if self.path.is_empty() { crate::diag::TOP_LEVEL } else { &self.path };
-        write!(f, "{}: {}", crate::diag::escape(path), crate::diag::escape(&self.msg))
+        // and never longer than a line: a long value or key is quoted by its start and length
+        let (path, msg) = (crate::diag::escape(path), crate::diag::escape(&self.msg));
+        write!(f, "{}: {}", crate::diag::elide_long_words(&path), crate::diag::elide_long_words(&msg))
     }
 }
 
