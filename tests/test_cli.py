@@ -153,6 +153,36 @@ def test_bench_paper_point_reports_figures():
     assert row["flows"] == 34
 
 
+def test_bench_htsim_point_reports_engine_time_cpu_and_memory():
+    r = aqmlab("bench", "--point", "scale-1k", "--json")
+    assert r.returncode == 0, r.stderr
+    (row,) = json.loads(r.stdout)
+    assert row["flows"] == 1000 and row["sim_seconds"] == 1
+    # the engine's time is part of the whole, and its CPU per delivered packet is positive
+    assert 0 < row["engine_s"] <= row["wall_s"] and row["cpu_us_per_pkt"] > 0
+    assert 0 < row["engine_mib"] < row["peak_rss_mib"]
+    assert row["data_pkts_delivered"] > 0 and 0 < row["utilisation"] <= 1
+
+
+def test_bench_htsim_side_by_side_with_a_driver(tmp_path):
+    # a stand-in for the htsim driver that prints the driver's JSON line, to check the pairing
+    fake = tmp_path / "dumbbell"
+    fake.write_text(
+        "#!/bin/sh\n"
+        'echo \'{"sim": "htsim", "run_s": 1.0, "run_cpu_s": 1.0, "data_pkts_delivered": 1000, '
+        '"data_pkts_per_s": 1000.0, "utilisation": 0.9, "peak_rss_mib": 10.0}\'\n'
+    )
+    fake.chmod(0o755)
+    r = aqmlab("bench", "--htsim", fake, "--point", "scale-1k", "--repeat", "2", "--json")
+    assert r.returncode == 0, r.stderr
+    (row,) = json.loads(r.stdout)
+    assert row["point"] == "scale-1k" and row["pairs"] == 2 and row["speedup"] > 0
+    bad = aqmlab("bench", "--htsim", tmp_path / "missing")
+    assert bad.returncode == 2 and ERROR_LINE.match(bad.stderr.strip())
+    nopeer = aqmlab("bench", "--htsim", fake, "--point", "paper")
+    assert nopeer.returncode == 2 and "no htsim counterpart" in nopeer.stderr
+
+
 TRAFFIC = """
 name = "mix"
 [simulation]

@@ -140,7 +140,7 @@ pub fn drawing_factor(x: f64, b: f64, t_min: f64, t_max: f64) -> u64 {
     if b <= 1.0 {
         return 0;
     }
-    round_half_up(x * b.sqrt() / ((t_max - t_min) * b.ln()))
+    round_half_up(x * b.sqrt() / ((t_max - t_min) * libm::log(b)))
 }
 
 pub struct Choked<P> {

@@ -199,6 +199,36 @@ fn run<'py>(
     Ok(d)
 }
 
+/// `aqmlab bench`: run a scenario and time the engine's phases with `clock` (a Python callable
+/// returning a tuple of floats, e.g. wall and thread CPU seconds), which is called before building,
+/// after building, after the event loop and after the results are computed. Returns a dict with
+/// `summary` (JSON text) and `marks` (the four clock readings). The tables are not converted to
+/// Python objects, and no progress callback runs: what is timed is the engine alone.
+#[pyfunction]
+#[pyo3(name = "bench", signature = (text, name, overrides, clock))]
+fn bench_engine<'py>(
+    py: Python<'py>,
+    text: &str,
+    name: &str,
+    overrides: Vec<String>,
+    clock: Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let sim_err = |e: sim::SimError| SimulationError::new_err(e.to_string());
+    let m0 = clock.call0()?;
+    let (sc, _) = load(text, &overrides, name, u64::MAX)?;
+    let mut sim = no_panic(|| sim::Sim::new(sc, None).map_err(sim_err))?;
+    let m1 = clock.call0()?;
+    no_panic(|| sim.run_events(&mut |_| true).map_err(sim_err))?;
+    let m2 = clock.call0()?;
+    let res = no_panic(|| sim.finish().map_err(sim_err))?;
+    let m3 = clock.call0()?;
+    let d = PyDict::new(py);
+    d.set_item("summary", res.summary.to_string())?;
+    d.set_item("marks", (m0, m1, m2, m3))?;
+    drop(res);
+    Ok(d)
+}
+
 /// The resolved scenario: the scenario with `overrides` applied and `seed` (if given) set, written
 /// back as TOML with every default filled in (`sim::resolved`); `header` lines become comments.
 /// Loading the text gives the same scenario. Raises `ScenarioError` like `validate`.
@@ -271,6 +301,7 @@ fn tcp_presets(details: bool) -> Vec<(String, String)> {
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(bench_engine, m)?)?;
     m.add_function(wrap_pyfunction!(names, m)?)?;
     m.add_function(wrap_pyfunction!(tcp_presets, m)?)?;
     m.add_function(wrap_pyfunction!(parse_size, m)?)?;

@@ -65,9 +65,10 @@ pub struct Estimate {
 /// Bytes of engine state one flow of `g` holds.
 fn flow_bytes(g: &GroupSpec) -> u64 {
     let host = 4 * crate::sim::LINK_BYTES + 6 * 4 + 32;
+    // (a flow's TCP sender and receiver are inside its `Flow`, whatever its transport)
     let flow = crate::sim::FLOW_BYTES + 2 * std::mem::size_of::<crate::measure::FlowCounters>() as u64 + 16;
     let app = match g.transport {
-        Transport::Tcp { .. } => crate::sim::TCP_BYTES + TCP_HEAP_BYTES,
+        Transport::Tcp { .. } => TCP_HEAP_BYTES,
         Transport::Udp { .. } => 64,
     };
     host + flow + app

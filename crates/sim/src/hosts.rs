@@ -9,7 +9,11 @@ use aqm::Time;
 
 /// A flow's transport endpoints.
 pub enum App {
-    Tcp { tx: Box<TcpSender>, rx: Box<TcpReceiver> },
+    /// (kept inline, not boxed: the flow's hot state is one place in the flows array)
+    Tcp {
+        tx: TcpSender,
+        rx: TcpReceiver,
+    },
     Udp(UdpSource),
 }
 
@@ -44,5 +48,5 @@ pub fn start_time(spec: StartSpec, rng: &mut Rng) -> Time {
 }
 
 pub fn tcp_app(cfg: &TcpConfig, fid: u32, prio: u8, flags: u8, limit: u32) -> App {
-    App::Tcp { tx: Box::new(TcpSender::new(*cfg, fid, prio, flags, limit)), rx: Box::new(TcpReceiver::new(cfg, prio)) }
+    App::Tcp { tx: TcpSender::new(*cfg, fid, prio, flags, limit), rx: TcpReceiver::new(cfg, prio) }
 }

@@ -29,6 +29,7 @@ pub mod diag;
 pub mod event;
 pub mod hosts;
 pub mod measure;
+pub mod mem;
 pub mod monitor;
 pub mod net;
 pub mod packet;

@@ -110,7 +110,7 @@ pub struct HopDrops {
 impl HopDrops {
     /// Counters for `flows` flows whose two paths together have at most `stride` links.
     pub fn new(stride: usize, flows: usize) -> Self {
-        HopDrops { stride, counts: vec![0; stride * flows] }
+        HopDrops { stride, counts: crate::mem::huge_filled(stride * flows, 0) }
     }
 
     /// Room for one more flow.

@@ -50,6 +50,12 @@ pub struct Packet {
     pub aux: u16,
 }
 
+impl Packet {
+    /// A placeholder (an unused slot of a link's inline pipe).
+    pub const EMPTY: Packet =
+        Packet { sent: 0, flow: 0, seq: 0, size: 0, kind: PktKind::Data, hop: 0, prio: 0, flags: 0, aux: 0 };
+}
+
 impl Pkt for Packet {
     #[inline]
     fn flow(&self) -> u32 {

@@ -45,6 +45,14 @@ fn cases() -> Vec<(String, PathBuf, Vec<String>)> {
             vec![format!("simulation.duration=\"{duration}\"")],
         ));
     }
+    // the DropTail dumbbell of the htsim comparison and the scale curve (simple links, many flows)
+    out.push((
+        "bench-dumbbell-droptail".to_string(),
+        bench.join("dumbbell-droptail.toml"),
+        ["flows[0].count=300", "bottleneck.rate=\"30Mb/s\"", "bottleneck.limit=225", "simulation.duration=\"3s\""]
+            .map(String::from)
+            .to_vec(),
+    ));
     out
 }
 

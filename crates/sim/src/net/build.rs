@@ -2,7 +2,7 @@
 //! random streams), the access links of flows attached at routers, and the paths of every host
 //! pair. Routes themselves were computed when the scenario was loaded (`scenario::topology`).
 
-use super::{Host, Link, Network, Route, NO_MONITOR};
+use super::{Host, Link, Network, Route, NEXT_HOST, NEXT_SHARED, NO_MONITOR};
 use crate::scenario::{LinkSpec, NodeKind, Scenario};
 use aqm::rng::{name_hash, Rng};
 use aqm::{AqmConfig, LinkInfo, Queue, QueueUnit, Time};
@@ -41,7 +41,7 @@ pub fn build(sc: &Scenario, seed: u64) -> Result<Network, String> {
     if n_links > max || (2 * n_hosts) as u64 > max {
         return Err(format!("{n_hosts} flows exceed what the event set can index"));
     }
-    let mut links = Vec::with_capacity(n_links as usize);
+    let mut links = crate::mem::huge_vec(n_links as usize);
     let mut monitored = Vec::new();
     for (l, tl) in topo.links.iter().enumerate() {
         // a traced link ([[pcap]]) keeps a queue object too: its packets are seen there
@@ -56,7 +56,7 @@ pub fn build(sc: &Scenario, seed: u64) -> Result<Network, String> {
     let core = links.len();
     let access_limit = sc.access_limit.min(u32::MAX as u64) as u32;
     let access = |rate: f64, delay: Time| Link::simple(rate, delay, access_limit);
-    let mut hosts = Vec::with_capacity(n_hosts);
+    let mut hosts = crate::mem::huge_vec(n_hosts);
     let mut paths = Vec::new();
     let mut path = Vec::new();
     for g in &sc.groups {
@@ -78,7 +78,7 @@ pub fn build(sc: &Scenario, seed: u64) -> Result<Network, String> {
                 links.push(access(rate, delay));
                 receiver = Some((links.len() as u32 - 1, links.len() as u32 - 2));
             }
-            let mut route = Route { fwd: 0, rev: 0, fwd_len: 0, rev_len: 0 };
+            let mut route = Route { fwd: 0, rev: 0, first_fwd: 0, first_rev: 0, fwd_len: 0, rev_len: 0 };
             for ack in [false, true] {
                 path.clear();
                 let (first, last, core_route) = match ack {
@@ -97,10 +97,12 @@ pub fn build(sc: &Scenario, seed: u64) -> Result<Network, String> {
                 }
                 let start = paths.len() as u32;
                 paths.extend_from_slice(&path);
+                // (an empty path never carries a packet: validation gives every host pair a route)
+                let first = path.first().copied().unwrap_or(0);
                 if ack {
-                    (route.rev, route.rev_len) = (start, path.len() as u8);
+                    (route.rev, route.rev_len, route.first_rev) = (start, path.len() as u8, first);
                 } else {
-                    (route.fwd, route.fwd_len) = (start, path.len() as u8);
+                    (route.fwd, route.fwd_len, route.first_fwd) = (start, path.len() as u8, first);
                 }
             }
             // (saturating: a sum past the clock's range is an instant that never comes, crate::time)
@@ -120,5 +122,28 @@ pub fn build(sc: &Scenario, seed: u64) -> Result<Network, String> {
         }
     }
     let max_paths = hosts.iter().map(|h| h.route.fwd_len as usize + h.route.rev_len as usize).max().unwrap_or(0);
+    set_next_links(&mut links, &paths, &hosts);
     Ok(Network { links, core, paths, hosts, monitored, max_paths })
+}
+
+/// A link whose packets all go on to the same place (a host pair's access links, and any link
+/// that is on one path only) knows that place, so forwarding from it reads neither the flow's
+/// route nor the path: the next link, or [`NEXT_HOST`] when every path ends there. Links on
+/// paths that continue differently keep [`NEXT_SHARED`] (look the next hop up).
+fn set_next_links(links: &mut [Link], paths: &[u32], hosts: &[Host]) {
+    const UNSEEN: u32 = NEXT_SHARED - 2;
+    let mut next = vec![UNSEEN; links.len()];
+    for h in hosts {
+        for (start, len) in [(h.route.fwd, h.route.fwd_len), (h.route.rev, h.route.rev_len)] {
+            let path = &paths[start as usize..start as usize + len as usize];
+            for (i, &l) in path.iter().enumerate() {
+                let succ = path.get(i + 1).copied().unwrap_or(NEXT_HOST);
+                let n = &mut next[l as usize];
+                *n = if *n == UNSEEN || *n == succ { succ } else { NEXT_SHARED };
+            }
+        }
+    }
+    for (link, n) in links.iter_mut().zip(next) {
+        link.next = if n == UNSEEN { NEXT_SHARED } else { n };
+    }
 }

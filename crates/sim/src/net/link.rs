@@ -18,10 +18,10 @@
 //!   buffer and no queue object is needed. The number of packets still waiting at time `now` (for
 //!   the buffer test) is the number of pipe entries whose transmission starts after `now`.
 
+use super::pipe::Pipe;
 use crate::packet::Packet;
 use aqm::rng::Rng;
 use aqm::{Queue, Time, NS_PER_SEC};
-use std::collections::VecDeque;
 
 /// The queue of an AQM link.
 pub struct AqmPart {
@@ -34,20 +34,26 @@ pub struct AqmPart {
 }
 
 pub struct Link {
-    pub rate_bps: u64,
-    pub delay: Time,
     /// When the transmitter becomes free (end of the current or last transmission).
     pub free_at: Time,
-    /// An event for the pipe head is in the event set.
-    pub pending: bool,
+    pub delay: Time,
+    pub rate_bps: u64,
+    /// Simple links: when the last packet put into the pipe starts its transmission (the
+    /// packets waiting at `now` are those starting after it, `simple_arrive`).
+    pub last_start: Time,
+    /// Where every packet leaving this link goes next: a link index, [`NEXT_HOST`] (its host),
+    /// or [`NEXT_SHARED`] (it depends on the packet's path: look it up).
+    pub next: u32,
     /// Simple links: buffer limit in waiting packets.
     pub limit: u32,
+    /// An event for the pipe head is in the event set.
+    pub pending: bool,
+    /// Packets in transmission or propagation (and, on simple links, waiting):
+    /// (arrival at the far end, packet); the first few inside the link.
+    pub pipe: Pipe,
     /// Simple links: packets offered and packets dropped (buffer full).
     pub arrivals: u64,
     pub overflows: u64,
-    /// Packets in transmission or propagation (and, on simple links, waiting):
-    /// (arrival at the far end, packet).
-    pub pipe: VecDeque<(Time, Packet)>,
     /// `None` for a simple link.
     pub aqm: Option<Box<AqmPart>>,
     /// Index of the link's monitor ([`NO_MONITOR`] if the link is not measured).
@@ -56,6 +62,10 @@ pub struct Link {
 
 /// `Link::monitor` of a link that is not measured.
 pub const NO_MONITOR: u32 = u32::MAX;
+/// `Link::next`: the packet's next hop depends on its path.
+pub const NEXT_SHARED: u32 = u32::MAX;
+/// `Link::next`: every path through the link ends there (the packet reaches its host).
+pub const NEXT_HOST: u32 = u32::MAX - 1;
 
 impl Link {
     /// An AQM link.
@@ -71,11 +81,13 @@ impl Link {
             rate_bps: rate_bps.round().max(1.0) as u64,
             delay,
             free_at: 0,
+            last_start: 0,
+            next: NEXT_SHARED,
             pending: false,
             limit,
             arrivals: 0,
             overflows: 0,
-            pipe: VecDeque::new(),
+            pipe: Pipe::default(),
             aqm: None,
             monitor: NO_MONITOR,
         }
@@ -92,8 +104,10 @@ impl Link {
     pub fn simple_arrive(&mut self, pkt: Packet, now: Time) -> bool {
         self.arrivals += 1;
         // Entries whose transmission starts after `now` are waiting; they are at the back.
+        // (`last_start` is the last entry's start, as computed below from its arrival time; with
+        // an empty pipe it is at most `now`, since that entry arrived.)
         let waiting = match self.pipe.back() {
-            Some(&(a, p)) if a - self.delay - self.tx_time(p.size) > now => {
+            Some(_) if self.last_start > now => {
                 let (delay, rate) = (self.delay, self.rate_bps);
                 let first_waiting = self
                     .pipe
@@ -107,8 +121,11 @@ impl Link {
             return false;
         }
         let start = self.free_at.max(now);
-        self.free_at = start.saturating_add(self.tx_time(pkt.size));
-        self.pipe.push_back((self.free_at.saturating_add(self.delay), pkt));
+        let tx = self.tx_time(pkt.size);
+        self.free_at = start.saturating_add(tx);
+        let arrive = self.free_at.saturating_add(self.delay);
+        self.last_start = arrive - self.delay - tx;
+        self.pipe.push_back((arrive, pkt));
         true
     }
 
@@ -135,7 +152,7 @@ mod tests {
         assert!(l.simple_arrive(pkt(1), 0)); // waiting 1
         assert!(l.simple_arrive(pkt(2), 0)); // waiting 2
         assert!(!l.simple_arrive(pkt(3), 0)); // full
-        let arrivals: Vec<Time> = l.pipe.iter().map(|e| e.0).collect();
+        let arrivals: Vec<Time> = (0..l.pipe.len()).map(|i| l.pipe.get(i).0).collect();
         assert_eq!(arrivals, vec![6_000_000, 7_000_000, 8_000_000]);
         // at 1 ms packet 1 has started: one waiting, so one more fits
         assert!(l.simple_arrive(pkt(4), 1_000_000));
@@ -144,6 +161,6 @@ mod tests {
         // an idle link starts at the arrival time
         let mut l = Link::simple(8e6, 0, 2);
         assert!(l.simple_arrive(pkt(0), 10_000_000));
-        assert_eq!(l.pipe[0].0, 11_000_000);
+        assert_eq!(l.pipe.get(0).0, 11_000_000);
     }
 }

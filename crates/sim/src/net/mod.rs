@@ -9,17 +9,21 @@
 
 pub mod build;
 pub mod link;
+pub mod pipe;
 
-pub use link::{AqmPart, Link, NO_MONITOR};
+pub use link::{AqmPart, Link, NEXT_HOST, NEXT_SHARED, NO_MONITOR};
 
 use aqm::Time;
 
 /// Where a host pair's paths start in [`Network::paths`]: kept small and apart from the flows, so
-/// that forwarding a packet touches 12 bytes, not the flow's transport state.
+/// that forwarding a packet touches 20 bytes, not the flow's transport state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Route {
     pub fwd: u32,
     pub rev: u32,
+    /// The first link of each path (`paths[fwd]`, `paths[rev]`), where a host injects a packet.
+    pub first_fwd: u32,
+    pub first_rev: u32,
     pub fwd_len: u8,
     pub rev_len: u8,
 }

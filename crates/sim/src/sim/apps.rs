@@ -27,8 +27,8 @@ pub(super) struct Traffic {
 impl Traffic {
     pub fn new(sc: &Scenario, seed: u64, net: &Network, ev: &mut EventQueue) -> Traffic {
         let n = sc.n_static_flows();
-        let mut flows = Vec::with_capacity(n);
-        let mut routes = Vec::with_capacity(n);
+        let mut flows = crate::mem::huge_vec(n);
+        let mut routes = crate::mem::huge_vec(n);
         let mut shorts = Vec::new();
         let mut sessions = Vec::new();
         let mut next_host = 0u32;

@@ -17,7 +17,7 @@ use crate::event::{EventQueue, Kind};
 use crate::hosts::{App, Flow, NO_TIMER};
 use crate::measure::{FlowCounters, FlowSeries, HopDrops};
 use crate::monitor::LinkMonitor;
-use crate::net::{Network, Route, NO_MONITOR};
+use crate::net::{Network, Route, NEXT_HOST, NEXT_SHARED, NO_MONITOR};
 use crate::packet::{Packet, PktKind};
 use crate::results::{self, Engine, Results, Run};
 use crate::scenario::Scenario;
@@ -49,8 +49,6 @@ impl std::fmt::Display for SimError {
 // sizes for the resource estimate (crate::budget)
 pub(crate) const FLOW_BYTES: u64 = std::mem::size_of::<Flow>() as u64;
 pub(crate) const LINK_BYTES: u64 = std::mem::size_of::<crate::net::Link>() as u64;
-pub(crate) const TCP_BYTES: u64 =
-    (std::mem::size_of::<crate::tcp::TcpSender>() + std::mem::size_of::<crate::tcp::TcpReceiver>()) as u64;
 
 /// A runnable simulation.
 pub struct Sim {
@@ -138,10 +136,10 @@ impl Sim {
             flows: t.flows,
             shorts: t.shorts,
             sessions: t.sessions,
-            ctr: vec![FlowCounters::default(); n],
+            ctr: crate::mem::huge_filled(n, FlowCounters::default()),
             hop_drops: HopDrops::new(max_paths, n),
             base: None,
-            timers: vec![NO_TIMER; 2 * n],
+            timers: crate::mem::huge_filled(2 * n, NO_TIMER),
             monitors,
             snaps: Default::default(),
             snap_rng,
@@ -173,6 +171,13 @@ impl Sim {
     /// Run to the end. `progress(sim_seconds)` is called every 65,536 events; returning `false`
     /// stops the run with [`SimError::Interrupted`].
     pub fn run(mut self, progress: &mut dyn FnMut(f64) -> bool) -> Result<Results, SimError> {
+        self.run_events(progress)?;
+        self.finish()
+    }
+
+    /// The event loop alone (what `aqmlab bench` times as the engine's run): process every event
+    /// before the run's end. Follow it with [`Sim::finish`].
+    pub fn run_events(&mut self, progress: &mut dyn FnMut(f64) -> bool) -> Result<(), SimError> {
         let end = self.sc.duration;
         while let Some(t) = self.ev.peek_time() {
             if t >= end {
@@ -205,6 +210,12 @@ impl Sim {
                 )));
             }
         }
+        Ok(())
+    }
+
+    /// Close the measurement window at the run's end, check conservation, and compute the results.
+    pub fn finish(mut self) -> Result<Results, SimError> {
+        let end = self.sc.duration;
         self.now = end;
         self.finish_window(end);
         self.check_conservation()?;
@@ -221,7 +232,7 @@ impl Sim {
     fn inject(&mut self, pkt: Packet) {
         self.created += 1;
         let r = &self.routes[pkt.flow as usize];
-        let first = if is_reverse(pkt.kind) { self.net.paths[r.rev as usize] } else { self.net.paths[r.fwd as usize] };
+        let first = if is_reverse(pkt.kind) { r.first_rev } else { r.first_fwd };
         self.link_arrive(first as usize, pkt);
     }
 
@@ -334,7 +345,8 @@ impl Sim {
             match link.pipe.front() {
                 Some(&(a, _)) if a <= now => {
                     let (_, pkt) = link.pipe.pop_front().expect("front");
-                    self.forward(pkt);
+                    let next = link.next;
+                    self.forward(next, pkt);
                 }
                 _ => break,
             }
@@ -343,15 +355,25 @@ impl Sim {
         self.schedule_link(l);
     }
 
-    /// A packet reached the far end of a link: on to the next link of its path, or to its host.
+    /// A packet reached the far end of a link whose `Link::next` is `next`: on to the next link of
+    /// its path, or to its host. Only a link shared by paths that continue differently needs the
+    /// flow's route to know which.
     #[inline]
-    fn forward(&mut self, mut pkt: Packet) {
+    fn forward(&mut self, next: u32, mut pkt: Packet) {
         pkt.hop += 1;
-        let r = &self.routes[pkt.flow as usize];
-        let (start, len) = if is_reverse(pkt.kind) { (r.rev, r.rev_len) } else { (r.fwd, r.fwd_len) };
-        if pkt.hop < len {
-            let next = self.net.paths[(start + pkt.hop as u32) as usize] as usize;
-            self.link_arrive(next, pkt);
+        let next = if next == NEXT_SHARED {
+            let r = &self.routes[pkt.flow as usize];
+            let (start, len) = if is_reverse(pkt.kind) { (r.rev, r.rev_len) } else { (r.fwd, r.fwd_len) };
+            if pkt.hop < len {
+                self.net.paths[(start + pkt.hop as u32) as usize]
+            } else {
+                NEXT_HOST
+            }
+        } else {
+            next
+        };
+        if next != NEXT_HOST {
+            self.link_arrive(next as usize, pkt);
         } else {
             self.delivered += 1;
             self.deliver(pkt);

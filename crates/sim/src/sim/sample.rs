@@ -150,5 +150,5 @@ impl Sim {
 
 /// An exponential gap with mean `mean` (at least 1 ns): the next instant of a Poisson process.
 pub(super) fn exp_gap(rng: &mut Rng, mean: Time) -> Time {
-    ((-(1.0 - rng.uniform()).ln() * mean as f64).round() as Time).max(1)
+    ((-libm::log(1.0 - rng.uniform()) * mean as f64).round() as Time).max(1)
 }

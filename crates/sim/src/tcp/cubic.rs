@@ -108,7 +108,7 @@ impl Cubic {
             self.w_max = cwnd;
             self.k = 0.0;
         } else {
-            self.k = ((self.w_max - cwnd) / self.c).cbrt();
+            self.k = libm::cbrt((self.w_max - cwnd) / self.c);
         }
         self.after_rto = false;
         self.w_est = cwnd;

@@ -27,10 +27,10 @@ impl Dist {
     pub fn sample(&self, rng: &mut Rng) -> f64 {
         match *self {
             Dist::Const(v) => v,
-            Dist::Exponential { mean } => -mean * open01(rng).ln(),
+            Dist::Exponential { mean } => -mean * libm::log(open01(rng)),
             Dist::Pareto { mean, shape, max } => {
                 let xm = mean * (shape - 1.0) / shape;
-                let x = xm * open01(rng).powf(-1.0 / shape);
+                let x = xm * libm::pow(open01(rng), -1.0 / shape);
                 max.map_or(x, |m| x.min(m))
             }
             Dist::Uniform { lo, hi } => lo + (hi - lo) * rng.uniform(),
@@ -51,7 +51,7 @@ impl Dist {
         match *self {
             Dist::Pareto { mean, shape, max: Some(m) } => {
                 let xm = mean * (shape - 1.0) / shape;
-                mean - xm.powf(shape) * m.powf(1.0 - shape) / (shape - 1.0)
+                mean - libm::pow(xm, shape) * libm::pow(m, 1.0 - shape) / (shape - 1.0)
             }
             _ => self.mean(),
         }

@@ -1,0 +1,58 @@
+//! The per-flow arrays of a large run (links, flows, routes, counters, timer slots) on transparent
+//! huge pages where Linux offers them on request (`madvise` mode, the common default).
+//!
+//! At 100 000 flows and more every packet touches several per-flow places that are far apart in
+//! hundreds of MiB, so most touches miss the TLB as well as the cache; with 2 MiB pages the page
+//! walk mostly disappears. The arrays are reserved with their final capacity, advised before the
+//! first write (so the kernel backs them with huge pages from the start), then filled. Elsewhere,
+//! or for arrays under a few MiB, these are plain vectors. Nothing here changes any result.
+
+/// Arrays smaller than this stay on normal pages.
+const MIN_BYTES: usize = 4 << 20;
+const HUGE_PAGE: usize = 2 << 20;
+
+/// An empty vector with room for `cap` elements, on huge pages if it is large.
+pub fn huge_vec<T>(cap: usize) -> Vec<T> {
+    let v = Vec::with_capacity(cap);
+    advise(v.as_ptr() as usize, cap.saturating_mul(std::mem::size_of::<T>()));
+    v
+}
+
+/// `n` copies of `x`, on huge pages if large.
+pub fn huge_filled<T: Clone>(n: usize, x: T) -> Vec<T> {
+    let mut v = huge_vec(n);
+    v.resize(n, x);
+    v
+}
+
+#[cfg(target_os = "linux")]
+fn advise(start: usize, bytes: usize) {
+    if bytes < MIN_BYTES {
+        return;
+    }
+    let lo = start.next_multiple_of(HUGE_PAGE);
+    let hi = (start + bytes) / HUGE_PAGE * HUGE_PAGE;
+    if hi > lo {
+        // SAFETY: [lo, hi) lies inside the vector's own allocation; MADV_HUGEPAGE only changes
+        // how the kernel backs those pages, never their contents. Failure (e.g. THP disabled) is
+        // harmless and ignored.
+        unsafe {
+            libc::madvise(lo as *mut libc::c_void, hi - lo, libc::MADV_HUGEPAGE);
+        }
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn advise(_start: usize, _bytes: usize) {}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn vectors_are_ordinary() {
+        let v = super::huge_filled(3 << 20, 7u32);
+        assert_eq!((v.len(), v[0], v[v.len() - 1]), (3 << 20, 7, 7));
+        let mut w = super::huge_vec::<u64>(10);
+        w.push(1);
+        assert_eq!(w, vec![1]);
+    }
+}
