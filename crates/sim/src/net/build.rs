@@ -123,7 +123,7 @@ pub fn build(sc: &Scenario, seed: u64) -> Result<Network, String> {
     }
     let max_paths = hosts.iter().map(|h| h.route.fwd_len as usize + h.route.rev_len as usize).max().unwrap_or(0);
     set_next_links(&mut links, &paths, &hosts);
-    Ok(Network { links, core, paths, hosts, monitored, max_paths })
+    Ok(Network { links, core, paths, hosts, monitored, max_paths, rings: Default::default() })
 }
 
 /// A link whose packets all go on to the same place (a host pair's access links, and any link

@@ -12,6 +12,7 @@ pub mod link;
 pub mod pipe;
 
 pub use link::{AqmPart, Link, NEXT_HOST, NEXT_SHARED, NO_MONITOR};
+pub use pipe::Rings;
 
 use aqm::Time;
 
@@ -51,6 +52,8 @@ pub struct Network {
     pub monitored: Vec<u32>,
     /// The most links a host pair's data and ACK paths have together.
     pub max_paths: usize,
+    /// The heap rings of pipes holding more than their inline entries, shared by all links.
+    pub rings: Rings,
 }
 
 impl Network {

@@ -240,9 +240,10 @@ impl Sim {
     /// into the pipe); then the transmitter starts whatever is due.
     fn link_arrive(&mut self, l: usize, pkt: Packet) {
         let now = self.now;
-        let link = &mut self.net.links[l];
+        let net = &mut self.net;
+        let link = &mut net.links[l];
         let Some(a) = link.aqm.as_mut() else {
-            if link.simple_arrive(pkt, now) {
+            if link.simple_arrive(pkt, now, &mut net.rings) {
                 self.schedule_link(l);
             } else {
                 self.record_drop(&pkt, DropReason::Overflow);
@@ -291,7 +292,8 @@ impl Sim {
     /// Start every transmission on link `l` due by `t` (see the module docs of `net::link`).
     fn advance(&mut self, l: usize, t: Time) {
         loop {
-            let link = &mut self.net.links[l];
+            let net = &mut self.net;
+            let link = &mut net.links[l];
             if link.free_at > t {
                 break;
             }
@@ -299,13 +301,14 @@ impl Sim {
             let Some(a) = link.aqm.as_mut() else { return };
             let Some((pkt, enq)) = a.queue.dequeue(start) else { break };
             self.record_queue_drops(l, start);
-            let link = &mut self.net.links[l];
+            let net = &mut self.net;
+            let link = &mut net.links[l];
             let a = link.aqm.as_mut().expect("aqm");
             a.idle_reported = false;
             let (n, b) = (a.queue.len(), a.queue.bytes());
             link.free_at = start.saturating_add(link.tx_time(pkt.size));
             let arrive = link.free_at.saturating_add(link.delay);
-            link.pipe.push_back((arrive, pkt));
+            link.pipe.push_back((arrive, pkt), &mut net.rings);
             if link.monitor != NO_MONITOR {
                 self.monitors[link.monitor as usize].departed(&pkt, start, enq, n, b);
             }
@@ -341,10 +344,11 @@ impl Sim {
         let now = self.now;
         self.net.links[l].pending = false;
         loop {
-            let link = &mut self.net.links[l];
+            let net = &mut self.net;
+            let link = &mut net.links[l];
             match link.pipe.front() {
                 Some(&(a, _)) if a <= now => {
-                    let (_, pkt) = link.pipe.pop_front().expect("front");
+                    let (_, pkt) = link.pipe.pop_front(&mut net.rings).expect("front");
                     let next = link.next;
                     self.forward(next, pkt);
                 }
