@@ -55,7 +55,7 @@ pub(super) fn table(r: &Run, d: &Derived) -> Table {
         Column::F64(
             flows
                 .iter()
-                .zip(window)
+                .zip(window.iter())
                 .map(|(fl, c)| {
                     let active = fl.stop.min(end).saturating_sub(fl.start.max(warmup)) as f64 / 1e9;
                     let bits = (c.delivered_bytes - c.delivered_retx_bytes.min(c.delivered_bytes)) as f64 * 8.0;
