@@ -63,6 +63,8 @@ pub struct Sim {
     /// Short-connection generators (group index, generator, first host).
     shorts: Vec<(u32, ShortGen, u32)>,
     sessions: Vec<Session>,
+    /// Each TCP group's options, shared by its senders.
+    tcp_cfgs: Vec<Option<std::sync::Arc<crate::tcp::TcpConfig>>>,
     ctr: Vec<FlowCounters>,
     hop_drops: HopDrops,
     /// Flow counters and hop drops at the start of the measurement window.
@@ -136,6 +138,7 @@ impl Sim {
             flows: t.flows,
             shorts: t.shorts,
             sessions: t.sessions,
+            tcp_cfgs: t.tcp_cfgs,
             ctr: crate::mem::huge_filled(n, FlowCounters::default()),
             hop_drops: HopDrops::new(max_paths, n),
             base: None,

@@ -204,7 +204,8 @@ impl Default for TcpConfig {
 /// Sending side of a TCP connection.
 #[derive(Debug, Clone)]
 pub struct TcpSender {
-    pub cfg: TcpConfig,
+    /// The group's options, shared by all its senders (128 bytes that were copied into each).
+    pub cfg: std::sync::Arc<TcpConfig>,
     cc: Cc,
     flow: u32,
     prio: u8,
@@ -273,9 +274,10 @@ impl SendLog {
 }
 
 impl TcpSender {
-    pub fn new(cfg: TcpConfig, flow: u32, prio: u8, flags: u8, limit: u32) -> Self {
+    /// A sender with options `cfg` (pass the group's shared `Arc` so that senders share them).
+    pub fn new(cfg: impl Into<std::sync::Arc<TcpConfig>>, flow: u32, prio: u8, flags: u8, limit: u32) -> Self {
+        let cfg: std::sync::Arc<TcpConfig> = cfg.into();
         TcpSender {
-            cfg,
             cc: Cc::new(&cfg.cc),
             flow,
             prio,
@@ -305,6 +307,7 @@ impl TcpSender {
             sb: (cfg.recovery == Recovery::Sack).then(|| Box::new(Scoreboard::new(cfg.max_window))),
             log: matches!(cfg.cc, CcConfig::Vegas { .. }).then(|| Box::new(SendLog::new(cfg.max_window))),
             worried: 0,
+            cfg,
         }
     }
 
