@@ -225,7 +225,21 @@ impl Sim {
         if let Some(c) = self.cap.take() {
             c.finish().map_err(|e| SimError::Build(format!("writing the pcap traces: {e}")))?;
         }
-        Ok(self.results())
+        let in_flight = self.net.in_flight();
+        self.release_engine_state();
+        Ok(self.results(in_flight))
+    }
+
+    /// Free what only the event loop needs before the results are built, so that the result
+    /// tables take the place of the access links and the event set instead of adding to the
+    /// run's peak of memory (at a million flows the access links alone are over 600 MiB).
+    fn release_engine_state(&mut self) {
+        self.net.links.truncate(self.net.core);
+        self.net.links.shrink_to_fit();
+        self.net.rings = Default::default();
+        self.ev = EventQueue::with_capacity(0);
+        self.timers = Vec::new();
+        self.scratch = Vec::new();
     }
 
     // ------------------------------------------------------------------ the packet's path
@@ -468,10 +482,14 @@ impl Sim {
         Ok(())
     }
 
-    fn results(&self) -> Results {
+    fn results(&mut self, in_flight: u64) -> Results {
         let (base_ctr, base_drops) = match &self.base {
             Some((c, d)) => (Some(c.as_slice()), Some(d)),
             None => (None, None),
+        };
+        let hop_drops = match base_drops {
+            Some(b) => self.hop_drops.since(b),
+            None => std::mem::take(&mut self.hop_drops),
         };
         results::collect(&Run {
             sc: &self.sc,
@@ -481,10 +499,7 @@ impl Sim {
             flows: &self.flows,
             ctr: &self.ctr,
             base_ctr,
-            hop_drops: match base_drops {
-                Some(b) => self.hop_drops.since(b),
-                None => self.hop_drops.clone(),
-            },
+            hop_drops,
             monitors: &self.monitors,
             snaps: &self.snaps,
             fseries: &self.fseries,
@@ -493,7 +508,7 @@ impl Sim {
                 created: self.created,
                 delivered: self.delivered,
                 dropped: self.dropped,
-                in_flight: self.net.in_flight(),
+                in_flight,
             },
         })
     }
