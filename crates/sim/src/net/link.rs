@@ -51,9 +51,6 @@ pub struct Link {
     /// Packets in transmission or propagation (and, on simple links, waiting):
     /// (arrival at the far end, packet); the first few inside the link.
     pub pipe: Pipe,
-    /// Simple links: packets offered and packets dropped (buffer full).
-    pub arrivals: u64,
-    pub overflows: u64,
     /// `None` for a simple link.
     pub aqm: Option<Box<AqmPart>>,
     /// Index of the link's monitor ([`NO_MONITOR`] if the link is not measured).
@@ -85,8 +82,6 @@ impl Link {
             next: NEXT_SHARED,
             pending: false,
             limit,
-            arrivals: 0,
-            overflows: 0,
             pipe: Pipe::default(),
             aqm: None,
             monitor: NO_MONITOR,
@@ -102,7 +97,6 @@ impl Link {
     /// Simple link: offer `pkt` at `now`. Returns false (and keeps nothing) if the buffer is full.
     #[inline]
     pub fn simple_arrive(&mut self, pkt: Packet, now: Time, rings: &mut Rings) -> bool {
-        self.arrivals += 1;
         // Entries whose transmission starts after `now` are waiting; they are at the back.
         // (`last_start` is the last entry's start, as computed below from its arrival time; with
         // an empty pipe it is at most `now`, since that entry arrived.)
@@ -117,7 +111,6 @@ impl Link {
             _ => 0,
         };
         if waiting as u64 + 1 > self.limit as u64 {
-            self.overflows += 1;
             return false;
         }
         let start = self.free_at.max(now);
@@ -158,7 +151,6 @@ mod tests {
         // at 1 ms packet 1 has started: one waiting, so one more fits
         assert!(l.simple_arrive(pkt(4), 1_000_000, r));
         assert!(!l.simple_arrive(pkt(5), 1_000_000, r));
-        assert_eq!((l.arrivals, l.overflows), (6, 2));
         // an idle link starts at the arrival time
         let mut l = Link::simple(8e6, 0, 2);
         assert!(l.simple_arrive(pkt(0), 10_000_000, r));

@@ -79,11 +79,13 @@ impl CcConfig {
     }
 }
 
-/// The congestion-control state of one connection (enum dispatch; one arm per algorithm).
+/// The congestion-control state of one connection (enum dispatch; one arm per algorithm). Vegas's
+/// state (its RTT measurement and fine-grained timeout, about 140 bytes) is on the heap, like its
+/// send log, so that it does not make every other connection that size.
 #[derive(Debug, Clone)]
 pub enum Cc {
     Reno(reno::Reno),
-    Vegas(vegas::Vegas),
+    Vegas(Box<vegas::Vegas>),
     Cubic(cubic::Cubic),
 }
 
@@ -91,7 +93,7 @@ impl Cc {
     pub fn new(cfg: &CcConfig) -> Cc {
         match cfg {
             CcConfig::Reno => Cc::Reno(reno::Reno),
-            CcConfig::Vegas { alpha, beta, gamma } => Cc::Vegas(vegas::Vegas::new(*alpha, *beta, *gamma)),
+            CcConfig::Vegas { alpha, beta, gamma } => Cc::Vegas(Box::new(vegas::Vegas::new(*alpha, *beta, *gamma))),
             CcConfig::Cubic { c, beta, fast_convergence, tcp_friendly } => {
                 Cc::Cubic(cubic::Cubic::new(*c, *beta, *fast_convergence, *tcp_friendly))
             }
@@ -100,7 +102,7 @@ impl Cc {
     fn get(&mut self) -> &mut dyn CongestionControl {
         match self {
             Cc::Reno(c) => c,
-            Cc::Vegas(c) => c,
+            Cc::Vegas(c) => &mut **c,
             Cc::Cubic(c) => c,
         }
     }
