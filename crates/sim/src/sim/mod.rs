@@ -182,7 +182,16 @@ impl Sim {
     /// before the run's end. Follow it with [`Sim::finish`].
     pub fn run_events(&mut self, progress: &mut dyn FnMut(f64) -> bool) -> Result<(), SimError> {
         let end = self.sc.duration;
-        while let Some(t) = self.ev.peek_time() {
+        loop {
+            // the events a refill brings near are the next ones: start loading their links
+            let links = &self.net.links;
+            let Some(t) = self.ev.peek_time_with(|kind, idx| {
+                if kind == Kind::Link {
+                    crate::mem::prefetch(&links[idx as usize]);
+                }
+            }) else {
+                break;
+            };
             if t >= end {
                 break;
             }
