@@ -25,6 +25,10 @@ pub struct Route {
     /// The first link of each path (`paths[fwd]`, `paths[rev]`), where a host injects a packet.
     pub first_fwd: u32,
     pub first_rev: u32,
+    /// The last link of each path: where a packet goes after a shared link that is its path's
+    /// last but one (a dumbbell's bottleneck and reverse link), read without the path.
+    pub last_fwd: u32,
+    pub last_rev: u32,
     pub fwd_len: u8,
     pub rev_len: u8,
 }

@@ -393,8 +393,11 @@ impl Sim {
         pkt.hop += 1;
         let next = if next == NEXT_SHARED {
             let r = &self.routes[pkt.flow as usize];
-            let (start, len) = if is_reverse(pkt.kind) { (r.rev, r.rev_len) } else { (r.fwd, r.fwd_len) };
-            if pkt.hop < len {
+            let (start, len, last) =
+                if is_reverse(pkt.kind) { (r.rev, r.rev_len, r.last_rev) } else { (r.fwd, r.fwd_len, r.last_fwd) };
+            if pkt.hop as u32 + 1 == len as u32 {
+                last
+            } else if pkt.hop < len {
                 self.net.paths[(start + pkt.hop as u32) as usize]
             } else {
                 NEXT_HOST
