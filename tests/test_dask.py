@@ -159,7 +159,9 @@ def test_a_worker_killed_mid_sweep_loses_nothing(cluster, scen, tmp_path):
 
 def test_interrupted_on_the_cluster_finished_locally(cluster, scen, tmp_path):
     cache = tmp_path / "cache"
-    scen.write_text(scen.read_text().replace('duration = "20s"', 'duration = "150s"'))
+    # runs of about 0.4 s each: after the second entry the other ten take seconds on two workers, so
+    # the interrupt lands mid-sweep even on a loaded machine (at 150 s, 14 ms a run, it sometimes did not)
+    scen.write_text(scen.read_text().replace('duration = "20s"', 'duration = "4000s"'))
     p = subprocess.Popen(sweep_cmd(scen, tmp_path / "remote", cache, "--scheduler", cluster.address, "-q"),
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.time() + DEADLINE

@@ -147,7 +147,7 @@ pub fn encode(p: &Packet, f: &FlowInfo, buf: &mut [u8]) -> usize {
     }
     let bytes = |n: u32| (n as u64 * f.payload.max(1) as u64) as u32; // wraps like TCP's 32-bit space
     let (seq, ack, mut flags) = match p.kind {
-        PktKind::Data => (bytes(p.seq), 0, 0u8),
+        PktKind::Data => (bytes(p.seq), 0, 0x10u8), // ACK set, as on every segment of an open connection
         PktKind::Ack => (0, bytes(p.seq), 0x10u8),
         _ => (0, 0, 0x18u8), // web request: ACK + PSH
     };
@@ -202,7 +202,7 @@ mod tests {
         assert_eq!(u16::from_be_bytes([b[20], b[21]]), flow_port(7));
         assert_eq!(u16::from_be_bytes([b[22], b[23]]), TCP_PORT);
         assert_eq!(u32::from_be_bytes([b[24], b[25], b[26], b[27]]), 5 * 960);
-        assert_eq!(b[33], 0);
+        assert_eq!(b[33], 0x10, "ACK set on data, as on any segment of an open connection");
         // the ACK goes the other way and acknowledges bytes
         encode(&pkt(PktKind::Ack, 6, 40, F_ECE | F_CE), &f, &mut b);
         assert_eq!(&b[12..16], &[10, 0, 1, 45]);
