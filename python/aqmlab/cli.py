@@ -319,7 +319,7 @@ def cmd_bench(a) -> int:
     from . import bench
     from .bench import overhead
 
-    known = list(bench.POINTS) + list(bench.GROUPS) + list(OVERHEAD_POINTS)
+    known = list(bench.POINTS) + list(bench.GROUPS) + list(OVERHEAD_POINTS) + list(NAMED_POINTS)
     for p in a.point or []:
         if p not in known:
             raise UserError(f"--point {p}: unknown; one of: {', '.join(known)}")
@@ -331,7 +331,7 @@ def cmd_bench(a) -> int:
         return _bench_htsim(a, bench)
     points = bench.expand(a.point or (bench.DEFAULT + list(OVERHEAD_POINTS)))
     repeat = a.repeat or 1
-    rows, extra = [], []
+    rows, extra, choke_rows = [], [], []
     try:
         from tqdm import tqdm
 
@@ -343,10 +343,14 @@ def cmd_bench(a) -> int:
             extra.append(overhead.measure_startup(repeat=max(repeat, 3)))
         elif p == "sweep":
             extra.append(overhead.measure_sweep(a.sweep_runs, repeat=repeat))
+        elif p == "choke":
+            from .bench import choke
+
+            choke_rows = choke.measure(repeat=max(repeat, 3))
         else:
             rows += bench.run_points([p], repeat=repeat)
     if a.json:
-        print(json.dumps(rows + extra, indent=2))
+        print(json.dumps(rows + extra + choke_rows, indent=2))
         return 0
     if rows:
         print(bench.format_table(rows))
@@ -360,6 +364,14 @@ def cmd_bench(a) -> int:
         print(overhead.format_rows(extra))
         print("\nwhole fresh processes, best of several by wall time; CPU = user + system seconds; 'before' = the")
         print(f"same figure before issue 12 on the 2-core build machine. The sweep uses {os.cpu_count()} local processes.")
+    if choke_rows:
+        from .bench import choke
+
+        if rows or extra:
+            print()
+        print(choke.format_rows(choke_rows))
+        print(f"\neach scheme at the TCP flow count that gives RED's mean queue (within {choke.TOLERANCE:.0%}: 'vs RED'); engine")
+        print(f"CPU time per packet arriving at the bottleneck, median of {choke_rows[0]['runs']} interleaved runs; 'x RED' its ratio to RED's.")
     return 0
 
 
@@ -390,6 +402,8 @@ def _bench_htsim(a, bench) -> int:
 
 
 OVERHEAD_POINTS = ("startup", "sweep")
+#: points run only when named
+NAMED_POINTS = ("choke",)
 
 
 def _cache_arg(a):
@@ -615,7 +629,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="paper, medium, large (RED dumbbells); a, b, c (the htsim comparison points; 'htsim' for "
                         "all three); scale-1k, scale-10k, scale-100k, scale-1m ('scale' for the curve); startup "
                         "(import and a whole `aqmlab run` of paper); sweep (runs/s of a sweep of tiny runs); "
-                        "repeatable; default all but scale-1m")
+                        "choke (the CHOKe family's engine CPU per bottleneck arrival against RED's at equal mean "
+                        "queue); repeatable; default all but scale-1m and choke")
     b.add_argument("--sweep-runs", type=int, default=1000, metavar="N", help="runs of the sweep figure (default 1000)")
     b.add_argument("--repeat", type=int, default=None,
                    help="runs per point, the fastest reported (default 1); with --htsim, pairs (default 5)")

@@ -340,6 +340,15 @@ impl<P: Pkt> LeakyBuffer<P> {
 
     /// Absolute position of the k-th member of the draw population from the head (0-based).
     fn nth(&self, k: usize) -> u64 {
+        // Two exact short cuts before the O(log n) rank query (the same position, found cheaper):
+        // without holes between head and tail the k-th member is k slots from the head, and the
+        // first member is most often the head itself. CHOKeD asks for such ranks at every arrival.
+        if (self.tail - self.head) as usize == self.population() {
+            return self.head + k as u64;
+        }
+        if k == 0 && self.in_population(self.head) {
+            return self.head;
+        }
         let f = self.fenwick.as_ref().expect("rank queries need the Fenwick tree");
         let cap = self.ring.len();
         let h = self.slot(self.head);

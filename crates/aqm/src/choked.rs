@@ -137,10 +137,34 @@ fn round_half_up(x: f64) -> u64 {
 
 /// The drawing factor `D_i` of Eq. 3.2 for queue length `x` and buffer `b` (packets).
 pub fn drawing_factor(x: f64, b: f64, t_min: f64, t_max: f64) -> u64 {
-    if b <= 1.0 {
-        return 0;
+    DrawingFactor::new(b, t_min, t_max).at(x)
+}
+
+/// Eq. 3.2 with its constant parts computed once: `sqrt(B)` and `(T_max - T_min) ln B` are the
+/// same values every arrival, so the per-arrival work is one multiply and one divide, in the same
+/// order as the equation (the same result to the last bit as [`drawing_factor`]).
+#[derive(Debug, Clone, Copy)]
+struct DrawingFactor {
+    sqrt_b: f64,
+    den: f64,
+    none: bool,
+}
+
+impl DrawingFactor {
+    fn new(b: f64, t_min: f64, t_max: f64) -> Self {
+        if b <= 1.0 {
+            return DrawingFactor { sqrt_b: 0.0, den: 1.0, none: true };
+        }
+        DrawingFactor { sqrt_b: b.sqrt(), den: (t_max - t_min) * libm::log(b), none: false }
     }
-    round_half_up(x * b.sqrt() / ((t_max - t_min) * libm::log(b)))
+
+    #[inline]
+    fn at(&self, x: f64) -> u64 {
+        if self.none {
+            return 0;
+        }
+        round_half_up(x * self.sqrt_b / self.den)
+    }
 }
 
 pub struct Choked<P> {
@@ -149,8 +173,8 @@ pub struct Choked<P> {
     est: Estimator,
     test: DropTest,
     limit: Limit,
-    /// Buffer size `B` in packets (Eq. 3.2).
-    b_pkts: f64,
+    /// Eq. 3.2 for this buffer size `B` (in packets) and thresholds.
+    df: DrawingFactor,
     /// Queue unit per packet (1, or the mean packet size in byte mode); thresholds in that unit.
     scale: f64,
     t_min: f64,
@@ -173,7 +197,7 @@ impl<P: Pkt> Scheme<P> for Choked<P> {
             est: Estimator::new(p.w_q, s_ns, ns2),
             test: DropTest::new(if ns2 { Variant::Ns2 } else { Variant::Fj93 }, true, false, p.mean_pkt_size as f64),
             limit,
-            b_pkts,
+            df: DrawingFactor::new(b_pkts, p.t_min, p.t_max),
             scale,
             t_min: p.t_min * scale,
             t_max: p.t_max * scale,
@@ -190,14 +214,29 @@ impl<P: Pkt> Choked<P> {
     /// The region's physical bounds come from two rank queries; draws are then uniform over the
     /// live packets between them by rejection over physical slots (O(1) expected while tombstones
     /// are sparse there), falling back to one rank query per draw where they are dense.
-    fn phase(&mut self, d: u64, lo: usize, hi: usize, flow: u32, cx: &mut Cx<'_, P>) {
+    ///
+    /// `known` is a rank already resolved to its position in the unchanged buffer (the rear
+    /// phase's lower bound is the front phase's upper one); returns this phase's lower bound.
+    fn phase(
+        &mut self,
+        d: u64,
+        lo: usize,
+        hi: usize,
+        flow: u32,
+        cx: &mut Cx<'_, P>,
+        known: Option<(usize, u64)>,
+    ) -> Option<(usize, u64)> {
         self.hits.clear();
         let n = hi - lo;
         if n == 0 || d == 0 {
-            return;
+            return None;
         }
-        let lo_pos = self.buf.nth_live(lo);
-        let hi_pos = if hi == self.buf.len() { self.buf.end() } else { self.buf.nth_live(hi) };
+        let rank = |buf: &LeakyBuffer<P>, k: usize| match known {
+            Some((r, pos)) if r == k => pos,
+            _ => buf.nth_live(k),
+        };
+        let lo_pos = rank(&self.buf, lo);
+        let hi_pos = if hi == self.buf.len() { self.buf.end() } else { rank(&self.buf, hi) };
         let span = hi_pos - lo_pos;
         let dense = span <= 4 * n as u64;
         let draw = |buf: &LeakyBuffer<P>, rng: &mut crate::rng::Rng| -> u64 {
@@ -239,6 +278,7 @@ impl<P: Pkt> Choked<P> {
                 self.hits.push(pos);
             }
         }
+        Some((lo, lo_pos))
     }
 
     fn matched(&mut self, pkt: P, cx: &mut Cx<'_, P>) -> bool {
@@ -273,7 +313,7 @@ impl<P: Pkt> Qdisc<P> for Choked<P> {
                 DSource::Current => qc,
                 DSource::Average => qa,
             } / self.scale;
-            let d_r = drawing_factor(x, self.b_pkts, self.p.t_min, self.p.t_max);
+            let d_r = self.df.at(x);
             let d_f = round_half_up(d_r as f64 / 2.0);
             let q = self.buf.len();
             let front = q / 2; // floor(Q/2) nearest the head; the rear has ceil(Q/2)
@@ -282,11 +322,12 @@ impl<P: Pkt> Qdisc<P> for Choked<P> {
                 RegionDraws::WholeBuffer => ((0, q), (0, q)),
             };
             // 5: rear phase; 6: front phase only if the rear found nothing
-            self.phase(d_r, rear.0, rear.1, pkt.flow(), cx);
+            let known = self.phase(d_r, rear.0, rear.1, pkt.flow(), cx, None);
             if self.matched(pkt, cx) {
                 return false;
             }
-            self.phase(d_f, fr.0, fr.1, pkt.flow(), cx);
+            // (nothing matched, so the buffer is as the rear phase saw it)
+            self.phase(d_f, fr.0, fr.1, pkt.flow(), cx, known);
             if self.matched(pkt, cx) {
                 return false;
             }

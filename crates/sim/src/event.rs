@@ -65,6 +65,10 @@ pub const MAX_INDEX: u32 = (1 << 28) - 1;
 
 const BUCKETS: usize = 129;
 
+/// A refill that moves at most this many events reports them as coming soon (a larger one
+/// reaches too far ahead: their state would be evicted again before it is used).
+const NEAR: usize = 64;
+
 /// Monotone min-priority queue of pending events (a radix heap).
 pub struct EventQueue {
     buckets: Vec<Vec<u128>>,
@@ -123,6 +127,14 @@ impl EventQueue {
     /// Make bucket 0 hold the minimum; returns false if the set is empty.
     #[inline]
     fn refill(&mut self) -> bool {
+        self.refill_with(&mut |_, _| {})
+    }
+
+    /// [`Self::refill`], telling `soon` the kind and index of every event it moves down: those are
+    /// the next events in time order (all before any event left in a higher bucket), so the
+    /// engine can start loading their state from memory before it needs it.
+    #[inline]
+    fn refill_with(&mut self, soon: &mut impl FnMut(Kind, u32)) -> bool {
         if self.nonempty[0] & 1 != 0 {
             return true;
         }
@@ -139,11 +151,26 @@ impl EventQueue {
         let mut keys = std::mem::take(&mut self.buckets[b]);
         self.nonempty[b >> 6] &= !(1 << (b & 63));
         self.last = *keys.iter().min().expect("non-empty bucket");
+        let near = keys.len() <= NEAR;
         for k in keys.drain(..) {
+            if near {
+                let low = k as u32;
+                soon(KINDS[(low >> 28) as usize], low & MAX_INDEX);
+            }
             self.insert(k);
         }
         self.buckets[b] = keys; // keep the allocation
         true
+    }
+
+    /// [`Self::peek_time`], telling `soon` about the events a refill brings near (see
+    /// [`Self::refill_with`]).
+    #[inline]
+    pub fn peek_time_with(&mut self, mut soon: impl FnMut(Kind, u32)) -> Option<Time> {
+        if !self.refill_with(&mut soon) {
+            return None;
+        }
+        Some((self.last >> 32) as Time)
     }
 
     /// Time of the earliest event.

@@ -6,6 +6,7 @@ use crate::tcp::{TcpConfig, TcpReceiver, TcpSender};
 use crate::traffic::onoff::UdpSource;
 use aqm::rng::Rng;
 use aqm::Time;
+use std::sync::Arc;
 
 /// A flow's transport endpoints.
 pub enum App {
@@ -47,6 +48,7 @@ pub fn start_time(spec: StartSpec, rng: &mut Rng) -> Time {
     }
 }
 
-pub fn tcp_app(cfg: &TcpConfig, fid: u32, prio: u8, flags: u8, limit: u32) -> App {
-    App::Tcp { tx: TcpSender::new(*cfg, fid, prio, flags, limit), rx: TcpReceiver::new(cfg, prio) }
+/// A TCP flow's sender and receiver, with its group's shared options.
+pub fn tcp_app(cfg: &Arc<TcpConfig>, fid: u32, prio: u8, flags: u8, limit: u32) -> App {
+    App::Tcp { tx: TcpSender::new(Arc::clone(cfg), fid, prio, flags, limit), rx: TcpReceiver::new(cfg, prio) }
 }

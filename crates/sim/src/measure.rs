@@ -43,32 +43,35 @@ pub struct FlowCounters {
 
 impl Default for FlowCounters {
     fn default() -> Self {
-        FlowCounters {
-            sent_pkts: 0,
-            sent_bytes: 0,
-            retx_pkts: 0,
-            retx_bytes: 0,
-            delivered_pkts: 0,
-            delivered_bytes: 0,
-            unique_pkts: 0,
-            unique_bytes: 0,
-            max_seq_rcvd: 0,
-            delivered_retx_bytes: 0,
-            drops: [0; DropReason::COUNT],
-            acks_sent: 0,
-            ack_drops: 0,
-            timeouts: 0,
-            fast_retx: 0,
-            ce_marks: 0,
-            ecn_reductions: 0,
-            rtt_samples: 0,
-            rtt_sum_ns: 0.0,
-            rtt_min_ns: f64::INFINITY,
-        }
+        FlowCounters::ZERO
     }
 }
 
 impl FlowCounters {
+    /// Nothing counted yet.
+    pub const ZERO: FlowCounters = FlowCounters {
+        sent_pkts: 0,
+        sent_bytes: 0,
+        retx_pkts: 0,
+        retx_bytes: 0,
+        delivered_pkts: 0,
+        delivered_bytes: 0,
+        unique_pkts: 0,
+        unique_bytes: 0,
+        max_seq_rcvd: 0,
+        delivered_retx_bytes: 0,
+        drops: [0; DropReason::COUNT],
+        acks_sent: 0,
+        ack_drops: 0,
+        timeouts: 0,
+        fast_retx: 0,
+        ce_marks: 0,
+        ecn_reductions: 0,
+        rtt_samples: 0,
+        rtt_sum_ns: 0.0,
+        rtt_min_ns: f64::INFINITY,
+    };
+
     /// Counters accumulated since `base` (a snapshot taken at the start of the window).
     /// RTT statistics and `max_seq_rcvd` are kept whole-run (they are not rates).
     pub fn since(&self, base: &FlowCounters) -> FlowCounters {

@@ -45,6 +45,19 @@ fn advise(start: usize, bytes: usize) {
 #[cfg(not(target_os = "linux"))]
 fn advise(_start: usize, _bytes: usize) {}
 
+/// Ask the CPU to start loading the cache line holding `x` (nothing else happens; a no-op where
+/// there is no prefetch instruction).
+#[inline(always)]
+pub fn prefetch<T>(x: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is a hint: it reads nothing into the program and cannot fault.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch(x as *const T as *const i8, std::arch::x86_64::_MM_HINT_T0);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = x;
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

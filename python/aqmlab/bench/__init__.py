@@ -64,7 +64,7 @@ GROUPS = {
     "scale": ["scale-1k", "scale-10k", "scale-100k", "scale-1m"],
 }
 
-#: the points run when none is named (the 1M-flow point takes a minute and several GiB: by name)
+#: the points run when none is named (the 1M-flow point takes a minute or two and 1.4 GiB: by name)
 DEFAULT = ["paper", "medium", "large", "a", "b", "c", "scale-1k", "scale-10k", "scale-100k"]
 
 

@@ -78,7 +78,8 @@ pub fn build(sc: &Scenario, seed: u64) -> Result<Network, String> {
                 links.push(access(rate, delay));
                 receiver = Some((links.len() as u32 - 1, links.len() as u32 - 2));
             }
-            let mut route = Route { fwd: 0, rev: 0, first_fwd: 0, first_rev: 0, fwd_len: 0, rev_len: 0 };
+            let mut route =
+                Route { fwd: 0, rev: 0, first_fwd: 0, first_rev: 0, last_fwd: 0, last_rev: 0, fwd_len: 0, rev_len: 0 };
             for ack in [false, true] {
                 path.clear();
                 let (first, last, core_route) = match ack {
@@ -99,10 +100,13 @@ pub fn build(sc: &Scenario, seed: u64) -> Result<Network, String> {
                 paths.extend_from_slice(&path);
                 // (an empty path never carries a packet: validation gives every host pair a route)
                 let first = path.first().copied().unwrap_or(0);
+                let last = path.last().copied().unwrap_or(0);
                 if ack {
-                    (route.rev, route.rev_len, route.first_rev) = (start, path.len() as u8, first);
+                    (route.rev, route.rev_len, route.first_rev, route.last_rev) =
+                        (start, path.len() as u8, first, last);
                 } else {
-                    (route.fwd, route.fwd_len, route.first_fwd) = (start, path.len() as u8, first);
+                    (route.fwd, route.fwd_len, route.first_fwd, route.last_fwd) =
+                        (start, path.len() as u8, first, last);
                 }
             }
             // (saturating: a sum past the clock's range is an instant that never comes, crate::time)
@@ -123,7 +127,7 @@ pub fn build(sc: &Scenario, seed: u64) -> Result<Network, String> {
     }
     let max_paths = hosts.iter().map(|h| h.route.fwd_len as usize + h.route.rev_len as usize).max().unwrap_or(0);
     set_next_links(&mut links, &paths, &hosts);
-    Ok(Network { links, core, paths, hosts, monitored, max_paths })
+    Ok(Network { links, core, paths, hosts, monitored, max_paths, rings: Default::default() })
 }
 
 /// A link whose packets all go on to the same place (a host pair's access links, and any link

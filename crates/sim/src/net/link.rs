@@ -18,7 +18,7 @@
 //!   buffer and no queue object is needed. The number of packets still waiting at time `now` (for
 //!   the buffer test) is the number of pipe entries whose transmission starts after `now`.
 
-use super::pipe::Pipe;
+use super::pipe::{Pipe, Rings};
 use crate::packet::Packet;
 use aqm::rng::Rng;
 use aqm::{Queue, Time, NS_PER_SEC};
@@ -51,9 +51,6 @@ pub struct Link {
     /// Packets in transmission or propagation (and, on simple links, waiting):
     /// (arrival at the far end, packet); the first few inside the link.
     pub pipe: Pipe,
-    /// Simple links: packets offered and packets dropped (buffer full).
-    pub arrivals: u64,
-    pub overflows: u64,
     /// `None` for a simple link.
     pub aqm: Option<Box<AqmPart>>,
     /// Index of the link's monitor ([`NO_MONITOR`] if the link is not measured).
@@ -85,8 +82,6 @@ impl Link {
             next: NEXT_SHARED,
             pending: false,
             limit,
-            arrivals: 0,
-            overflows: 0,
             pipe: Pipe::default(),
             aqm: None,
             monitor: NO_MONITOR,
@@ -101,8 +96,7 @@ impl Link {
 
     /// Simple link: offer `pkt` at `now`. Returns false (and keeps nothing) if the buffer is full.
     #[inline]
-    pub fn simple_arrive(&mut self, pkt: Packet, now: Time) -> bool {
-        self.arrivals += 1;
+    pub fn simple_arrive(&mut self, pkt: Packet, now: Time, rings: &mut Rings) -> bool {
         // Entries whose transmission starts after `now` are waiting; they are at the back.
         // (`last_start` is the last entry's start, as computed below from its arrival time; with
         // an empty pipe it is at most `now`, since that entry arrived.)
@@ -117,7 +111,6 @@ impl Link {
             _ => 0,
         };
         if waiting as u64 + 1 > self.limit as u64 {
-            self.overflows += 1;
             return false;
         }
         let start = self.free_at.max(now);
@@ -125,7 +118,7 @@ impl Link {
         self.free_at = start.saturating_add(tx);
         let arrive = self.free_at.saturating_add(self.delay);
         self.last_start = arrive - self.delay - tx;
-        self.pipe.push_back((arrive, pkt));
+        self.pipe.push_back((arrive, pkt), rings);
         true
     }
 
@@ -147,20 +140,20 @@ mod tests {
     #[test]
     fn simple_link_serialises_and_drops_when_full() {
         // 8 Mb/s: 1 ms per 1000-byte packet; 5 ms propagation; 2 waiting packets at most
+        let r = &mut Rings::default();
         let mut l = Link::simple(8e6, 5_000_000, 2);
-        assert!(l.simple_arrive(pkt(0), 0)); // in service at once
-        assert!(l.simple_arrive(pkt(1), 0)); // waiting 1
-        assert!(l.simple_arrive(pkt(2), 0)); // waiting 2
-        assert!(!l.simple_arrive(pkt(3), 0)); // full
+        assert!(l.simple_arrive(pkt(0), 0, r)); // in service at once
+        assert!(l.simple_arrive(pkt(1), 0, r)); // waiting 1
+        assert!(l.simple_arrive(pkt(2), 0, r)); // waiting 2
+        assert!(!l.simple_arrive(pkt(3), 0, r)); // full
         let arrivals: Vec<Time> = (0..l.pipe.len()).map(|i| l.pipe.get(i).0).collect();
         assert_eq!(arrivals, vec![6_000_000, 7_000_000, 8_000_000]);
         // at 1 ms packet 1 has started: one waiting, so one more fits
-        assert!(l.simple_arrive(pkt(4), 1_000_000));
-        assert!(!l.simple_arrive(pkt(5), 1_000_000));
-        assert_eq!((l.arrivals, l.overflows), (6, 2));
+        assert!(l.simple_arrive(pkt(4), 1_000_000, r));
+        assert!(!l.simple_arrive(pkt(5), 1_000_000, r));
         // an idle link starts at the arrival time
         let mut l = Link::simple(8e6, 0, 2);
-        assert!(l.simple_arrive(pkt(0), 10_000_000));
+        assert!(l.simple_arrive(pkt(0), 10_000_000, r));
         assert_eq!(l.pipe.get(0).0, 11_000_000);
     }
 }

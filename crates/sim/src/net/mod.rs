@@ -12,6 +12,7 @@ pub mod link;
 pub mod pipe;
 
 pub use link::{AqmPart, Link, NEXT_HOST, NEXT_SHARED, NO_MONITOR};
+pub use pipe::Rings;
 
 use aqm::Time;
 
@@ -24,6 +25,10 @@ pub struct Route {
     /// The first link of each path (`paths[fwd]`, `paths[rev]`), where a host injects a packet.
     pub first_fwd: u32,
     pub first_rev: u32,
+    /// The last link of each path: where a packet goes after a shared link that is its path's
+    /// last but one (a dumbbell's bottleneck and reverse link), read without the path.
+    pub last_fwd: u32,
+    pub last_rev: u32,
     pub fwd_len: u8,
     pub rev_len: u8,
 }
@@ -51,6 +56,8 @@ pub struct Network {
     pub monitored: Vec<u32>,
     /// The most links a host pair's data and ACK paths have together.
     pub max_paths: usize,
+    /// The heap rings of pipes holding more than their inline entries, shared by all links.
+    pub rings: Rings,
 }
 
 impl Network {

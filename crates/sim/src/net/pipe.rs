@@ -6,9 +6,12 @@
 //! a few packets). Keeping those entries in the `Link` puts a packet's arrival and its link's
 //! state on the same cache lines, instead of one more memory access to a separately allocated
 //! ring buffer per hop. A burst (an initial window, a recovery) moves the entries to a ring on the
-//! heap; when the pipe is back to `INLINE` entries they move back inside, and the heap ring is kept
-//! for the next burst, so nothing is allocated per packet. The order of entries, and therefore
-//! every result, is that of a plain FIFO.
+//! heap; when the pipe is back to `INLINE` entries they move back inside and the ring goes back to
+//! the network's [`Rings`], where the next burst on any link takes it. So nothing is allocated per
+//! packet, and the rings in memory are those of the most pipes spilled *at once* (a few percent of
+//! the access links when flows start at different times), not one per link that ever held a burst
+//! (at a million flows that was about 900 MiB). The order of entries, and therefore every result,
+//! is that of a plain FIFO.
 
 use crate::packet::Packet;
 use aqm::Time;
@@ -27,26 +30,62 @@ const EMPTY: Entry = (0, Packet::EMPTY);
 pub struct Pipe {
     head: u32,
     len: u32,
-    /// Entries are in `spill` (a ring of power-of-two size), not in `inline`.
-    spilled: bool,
     inline: [Entry; INLINE],
-    /// The heap ring: used while `spilled`; kept (not freed) afterwards for the next burst.
-    spill: Box<[Entry]>,
+    /// While the entries are on the heap: their ring (of power-of-two size). A thin pointer to
+    /// the ring's own box, so that a pipe is 80 bytes, not 96; only a spilled pipe follows it.
+    spill: Option<Ring>,
+}
+
+/// Heap rings not in use, by size (`free[k]` holds rings of `FIRST_SPILL << k` entries), shared by
+/// every pipe of a network.
+#[derive(Default)]
+pub struct Rings {
+    free: Vec<Vec<Ring>>,
+}
+
+/// A heap ring.
+#[allow(clippy::redundant_allocation)]
+type Ring = Box<Box<[Entry]>>;
+
+impl Rings {
+    fn class(size: usize) -> usize {
+        (size / FIRST_SPILL).trailing_zeros() as usize
+    }
+
+    /// A ring of `size` entries (a power of two, at least `FIRST_SPILL`): a free one, or a new one.
+    fn take(&mut self, size: usize) -> Ring {
+        match self.free.get_mut(Self::class(size)).and_then(|f| f.pop()) {
+            Some(r) => r,
+            None => Box::new(vec![EMPTY; size].into_boxed_slice()),
+        }
+    }
+
+    fn put(&mut self, ring: Ring) {
+        let k = Self::class(ring.len());
+        if self.free.len() <= k {
+            self.free.resize_with(k + 1, Vec::new);
+        }
+        self.free[k].push(ring);
+    }
+
+    /// Entries held by free rings (for tests and the memory account).
+    pub fn free_entries(&self) -> usize {
+        self.free.iter().flatten().map(|r| r.len()).sum()
+    }
 }
 
 impl Default for Pipe {
     fn default() -> Self {
-        Pipe { head: 0, len: 0, spilled: false, inline: [EMPTY; INLINE], spill: Box::new([]) }
+        Pipe { head: 0, len: 0, inline: [EMPTY; INLINE], spill: None }
     }
 }
 
 impl Pipe {
     #[inline(always)]
     fn buf(&self) -> &[Entry] {
-        if self.spilled {
-            &self.spill
-        } else {
-            &self.inline
+        match &self.spill {
+            Some(r) => r,
+            None => &self.inline,
         }
     }
 
@@ -90,22 +129,23 @@ impl Pipe {
         }
     }
 
+    /// Append `e`; a full pipe takes a larger ring from `rings`.
     #[inline]
-    pub fn push_back(&mut self, e: Entry) {
+    pub fn push_back(&mut self, e: Entry, rings: &mut Rings) {
         if self.len() == self.buf().len() {
-            self.grow();
+            self.grow(rings);
         }
         let i = self.slot(self.len());
-        if self.spilled {
-            self.spill[i] = e;
-        } else {
-            self.inline[i] = e;
+        match &mut self.spill {
+            Some(r) => r[i] = e,
+            None => self.inline[i] = e,
         }
         self.len += 1;
     }
 
+    /// Remove the front entry; a pipe back to its inline room returns its ring to `rings`.
     #[inline]
-    pub fn pop_front(&mut self) -> Option<Entry> {
+    pub fn pop_front(&mut self, rings: &mut Rings) -> Option<Entry> {
         if self.len == 0 {
             return None;
         }
@@ -113,8 +153,8 @@ impl Pipe {
         let e = self.buf()[h];
         self.head = ((h + 1) & (self.buf().len() - 1)) as u32;
         self.len -= 1;
-        if self.spilled && self.len() <= INLINE {
-            self.unspill();
+        if self.spill.is_some() && self.len() <= INLINE {
+            self.unspill(rings);
         }
         Some(e)
     }
@@ -134,32 +174,31 @@ impl Pipe {
         lo
     }
 
-    /// Full: move the entries, in order, to a heap ring twice the size (or back into the kept one).
+    /// Full: move the entries, in order, to a ring twice the size (the old ring, if any, goes
+    /// back to `rings`).
     #[cold]
-    fn grow(&mut self) {
+    fn grow(&mut self, rings: &mut Rings) {
         let n = self.len();
-        let want = (2 * n).max(FIRST_SPILL);
-        let mut ring = if !self.spilled && self.spill.len() >= want {
-            std::mem::take(&mut self.spill)
-        } else {
-            vec![EMPTY; want.max(self.spill.len())].into_boxed_slice()
-        };
+        let mut ring = rings.take((2 * n).max(FIRST_SPILL));
         for (i, e) in ring.iter_mut().enumerate().take(n) {
             *e = self.get(i);
         }
-        self.spill = ring;
-        self.spilled = true;
+        if let Some(old) = self.spill.replace(ring) {
+            rings.put(old);
+        }
         self.head = 0;
     }
 
-    /// Back to the inline room (the heap ring is kept).
+    /// Back to the inline room; the ring goes back to `rings`.
     #[cold]
-    fn unspill(&mut self) {
+    fn unspill(&mut self, rings: &mut Rings) {
         for i in 0..self.len() {
             self.inline[i] = self.get(i);
         }
-        self.spilled = false;
         self.head = 0;
+        if let Some(r) = self.spill.take() {
+            rings.put(r);
+        }
     }
 }
 
@@ -172,6 +211,7 @@ mod tests {
     fn behaves_as_a_fifo_through_spills_and_returns() {
         // against VecDeque, with the length going up and down across the inline room many times
         let mut p = Pipe::default();
+        let mut rings = Rings::default();
         let mut r: VecDeque<Entry> = VecDeque::new();
         let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
         for t in 0..20_000u64 {
@@ -180,10 +220,10 @@ mod tests {
             x ^= x << 17;
             let grow_bias = if (t / 2000) % 2 == 0 { 3 } else { 6 };
             if x % 10 < grow_bias && !r.is_empty() {
-                assert_eq!(p.pop_front(), r.pop_front());
+                assert_eq!(p.pop_front(&mut rings), r.pop_front());
             } else {
                 let e = (t, Packet { seq: t as u32, ..Packet::EMPTY });
-                p.push_back(e);
+                p.push_back(e, &mut rings);
                 r.push_back(e);
             }
             assert_eq!(p.len(), r.len());
@@ -193,8 +233,16 @@ mod tests {
             assert_eq!(k, r.partition_point(|e| e.0 < t / 2));
         }
         while let Some(e) = r.pop_front() {
-            assert_eq!(p.pop_front(), Some(e));
+            assert_eq!(p.pop_front(&mut rings), Some(e));
         }
-        assert_eq!(p.pop_front(), None);
+        assert_eq!(p.pop_front(&mut rings), None);
+        // every ring is back, and a second pipe reuses them instead of allocating
+        let free = rings.free_entries();
+        assert!(free >= FIRST_SPILL);
+        let mut q = Pipe::default();
+        for t in 0..FIRST_SPILL as u64 {
+            q.push_back((t, Packet::EMPTY), &mut rings);
+        }
+        assert_eq!(rings.free_entries(), free - FIRST_SPILL);
     }
 }

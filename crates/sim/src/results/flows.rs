@@ -55,7 +55,7 @@ pub(super) fn table(r: &Run, d: &Derived) -> Table {
         Column::F64(
             flows
                 .iter()
-                .zip(window)
+                .zip(window.iter())
                 .map(|(fl, c)| {
                     let active = fl.stop.min(end).saturating_sub(fl.start.max(warmup)) as f64 / 1e9;
                     let bits = (c.delivered_bytes - c.delivered_retx_bytes.min(c.delivered_bytes)) as f64 * 8.0;
@@ -134,7 +134,6 @@ pub(super) fn table(r: &Run, d: &Derived) -> Table {
             m => link_name(r, r.monitors[m as usize].link).to_string(),
         }),
     );
-    let names: Vec<&str> = (0..r.net.links.len() as u32).map(|l| link_name(r, l)).collect();
     let mut key = Vec::new();
     for (ack, col, drops) in [(false, "path", "hop_drops"), (true, "ack_path", "ack_hop_drops")] {
         let (mut paths, mut counts) = (Interner::default(), Interner::default());
@@ -144,7 +143,7 @@ pub(super) fn table(r: &Run, d: &Derived) -> Table {
             // every access link has the same name
             key.clear();
             key.extend(path.iter().map(|&l| if (l as usize) < r.net.core { l } else { u32::MAX }));
-            paths.push(&key, || path.iter().map(|&l| names[l as usize]).collect::<Vec<_>>().join(" "));
+            paths.push(&key, || path.iter().map(|&l| link_name(r, l)).collect::<Vec<_>>().join(" "));
             key.clear();
             key.extend((0..path.len()).map(|h| r.hop_drops.get(i as u32, ack, h as u8, route.fwd_len) as u32));
             counts.push(&key, || key.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(" "));

@@ -136,11 +136,11 @@ pub struct Run<'a> {
 }
 
 /// Per-flow figures that several tables use, computed once.
-struct Derived {
+struct Derived<'a> {
     /// Length of the measurement window in seconds.
     w: f64,
-    /// Flow counters within the window.
-    window: Vec<FlowCounters>,
+    /// Flow counters within the window (computed per read from the live counters, not copied).
+    window: Window<'a>,
     /// Each flow's measured monitor ([`NO_MONITOR`] if none) and its packets there in the window.
     at: Vec<(u32, AtLink)>,
     /// Throughput at the measured link (b/s; NaN if none) and the link's capacity.
@@ -150,16 +150,11 @@ struct Derived {
     fct: Vec<f64>,
 }
 
-impl Derived {
-    fn new(r: &Run) -> Derived {
+impl<'a> Derived<'a> {
+    fn new(r: &Run<'a>) -> Derived<'a> {
         let sc = r.sc;
         let w = (sc.duration - sc.warmup) as f64 / NS_PER_SEC as f64;
-        let zero = FlowCounters::default();
-        // flows created after the warm-up have no snapshot: they count from zero
-        let window: Vec<FlowCounters> = match r.base_ctr {
-            Some(b) => r.ctr.iter().enumerate().map(|(i, c)| c.since(b.get(i).unwrap_or(&zero))).collect(),
-            None => r.ctr.iter().map(|c| c.since(&zero)).collect(),
-        };
+        let window = Window { ctr: r.ctr, base: r.base_ctr };
         let at: Vec<(u32, AtLink)> = r
             .flows
             .iter()
@@ -195,6 +190,34 @@ impl Derived {
     /// Rate in b/s of `bytes` over the window.
     fn rate(&self, bytes: u64) -> f64 {
         bytes as f64 * 8.0 / self.w
+    }
+}
+
+/// Each flow's counters within the measurement window: the live counters less their snapshot at
+/// the window's start, computed when read (a copy of every flow's counters for the results would
+/// be 200 bytes per flow at the run's peak of memory).
+#[derive(Clone, Copy)]
+struct Window<'a> {
+    ctr: &'a [FlowCounters],
+    base: Option<&'a [FlowCounters]>,
+}
+
+const ZERO: FlowCounters = FlowCounters::ZERO;
+
+impl<'a> Window<'a> {
+    /// Flow `i`'s counters within the window (a flow created after the warm-up has no snapshot:
+    /// it counts from zero).
+    #[inline]
+    fn get(&self, i: usize) -> FlowCounters {
+        match self.base {
+            Some(b) => self.ctr[i].since(b.get(i).unwrap_or(&ZERO)),
+            None => self.ctr[i],
+        }
+    }
+
+    fn iter(&self) -> impl Iterator<Item = FlowCounters> + 'a {
+        let w = *self;
+        (0..w.ctr.len()).map(move |i| w.get(i))
     }
 }
 

@@ -189,10 +189,10 @@ fn link_summary(r: &Run, d: &Derived, mon: &LinkMonitor) -> Value {
 fn group_summary(r: &Run, d: &Derived, gi: usize, g: &GroupSpec) -> Value {
     let topo = &r.sc.topology;
     let idx: Vec<usize> = (0..r.flows.len()).filter(|&i| r.flows[i].group as usize == gi).collect();
-    let members: Vec<_> = idx.iter().map(|&i| &d.window[i]).collect();
+    let members = || idx.iter().map(|&i| d.window.get(i));
     let mut fcts: Vec<f64> = idx.iter().map(|&i| d.fct[i]).filter(|x| x.is_finite()).collect();
     let thr: Vec<f64> = idx.iter().map(|&i| d.thr[i]).collect();
-    let good: Vec<f64> = members.iter().map(|c| d.rate(c.unique_bytes)).collect();
+    let good: Vec<f64> = members().map(|c| d.rate(c.unique_bytes)).collect();
     let sum_thr: f64 = thr.iter().sum();
     let sum_good: f64 = good.iter().sum();
     // the share of the capacity of the flows' measured links: summed per link
@@ -217,7 +217,7 @@ fn group_summary(r: &Run, d: &Derived, gi: usize, g: &GroupSpec) -> Value {
     };
     let mut drops = Map::new();
     for reason in DropReason::ALL {
-        drops.insert(reason.name().into(), json!(members.iter().map(|c| c.drops[reason.index()]).sum::<u64>()));
+        drops.insert(reason.name().into(), json!(members().map(|c| c.drops[reason.index()]).sum::<u64>()));
     }
     fcts.sort_by(|a, b| a.total_cmp(b));
     let fct_mean = if fcts.is_empty() { f64::NAN } else { fcts.iter().sum::<f64>() / fcts.len() as f64 };
@@ -260,19 +260,19 @@ fn group_summary(r: &Run, d: &Derived, gi: usize, g: &GroupSpec) -> Value {
         "completed": fcts.len(),
         "completion_time_mean_s": fct_mean,
         "completion_time_median_s": fct_median,
-        "flows": members.len(),
+        "flows": idx.len(),
         "throughput_bps": sum_thr,
         "goodput_bps": sum_good,
         "share": share,
-        "throughput_per_flow_bps": sum_thr / members.len() as f64,
-        "goodput_per_flow_bps": sum_good / members.len() as f64,
+        "throughput_per_flow_bps": sum_thr / idx.len() as f64,
+        "goodput_per_flow_bps": sum_good / idx.len() as f64,
         "jain_throughput": jain(&thr),
         "jain_goodput": jain(&good),
         "drops": drops,
-        "timeouts": members.iter().map(|c| c.timeouts).sum::<u64>(),
-        "ce_marks": members.iter().map(|c| c.ce_marks).sum::<u64>(),
-        "ecn_reductions": members.iter().map(|c| c.ecn_reductions).sum::<u64>(),
-        "fast_retransmits": members.iter().map(|c| c.fast_retx).sum::<u64>(),
+        "timeouts": members().map(|c| c.timeouts).sum::<u64>(),
+        "ce_marks": members().map(|c| c.ce_marks).sum::<u64>(),
+        "ecn_reductions": members().map(|c| c.ecn_reductions).sum::<u64>(),
+        "fast_retransmits": members().map(|c| c.fast_retx).sum::<u64>(),
     })
 }
 

@@ -9,12 +9,14 @@ use crate::monitor::AtLink;
 use crate::net::{Network, Route};
 use crate::packet::{Packet, PktKind, F_IN_PROFILE, F_RETX};
 use crate::scenario::{Scenario, StartSpec, TcpApp, Transport};
+use crate::tcp::TcpConfig;
 use crate::traffic::onoff::UdpSource;
 use crate::traffic::short::ShortGen;
 use crate::traffic::web::Session;
 use crate::traffic::{bulk, web::WebSpec};
 use aqm::rng::Rng;
 use aqm::Time;
+use std::sync::Arc;
 
 /// The flows, generators and sessions of a scenario at t = 0, with their first events scheduled.
 pub(super) struct Traffic {
@@ -22,6 +24,8 @@ pub(super) struct Traffic {
     pub routes: Vec<Route>,
     pub shorts: Vec<(u32, ShortGen, u32)>,
     pub sessions: Vec<Session>,
+    /// Each TCP group's options, shared by its senders (`None` for UDP groups).
+    pub tcp_cfgs: Vec<Option<Arc<TcpConfig>>>,
 }
 
 impl Traffic {
@@ -32,6 +36,14 @@ impl Traffic {
         let mut shorts = Vec::new();
         let mut sessions = Vec::new();
         let mut next_host = 0u32;
+        let tcp_cfgs: Vec<Option<Arc<TcpConfig>>> = sc
+            .groups
+            .iter()
+            .map(|g| match &g.transport {
+                Transport::Tcp { cfg, .. } => Some(Arc::new(*cfg)),
+                _ => None,
+            })
+            .collect();
         for (gi, g) in sc.groups.iter().enumerate() {
             let first_host = next_host;
             next_host += g.count;
@@ -70,6 +82,7 @@ impl Traffic {
                         let app = match &g.transport {
                             Transport::Tcp { cfg, app: TcpApp::Bulk { size } } => {
                                 let limit = bulk::segments(*size, cfg.mss);
+                                let cfg = tcp_cfgs[gi].as_ref().expect("a TCP group");
                                 tcp_app(cfg, fid, g.priority, flags, limit)
                             }
                             Transport::Udp { cbr, onoff } => {
@@ -104,7 +117,7 @@ impl Traffic {
                 }
             }
         }
-        Traffic { flows, routes, shorts, sessions }
+        Traffic { flows, routes, shorts, sessions, tcp_cfgs }
     }
 }
 
@@ -299,7 +312,7 @@ impl Sim {
             return None;
         }
         let g = &self.sc.groups[group as usize];
-        let Transport::Tcp { cfg, .. } = &g.transport else { unreachable!("connections are TCP") };
+        let Some(cfg) = &self.tcp_cfgs[group as usize] else { unreachable!("connections are TCP") };
         let fid = self.flows.len();
         let flags = if g.in_profile { F_IN_PROFILE } else { 0 };
         let app = tcp_app(cfg, fid as u32, g.priority, flags, limit);

@@ -63,6 +63,8 @@ pub struct Sim {
     /// Short-connection generators (group index, generator, first host).
     shorts: Vec<(u32, ShortGen, u32)>,
     sessions: Vec<Session>,
+    /// Each TCP group's options, shared by its senders.
+    tcp_cfgs: Vec<Option<std::sync::Arc<crate::tcp::TcpConfig>>>,
     ctr: Vec<FlowCounters>,
     hop_drops: HopDrops,
     /// Flow counters and hop drops at the start of the measurement window.
@@ -136,6 +138,7 @@ impl Sim {
             flows: t.flows,
             shorts: t.shorts,
             sessions: t.sessions,
+            tcp_cfgs: t.tcp_cfgs,
             ctr: crate::mem::huge_filled(n, FlowCounters::default()),
             hop_drops: HopDrops::new(max_paths, n),
             base: None,
@@ -179,7 +182,16 @@ impl Sim {
     /// before the run's end. Follow it with [`Sim::finish`].
     pub fn run_events(&mut self, progress: &mut dyn FnMut(f64) -> bool) -> Result<(), SimError> {
         let end = self.sc.duration;
-        while let Some(t) = self.ev.peek_time() {
+        loop {
+            // the events a refill brings near are the next ones: start loading their links
+            let links = &self.net.links;
+            let Some(t) = self.ev.peek_time_with(|kind, idx| {
+                if kind == Kind::Link {
+                    crate::mem::prefetch(&links[idx as usize]);
+                }
+            }) else {
+                break;
+            };
             if t >= end {
                 break;
             }
@@ -222,7 +234,21 @@ impl Sim {
         if let Some(c) = self.cap.take() {
             c.finish().map_err(|e| SimError::Build(format!("writing the pcap traces: {e}")))?;
         }
-        Ok(self.results())
+        let in_flight = self.net.in_flight();
+        self.release_engine_state();
+        Ok(self.results(in_flight))
+    }
+
+    /// Free what only the event loop needs before the results are built, so that the result
+    /// tables take the place of the access links and the event set instead of adding to the
+    /// run's peak of memory (at a million flows the access links alone are over 600 MiB).
+    fn release_engine_state(&mut self) {
+        self.net.links.truncate(self.net.core);
+        self.net.links.shrink_to_fit();
+        self.net.rings = Default::default();
+        self.ev = EventQueue::with_capacity(0);
+        self.timers = Vec::new();
+        self.scratch = Vec::new();
     }
 
     // ------------------------------------------------------------------ the packet's path
@@ -240,9 +266,10 @@ impl Sim {
     /// into the pipe); then the transmitter starts whatever is due.
     fn link_arrive(&mut self, l: usize, pkt: Packet) {
         let now = self.now;
-        let link = &mut self.net.links[l];
+        let net = &mut self.net;
+        let link = &mut net.links[l];
         let Some(a) = link.aqm.as_mut() else {
-            if link.simple_arrive(pkt, now) {
+            if link.simple_arrive(pkt, now, &mut net.rings) {
                 self.schedule_link(l);
             } else {
                 self.record_drop(&pkt, DropReason::Overflow);
@@ -291,7 +318,8 @@ impl Sim {
     /// Start every transmission on link `l` due by `t` (see the module docs of `net::link`).
     fn advance(&mut self, l: usize, t: Time) {
         loop {
-            let link = &mut self.net.links[l];
+            let net = &mut self.net;
+            let link = &mut net.links[l];
             if link.free_at > t {
                 break;
             }
@@ -299,13 +327,14 @@ impl Sim {
             let Some(a) = link.aqm.as_mut() else { return };
             let Some((pkt, enq)) = a.queue.dequeue(start) else { break };
             self.record_queue_drops(l, start);
-            let link = &mut self.net.links[l];
+            let net = &mut self.net;
+            let link = &mut net.links[l];
             let a = link.aqm.as_mut().expect("aqm");
             a.idle_reported = false;
             let (n, b) = (a.queue.len(), a.queue.bytes());
             link.free_at = start.saturating_add(link.tx_time(pkt.size));
             let arrive = link.free_at.saturating_add(link.delay);
-            link.pipe.push_back((arrive, pkt));
+            link.pipe.push_back((arrive, pkt), &mut net.rings);
             if link.monitor != NO_MONITOR {
                 self.monitors[link.monitor as usize].departed(&pkt, start, enq, n, b);
             }
@@ -341,10 +370,11 @@ impl Sim {
         let now = self.now;
         self.net.links[l].pending = false;
         loop {
-            let link = &mut self.net.links[l];
+            let net = &mut self.net;
+            let link = &mut net.links[l];
             match link.pipe.front() {
                 Some(&(a, _)) if a <= now => {
-                    let (_, pkt) = link.pipe.pop_front().expect("front");
+                    let (_, pkt) = link.pipe.pop_front(&mut net.rings).expect("front");
                     let next = link.next;
                     self.forward(next, pkt);
                 }
@@ -363,8 +393,11 @@ impl Sim {
         pkt.hop += 1;
         let next = if next == NEXT_SHARED {
             let r = &self.routes[pkt.flow as usize];
-            let (start, len) = if is_reverse(pkt.kind) { (r.rev, r.rev_len) } else { (r.fwd, r.fwd_len) };
-            if pkt.hop < len {
+            let (start, len, last) =
+                if is_reverse(pkt.kind) { (r.rev, r.rev_len, r.last_rev) } else { (r.fwd, r.fwd_len, r.last_fwd) };
+            if pkt.hop as u32 + 1 == len as u32 {
+                last
+            } else if pkt.hop < len {
                 self.net.paths[(start + pkt.hop as u32) as usize]
             } else {
                 NEXT_HOST
@@ -461,10 +494,14 @@ impl Sim {
         Ok(())
     }
 
-    fn results(&self) -> Results {
+    fn results(&mut self, in_flight: u64) -> Results {
         let (base_ctr, base_drops) = match &self.base {
             Some((c, d)) => (Some(c.as_slice()), Some(d)),
             None => (None, None),
+        };
+        let hop_drops = match base_drops {
+            Some(b) => self.hop_drops.since(b),
+            None => std::mem::take(&mut self.hop_drops),
         };
         results::collect(&Run {
             sc: &self.sc,
@@ -474,10 +511,7 @@ impl Sim {
             flows: &self.flows,
             ctr: &self.ctr,
             base_ctr,
-            hop_drops: match base_drops {
-                Some(b) => self.hop_drops.since(b),
-                None => self.hop_drops.clone(),
-            },
+            hop_drops,
             monitors: &self.monitors,
             snaps: &self.snaps,
             fseries: &self.fseries,
@@ -486,7 +520,7 @@ impl Sim {
                 created: self.created,
                 delivered: self.delivered,
                 dropped: self.dropped,
-                in_flight: self.net.in_flight(),
+                in_flight,
             },
         })
     }

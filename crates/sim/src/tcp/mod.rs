@@ -79,11 +79,13 @@ impl CcConfig {
     }
 }
 
-/// The congestion-control state of one connection (enum dispatch; one arm per algorithm).
+/// The congestion-control state of one connection (enum dispatch; one arm per algorithm). Vegas's
+/// state (its RTT measurement and fine-grained timeout, about 140 bytes) is on the heap, like its
+/// send log, so that it does not make every other connection that size.
 #[derive(Debug, Clone)]
 pub enum Cc {
     Reno(reno::Reno),
-    Vegas(vegas::Vegas),
+    Vegas(Box<vegas::Vegas>),
     Cubic(cubic::Cubic),
 }
 
@@ -91,7 +93,7 @@ impl Cc {
     pub fn new(cfg: &CcConfig) -> Cc {
         match cfg {
             CcConfig::Reno => Cc::Reno(reno::Reno),
-            CcConfig::Vegas { alpha, beta, gamma } => Cc::Vegas(vegas::Vegas::new(*alpha, *beta, *gamma)),
+            CcConfig::Vegas { alpha, beta, gamma } => Cc::Vegas(Box::new(vegas::Vegas::new(*alpha, *beta, *gamma))),
             CcConfig::Cubic { c, beta, fast_convergence, tcp_friendly } => {
                 Cc::Cubic(cubic::Cubic::new(*c, *beta, *fast_convergence, *tcp_friendly))
             }
@@ -100,7 +102,7 @@ impl Cc {
     fn get(&mut self) -> &mut dyn CongestionControl {
         match self {
             Cc::Reno(c) => c,
-            Cc::Vegas(c) => c,
+            Cc::Vegas(c) => &mut **c,
             Cc::Cubic(c) => c,
         }
     }
@@ -204,7 +206,8 @@ impl Default for TcpConfig {
 /// Sending side of a TCP connection.
 #[derive(Debug, Clone)]
 pub struct TcpSender {
-    pub cfg: TcpConfig,
+    /// The group's options, shared by all its senders (128 bytes that were copied into each).
+    pub cfg: std::sync::Arc<TcpConfig>,
     cc: Cc,
     flow: u32,
     prio: u8,
@@ -273,9 +276,10 @@ impl SendLog {
 }
 
 impl TcpSender {
-    pub fn new(cfg: TcpConfig, flow: u32, prio: u8, flags: u8, limit: u32) -> Self {
+    /// A sender with options `cfg` (pass the group's shared `Arc` so that senders share them).
+    pub fn new(cfg: impl Into<std::sync::Arc<TcpConfig>>, flow: u32, prio: u8, flags: u8, limit: u32) -> Self {
+        let cfg: std::sync::Arc<TcpConfig> = cfg.into();
         TcpSender {
-            cfg,
             cc: Cc::new(&cfg.cc),
             flow,
             prio,
@@ -305,6 +309,7 @@ impl TcpSender {
             sb: (cfg.recovery == Recovery::Sack).then(|| Box::new(Scoreboard::new(cfg.max_window))),
             log: matches!(cfg.cc, CcConfig::Vegas { .. }).then(|| Box::new(SendLog::new(cfg.max_window))),
             worried: 0,
+            cfg,
         }
     }
 

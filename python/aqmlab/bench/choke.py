@@ -1,0 +1,145 @@
+"""`aqmlab bench --point choke`: the CHOKe family's cost against RED's inside a whole simulation, at
+equal mean queue length.
+
+Every CHOKe-family scheme draws packets from the queue at an arrival, so its cost per arrival
+grows with what it does at the queue's length; compared at different queue lengths, the schemes
+would differ by their load, not by their algorithms. So the point first runs RED on the dumbbell
+of ``choke.toml`` (N0 NewReno flows and one UDP CBR source at a fifth of the capacity) and takes
+its time-average queue length as the target; then, for each scheme, it searches the number of TCP
+flows (in log scale: more flows hold a longer queue) until the scheme's mean queue is within
+``TOLERANCE`` of the target; and finally it runs every scheme at its flow count ``repeat`` times,
+interleaved (RED, CHOKe, ..., RED, CHOKe, ...), and reports the median engine CPU time per packet
+arriving at the bottleneck, and its ratio to RED's.
+
+The RED-based schemes (CHOKe, gCHOKe, Perfect CHOKe) use RED's thresholds, CHOKeD the same as its
+``t_min``/``t_max``. CHOKeW holds its queue between ``L-`` and ``L+`` whatever the load (its ``p0``
+adapts), so its thresholds are set around the target (``L_th`` = target / 2, ``L-`` = 0.9 target,
+``L+`` = 1.1 target) and its flow count is searched like the others'.
+
+Engine CPU time is the event loop's thread CPU time (no Python, no results), as in the other
+points; a bottleneck arrival is every packet offered to the bottleneck's queue during the run.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import statistics
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+#: RED's parameters (packets), shared by the RED-based schemes
+RED = {"min_th": 100, "max_th": 300, "w_q": 0.002, "max_p": 0.1, "gentle": True}
+#: the flow count RED runs at (its mean queue is the target)
+N0 = 200
+#: how close each scheme's mean queue must come to RED's (relative)
+TOLERANCE = 0.05
+#: the schemes, in report order
+SCHEMES = ["red", "choke", "gchoke", "perfect_choke", "chokew", "choked"]
+NAMES = {"red": "RED", "choke": "CHOKe", "gchoke": "gCHOKe", "perfect_choke": "Perfect CHOKe",
+         "chokew": "CHOKeW", "choked": "CHOKeD"}
+
+
+def _inline(d: dict) -> str:
+    def v(x):
+        return "true" if x is True else "false" if x is False else (f'"{x}"' if isinstance(x, str) else repr(x))
+    return "{ " + ", ".join(f"{k} = {v(x)}" for k, x in d.items()) + " }"
+
+
+def aqm_table(scheme: str, target: float) -> str:
+    """The bottleneck's `aqm` value for `scheme` (TOML inline table)."""
+    if scheme in ("red", "choke", "gchoke", "perfect_choke"):
+        return _inline({"type": scheme, **RED})
+    if scheme == "choked":
+        return _inline({"type": "choked", "t_min": RED["min_th"], "t_max": RED["max_th"]})
+    if scheme == "chokew":
+        return _inline({"type": "chokew", "l_th": round(target / 2), "l_minus": round(0.9 * target),
+                        "l_plus": round(1.1 * target)})
+    raise ValueError(scheme)
+
+
+def run(scheme: str, flows: int, target: float) -> dict:
+    """One run: the bottleneck's mean queue and arrivals, and the engine's CPU seconds."""
+    from .. import _core
+
+    text = (HERE / "choke.toml").read_text(encoding="utf-8")
+    over = [f"flows[0].count={flows}", f"bottleneck.aqm={aqm_table(scheme, target)}"]
+    clock = lambda: (time.perf_counter(), time.thread_time())  # noqa: E731
+    raw = _core.bench(text, f"choke-{scheme}", over, clock)
+    (_, c1), (_, c2) = raw["marks"][1], raw["marks"][2]
+    b = json.loads(raw["summary"])["bottleneck"]
+    return {"queue": b["queue_mean_pkts"], "arrivals": b["arrivals"], "cpu_s": c2 - c1,
+            "drop_ratio": b["drop_ratio"], "utilisation": b["utilisation"]}
+
+
+def calibrate(scheme: str, target: float, max_runs: int = 10) -> tuple[int, dict]:
+    """The flow count (and its run) at which `scheme`'s mean queue is nearest `target`: doubling or
+    halving until the target is bracketed, then bisection in log scale."""
+    seen: dict[int, dict] = {}
+
+    def q(n: int) -> float:
+        if n not in seen:
+            seen[n] = run(scheme, n, target)
+        return seen[n]["queue"]
+
+    def best() -> int:
+        return min(seen, key=lambda n: abs(seen[n]["queue"] - target))
+
+    lo = hi = N0
+    if q(N0) < target:
+        while q(hi) < target and len(seen) < max_runs and hi < 16 * N0:
+            lo, hi = hi, hi * 2
+    else:
+        while q(lo) > target and len(seen) < max_runs and lo > N0 // 16:
+            lo, hi = lo // 2, lo
+    while len(seen) < max_runs and abs(q(best()) - target) > TOLERANCE * target and hi - lo > 1:
+        mid = round(math.sqrt(lo * hi))
+        if mid in (lo, hi):
+            break
+        if q(mid) < target:
+            lo = mid
+        else:
+            hi = mid
+    n = best()
+    return n, seen[n]
+
+
+def measure(repeat: int = 3, progress=None) -> list[dict]:
+    """The rows of the report, RED first."""
+    red = run("red", N0, 0.0)
+    target = red["queue"]
+    flows = {"red": N0}
+    for s in SCHEMES[1:]:
+        flows[s], _ = calibrate(s, target)
+        if progress:
+            progress(s)
+    runs: dict[str, list[dict]] = {s: [] for s in SCHEMES}
+    for _ in range(max(1, repeat)):
+        for s in SCHEMES:
+            runs[s].append(run(s, flows[s], target))
+    rows = []
+    for s in SCHEMES:
+        rs = runs[s]
+        ns = statistics.median(r["cpu_s"] / r["arrivals"] * 1e9 for r in rs)
+        rows.append({"figure": "choke", "scheme": s, "name": NAMES[s], "tcp_flows": flows[s],
+                     "queue_mean_pkts": statistics.median(r["queue"] for r in rs),
+                     "target_pkts": target, "arrivals": rs[0]["arrivals"],
+                     "drop_ratio": rs[0]["drop_ratio"], "utilisation": rs[0]["utilisation"],
+                     "ns_per_arrival": ns, "runs": len(rs)})
+    base = rows[0]["ns_per_arrival"]
+    for r in rows:
+        r["ratio_to_red"] = r["ns_per_arrival"] / base
+        r["queue_off"] = r["queue_mean_pkts"] / target - 1
+    return rows
+
+
+def format_rows(rows: list[dict]) -> str:
+    head = (f"{'scheme':<14} {'TCP flows':>9} {'mean queue':>10} {'vs RED':>7} {'drop ratio':>10} "
+            f"{'engine ns/arrival':>17} {'x RED':>6}")
+    lines = [head, "-" * len(head)]
+    for r in rows:
+        lines.append(f"{r['name']:<14} {r['tcp_flows']:>9} {r['queue_mean_pkts']:>10.1f} {r['queue_off'] * 100:>+6.1f}% "
+                     f"{r['drop_ratio']:>10.3f} {r['ns_per_arrival']:>17.0f} {r['ratio_to_red']:>6.2f}")
+    return "\n".join(lines)
