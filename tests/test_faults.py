@@ -237,6 +237,23 @@ def test_a_killed_worker_is_replaced_and_its_runs_made_again(scen, tmp_path):
     pd.testing.assert_frame_equal(runs, pd.read_csv(tmp_path / "fresh" / "runs.csv"))
 
 
+def test_a_pool_broken_between_looks_fails_the_batch_instead_of_raising(monkeypatch):
+    """A worker can die after the driver last looked and before it hands out the next batch: the
+    submission then fails like the pool's other batches (and is retried with them), not raise."""
+    from concurrent.futures.process import BrokenProcessPool
+
+    from aqmlab.executors import LocalPool
+
+    class Broken:
+        def submit(self, *a, **k):
+            raise BrokenProcessPool("A child process terminated abruptly")
+
+    pool = LocalPool(2)
+    monkeypatch.setattr(pool, "_pool", lambda: Broken())
+    fut = pool.submit([], "engine")
+    assert fut.done() and pool.died(fut.exception())
+
+
 def test_a_run_that_keeps_killing_its_worker_is_reported(scen, tmp_path):
     args = AQMLAB + ["sweep", scen, "--seeds", "6", "--jobs", "2", "--cache", tmp_path / "c", "--out", tmp_path / "o",
                      "-q"]

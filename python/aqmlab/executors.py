@@ -205,8 +205,18 @@ class LocalPool(Pool):
         return self._ex
 
     def submit(self, batch, engine, max_memory=None):
+        from concurrent.futures import Future
+        from concurrent.futures.process import BrokenProcessPool
+
         ex = self._pool()
-        fut = ex.submit(run_batch, batch, engine, self._markers, max_memory)
+        try:
+            fut = ex.submit(run_batch, batch, engine, self._markers, max_memory)
+        except BrokenProcessPool as e:
+            # a worker died since the last look: this batch is lost with the pool's others, and is
+            # retried with them (a future that fails as theirs do), never a traceback
+            fut = Future()
+            fut.set_exception(e)
+            return fut
         try:
             self._procs.update(dict(ex._processes or {}))
         except (AttributeError, RuntimeError):
