@@ -62,11 +62,13 @@ pub struct Estimate {
     pub total: u64,
 }
 
-/// Bytes of engine state one flow of `g` holds.
-fn flow_bytes(g: &GroupSpec) -> u64 {
+/// Bytes of engine state one flow of `g` holds (`warmup`: the run snapshots every flow's
+/// counters at the end of its warm-up, so they exist twice).
+fn flow_bytes(g: &GroupSpec, warmup: bool) -> u64 {
     let host = 4 * crate::sim::LINK_BYTES + 6 * 4 + 32;
     // (a flow's TCP sender and receiver are inside its `Flow`, whatever its transport)
-    let flow = crate::sim::FLOW_BYTES + 2 * std::mem::size_of::<crate::measure::FlowCounters>() as u64 + 16;
+    let counters = (1 + warmup as u64) * std::mem::size_of::<crate::measure::FlowCounters>() as u64;
+    let flow = crate::sim::FLOW_BYTES + counters + 16;
     let app = match g.transport {
         Transport::Tcp { .. } => TCP_HEAP_BYTES,
         Transport::Udp { .. } => 64,
@@ -140,11 +142,12 @@ impl Estimate {
         let mut burst_pkts = 0.0f64;
         let mut udp_pps = 0.0f64;
         for g in &sc.groups {
-            e.flows = e.flows.saturating_add(g.count as u64 * flow_bytes(g));
+            let per_flow = flow_bytes(g, sc.warmup > 0);
+            e.flows = e.flows.saturating_add(g.count as u64 * per_flow);
             let (n, open) = connections(g, sc);
             let n = n.min(u64::MAX as f64 / 2.0) as u64;
             e.n_connections = e.n_connections.saturating_add(n);
-            e.connections = e.connections.saturating_add(n.saturating_mul(flow_bytes(g) - 4 * crate::sim::LINK_BYTES));
+            e.connections = e.connections.saturating_add(n.saturating_mul(per_flow - 4 * crate::sim::LINK_BYTES));
             concurrent += open;
             match &g.transport {
                 Transport::Tcp { cfg, .. } => {
