@@ -34,6 +34,21 @@ pub struct Flow {
     pub app: App,
 }
 
+impl Flow {
+    /// No timer of the flow's sender (`sender`) or receiver falls due before `t`: its
+    /// retransmission or delayed-ACK deadline is off or at `t` or later (a timer at the same
+    /// nanosecond as a link event runs after it).
+    #[inline]
+    pub fn due_by(&self, t: Time, sender: bool) -> bool {
+        let deadline = match &self.app {
+            App::Tcp { tx, .. } if sender => tx.rto_deadline,
+            App::Tcp { rx, .. } => rx.delack_deadline,
+            App::Udp(_) => 0,
+        };
+        deadline == 0 || deadline >= t
+    }
+}
+
 /// `Flow::session` of a flow that is not a web response.
 pub const NO_SESSION: u32 = u32::MAX;
 

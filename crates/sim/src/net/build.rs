@@ -78,8 +78,17 @@ pub fn build(sc: &Scenario, seed: u64) -> Result<Network, String> {
                 links.push(access(rate, delay));
                 receiver = Some((links.len() as u32 - 1, links.len() as u32 - 2));
             }
-            let mut route =
-                Route { fwd: 0, rev: 0, first_fwd: 0, first_rev: 0, last_fwd: 0, last_rev: 0, fwd_len: 0, rev_len: 0 };
+            let mut route = Route {
+                fwd: 0,
+                rev: 0,
+                first_fwd: 0,
+                first_rev: 0,
+                last_fwd: 0,
+                last_rev: 0,
+                fwd_len: 0,
+                rev_len: 0,
+                early: 0,
+            };
             for ack in [false, true] {
                 path.clear();
                 let (first, last, core_route) = match ack {

@@ -19,6 +19,7 @@
 //!   the buffer test) is the number of pipe entries whose transmission starts after `now`.
 
 use super::pipe::{Pipe, Rings};
+use super::DELIVERED;
 use crate::packet::Packet;
 use aqm::rng::Rng;
 use aqm::{Queue, Time, NS_PER_SEC};
@@ -97,6 +98,13 @@ impl Link {
     /// Simple link: offer `pkt` at `now`. Returns false (and keeps nothing) if the buffer is full.
     #[inline]
     pub fn simple_arrive(&mut self, pkt: Packet, now: Time, rings: &mut Rings) -> bool {
+        // packets delivered early whose arrival time has passed have no more place in the FIFO
+        while let Some(&(a, p)) = self.pipe.front() {
+            if a > now || p.hop != DELIVERED {
+                break;
+            }
+            self.pipe.pop_front(rings);
+        }
         // Entries whose transmission starts after `now` are waiting; they are at the back.
         // (`last_start` is the last entry's start, as computed below from its arrival time; with
         // an empty pipe it is at most `now`, since that entry arrived.)
@@ -122,9 +130,9 @@ impl Link {
         true
     }
 
-    /// Packets held by the link (waiting or in flight).
+    /// Packets held by the link (waiting or in flight), not counting those delivered early.
     pub fn in_flight(&self) -> usize {
-        self.pipe.len() + self.aqm.as_ref().map_or(0, |a| a.queue.len())
+        self.pipe.live() + self.aqm.as_ref().map_or(0, |a| a.queue.len())
     }
 }
 

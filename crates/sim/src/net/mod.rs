@@ -12,6 +12,7 @@ pub mod link;
 pub mod pipe;
 
 pub use link::{AqmPart, Link, NEXT_HOST, NEXT_SHARED, NO_MONITOR};
+
 pub use pipe::Rings;
 
 use aqm::Time;
@@ -31,7 +32,22 @@ pub struct Route {
     pub last_rev: u32,
     pub fwd_len: u8,
     pub rev_len: u8,
+    /// Which packets of the flow reach their host *early*: [`EARLY_DATA`] (data at the receiver),
+    /// [`EARLY_ACK`] (ACKs at the sender). Set per flow by `Sim::new` (see `Sim::deliver_early`).
+    pub early: u8,
 }
+
+/// `Route::early`: the flow's data (or UDP) packets may be handed to the receiver when they enter
+/// the path's last link.
+pub const EARLY_DATA: u8 = 1;
+/// `Route::early`: the flow's ACKs may be handed to the sender when they enter the ACK path's
+/// last link.
+pub const EARLY_ACK: u8 = 2;
+
+/// `Packet::hop` of a pipe entry whose packet was already delivered (`Sim::deliver_early`): it
+/// stays in its last link's pipe only to hold its place in the link's FIFO (the buffer test and
+/// the transmission times of the packets behind it) until its arrival time passes.
+pub const DELIVERED: u8 = u8::MAX;
 
 /// A flow slot's two ends.
 #[derive(Debug, Clone, Copy)]

@@ -129,6 +129,29 @@ impl Pipe {
         }
     }
 
+    /// The arrival time of the first entry whose packet is not yet delivered (see
+    /// `net::DELIVERED`), if any.
+    #[inline]
+    pub fn first_live(&self) -> Option<Time> {
+        (0..self.len()).map(|i| self.get(i)).find(|e| e.1.hop != super::DELIVERED).map(|e| e.0)
+    }
+
+    /// Entries whose packet is not yet delivered.
+    pub fn live(&self) -> usize {
+        (0..self.len()).filter(|&i| self.get(i).1.hop != super::DELIVERED).count()
+    }
+
+    /// Mark the last entry's packet as delivered (`net::DELIVERED`).
+    #[inline]
+    pub fn mark_back_delivered(&mut self) {
+        debug_assert!(self.len > 0);
+        let i = self.slot(self.len() - 1);
+        match &mut self.spill {
+            Some(r) => r[i].1.hop = super::DELIVERED,
+            None => self.inline[i].1.hop = super::DELIVERED,
+        }
+    }
+
     /// Append `e`; a full pipe takes a larger ring from `rings`.
     #[inline]
     pub fn push_back(&mut self, e: Entry, rings: &mut Rings) {

@@ -17,7 +17,7 @@ use crate::event::{EventQueue, Kind};
 use crate::hosts::{App, Flow, NO_TIMER};
 use crate::measure::{FlowCounters, FlowSeries, HopDrops};
 use crate::monitor::LinkMonitor;
-use crate::net::{Network, Route, NEXT_HOST, NEXT_SHARED, NO_MONITOR};
+use crate::net::{Network, Route, DELIVERED, EARLY_ACK, EARLY_DATA, NEXT_HOST, NEXT_SHARED, NO_MONITOR};
 use crate::packet::{Packet, PktKind};
 use crate::results::{self, Engine, Results, Run};
 use crate::scenario::Scenario;
@@ -83,6 +83,13 @@ pub struct Sim {
     events: u64,
     /// A short/web group opened more connections than the event set can index.
     too_many: bool,
+    /// Packets may be delivered early only before this instant: the run's end, the start of the
+    /// measurement window and the next per-flow sample (`deliver_early`).
+    horizon: Time,
+    /// The next per-flow sample (`Time::MAX` if none is pending).
+    next_flow_sample: Time,
+    /// Inside an early delivery (which never nests).
+    early: bool,
     /// The `[[pcap]]` traces, once [`Sim::capture_to`] has opened their files.
     cap: Option<Box<capture::Captures>>,
 }
@@ -96,11 +103,15 @@ impl Sim {
         let t = apps::Traffic::new(&sc, seed, &net, &mut ev);
         let n = t.flows.len();
         let max_paths = net.max_paths;
+        let mut next_flow_sample = Time::MAX;
         if let Some(iv) = sc.flow_series_interval {
             if iv < sc.duration {
                 ev.push(iv, Kind::FlowSample, 0);
+                next_flow_sample = iv;
             }
         }
+        let mut routes = t.routes;
+        early_delivery(&sc, &net, &t.flows, &mut routes);
         if sc.warmup > 0 {
             ev.push(sc.warmup, Kind::Warmup, 0);
         }
@@ -134,7 +145,7 @@ impl Sim {
             now: 0,
             ev,
             net,
-            routes: t.routes,
+            routes,
             flows: t.flows,
             shorts: t.shorts,
             sessions: t.sessions,
@@ -153,9 +164,21 @@ impl Sim {
             dropped: 0,
             events: 0,
             too_many: false,
+            horizon: 0,
+            next_flow_sample,
+            early: false,
             cap: None,
             sc,
-        })
+        }
+        .with_horizon())
+    }
+
+    /// Turn early delivery off (`Sim::deliver_early`): every packet then takes an event at the
+    /// end of its last link. Results are the same either way except `engine.events`; the tests
+    /// use this to show it.
+    pub fn without_early_delivery(mut self) -> Sim {
+        self.routes.iter_mut().for_each(|r| r.early = 0);
+        self
     }
 
     /// Open the files of the scenario's `[[pcap]]` traces in `dir` (`<link>.<point>.pcap`); the
@@ -251,6 +274,18 @@ impl Sim {
         self.scratch = Vec::new();
     }
 
+    /// Set [`Sim::horizon`] from the run's end, the warm-up (until it has passed) and the next
+    /// per-flow sample.
+    pub(super) fn with_horizon(mut self) -> Sim {
+        self.set_horizon();
+        self
+    }
+
+    pub(super) fn set_horizon(&mut self) {
+        let warmup = if self.base.is_none() && self.sc.warmup > 0 { self.sc.warmup } else { Time::MAX };
+        self.horizon = self.sc.duration.min(warmup).min(self.next_flow_sample);
+    }
+
     // ------------------------------------------------------------------ the packet's path
 
     /// A host sends `pkt` into the first link of its path.
@@ -270,7 +305,9 @@ impl Sim {
         let link = &mut net.links[l];
         let Some(a) = link.aqm.as_mut() else {
             if link.simple_arrive(pkt, now, &mut net.rings) {
-                self.schedule_link(l);
+                if link.next != NEXT_HOST || !self.deliver_early(l, pkt) {
+                    self.schedule_link(l);
+                }
             } else {
                 self.record_drop(&pkt, DropReason::Overflow);
             }
@@ -353,16 +390,61 @@ impl Sim {
         }
     }
 
-    /// Make sure link `l`'s pipe head has its event.
+    /// Make sure link `l`'s pipe head has its event (the first packet not yet delivered early).
     #[inline(always)]
     fn schedule_link(&mut self, l: usize) {
         let link = &mut self.net.links[l];
         if !link.pending {
-            if let Some(&(a, _)) = link.pipe.front() {
+            if let Some(a) = link.pipe.first_live() {
                 link.pending = true;
                 self.ev.push(a, Kind::Link, l as u32);
             }
         }
+    }
+
+    /// `pkt` has just entered link `l`, its path's last, and reaches its host at the time the
+    /// link computed (the pipe's last entry): hand it to the host now, at that time, instead of
+    /// scheduling an event for it — when nothing could tell the difference. Returns whether it
+    /// did; the packet then stays in the pipe, marked [`DELIVERED`], only to hold its place.
+    ///
+    /// The host's processing reads and changes the state of its own flow only, and what it sends
+    /// goes into its first link, which no other flow uses ([`early_delivery`]). So doing it early
+    /// gives the same result as doing it at its time provided nothing else touches that flow in
+    /// between: no timer of the flow is due before (an RTO or delayed-ACK deadline earlier than
+    /// the arrival), the flow's application does not stop before, and no measurement reads the
+    /// flow's counters before (the run's end, the warm-up snapshot, a per-flow sample:
+    /// [`Sim::horizon`]), and no packet ahead of it in the link waits for its own event (the
+    /// link has none pending). Packets of one flow reach its host in FIFO order either way, and events
+    /// are taken in (time, kind, index) order, so every result is the same bit for bit; only the
+    /// number of events falls (one fewer per packet delivered early).
+    #[inline]
+    fn deliver_early(&mut self, l: usize, mut pkt: Packet) -> bool {
+        let link = &self.net.links[l];
+        let Some(&(at, _)) = link.pipe.back() else { return false };
+        // `pending`: a packet ahead of this one in the link is still to be delivered at its time
+        if at >= self.horizon || self.early || link.pending {
+            return false;
+        }
+        let fi = pkt.flow as usize;
+        let early = self.routes[fi].early;
+        let ok = match pkt.kind {
+            PktKind::Data | PktKind::Udp => early & EARLY_DATA != 0 && self.flows[fi].due_by(at, false),
+            PktKind::Ack => early & EARLY_ACK != 0 && at < self.flows[fi].stop && self.flows[fi].due_by(at, true),
+            PktKind::Request => false,
+        };
+        if !ok {
+            return false;
+        }
+        self.net.links[l].pipe.mark_back_delivered();
+        let now = self.now;
+        self.now = at;
+        self.early = true;
+        pkt.hop += 1;
+        self.delivered += 1;
+        self.deliver(pkt);
+        self.early = false;
+        self.now = now;
+        true
     }
 
     /// The head of link `l`'s pipe reached the far end: forward every packet due now.
@@ -375,8 +457,10 @@ impl Sim {
             match link.pipe.front() {
                 Some(&(a, _)) if a <= now => {
                     let (_, pkt) = link.pipe.pop_front(&mut net.rings).expect("front");
-                    let next = link.next;
-                    self.forward(next, pkt);
+                    if pkt.hop != DELIVERED {
+                        let next = link.next;
+                        self.forward(next, pkt);
+                    }
                 }
                 _ => break,
             }
@@ -523,6 +607,33 @@ impl Sim {
                 in_flight,
             },
         })
+    }
+}
+
+/// Mark the flows whose packets may be delivered early (`Sim::deliver_early`): static bulk TCP
+/// flows without SACK (whose ACKs carry blocks the receiver files as data arrives) and UDP flows,
+/// whose host pair is theirs alone, for the direction whose reply goes into a simple first link
+/// that no other path uses: data at the receiver when the ACK path's first link is such a link
+/// (always, for UDP: its receiver sends nothing), ACKs at the sender when the data path's is.
+fn early_delivery(sc: &Scenario, net: &Network, flows: &[Flow], routes: &mut [Route]) {
+    use crate::scenario::{TcpApp, Transport};
+    let mut uses = vec![0u32; net.links.len()];
+    for h in &net.hosts {
+        for ack in [false, true] {
+            for &l in net.path(&h.route, ack) {
+                uses[l as usize] = uses[l as usize].saturating_add(1);
+            }
+        }
+    }
+    let alone = |l: u32| uses[l as usize] == 1 && net.links[l as usize].aqm.is_none();
+    for (f, r) in flows.iter().zip(routes.iter_mut()) {
+        r.early = match &sc.groups[f.group as usize].transport {
+            Transport::Udp { .. } => EARLY_DATA,
+            Transport::Tcp { cfg, app: TcpApp::Bulk { .. } } if cfg.recovery != crate::tcp::Recovery::Sack => {
+                (if alone(r.first_rev) { EARLY_DATA } else { 0 }) | (if alone(r.first_fwd) { EARLY_ACK } else { 0 })
+            }
+            _ => 0,
+        };
     }
 }
 

@@ -21,6 +21,7 @@ impl Sim {
         // transmissions starting at `warmup` or later belong to the window
         self.advance_monitored(self.now - 1);
         self.base = Some((self.ctr.clone(), self.hop_drops.clone()));
+        self.set_horizon();
         for m in &mut self.monitors {
             let q = &self.net.links[m.link as usize].aqm.as_ref().expect("measured link").queue;
             m.start_window(q.stats, q.len());
@@ -140,11 +141,14 @@ impl Sim {
             fs.last[i] = (tx, good);
         }
         fs.last_t = now;
+        self.next_flow_sample = Time::MAX;
         if let Some(iv) = self.sc.flow_series_interval {
             if now.saturating_add(iv) < self.sc.duration {
                 self.ev.push(now + iv, Kind::FlowSample, 0);
+                self.next_flow_sample = now + iv;
             }
         }
+        self.set_horizon();
     }
 }
 
