@@ -471,6 +471,7 @@ impl<P: Pkt> LeakyBuffer<P> {
     }
 
     /// The k-th member by a search of the Fenwick tree `f` (current for this buffer).
+    #[inline(never)]
     fn nth_in_tree(&self, f: &Fenwick, k: usize) -> u64 {
         let cap = self.ring.len();
         let h = self.slot(self.head);
@@ -514,6 +515,7 @@ impl<P: Pkt> LeakyBuffer<P> {
 
     /// Absolute position of the k-th live packet from the head (0-based; rank queries must have
     /// been requested at construction, and the draw population must be `live`).
+    #[inline]
     pub fn nth_live(&self, k: usize) -> u64 {
         assert!(self.mode.population == DrawPopulation::Live, "live ranks need draw_population = live");
         debug_assert!(k < self.live);

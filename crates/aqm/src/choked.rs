@@ -208,7 +208,34 @@ impl DrawSpan {
         let pos = buf.nth_live(self.lo + rng.below(self.n) as usize);
         (pos, buf.get(pos).flow())
     }
+
+    /// `seen.len()` (fewer than `n`) distinct draws, in `seen` in the order drawn; those of
+    /// `flow` are appended to `hits` in that order.
+    #[inline(always)]
+    fn draw_distinct<P: Pkt>(
+        &self,
+        buf: &LeakyBuffer<P>,
+        rng: &mut crate::rng::Rng,
+        flow: u32,
+        seen: &mut [u64],
+        hits: &mut Vec<u64>,
+    ) {
+        let mut m = 0;
+        while m < seen.len() {
+            let (pos, f) = self.draw(buf, rng);
+            if !seen[..m].contains(&pos) {
+                seen[m] = pos;
+                m += 1;
+                if f == flow {
+                    hits.push(pos);
+                }
+            }
+        }
+    }
 }
+
+/// Distinct draws up to this many per phase keep their positions on the stack.
+const SMALL_D: usize = 8;
 
 pub struct Choked<P> {
     p: ChokedParams,
@@ -296,7 +323,10 @@ impl<P: Pkt> Choked<P> {
             return Some((lo, lo_pos));
         }
         let region = DrawSpan { lo, n: n as u64, lo_pos, span: hi_pos - lo_pos };
-        let rng = &mut *cx.rng;
+        // the stream's state in a local for the phase's draws (the same draws in the same order;
+        // written back below), so that it can stay in registers across the loop
+        let mut local = cx.rng.clone();
+        let rng = &mut local;
         if with {
             for _ in 0..d {
                 let (pos, f) = region.draw(buf, rng);
@@ -304,20 +334,15 @@ impl<P: Pkt> Choked<P> {
                     hits.push(pos);
                 }
             }
+        } else if d as usize <= SMALL_D {
+            // d < n distinct packets, remembered on the stack
+            let mut seen = [0u64; SMALL_D];
+            region.draw_distinct(buf, rng, flow, &mut seen[..d as usize], hits);
         } else {
-            // d < n distinct packets
-            let chosen = &mut self.chosen;
-            chosen.clear();
-            while chosen.len() < d as usize {
-                let (pos, f) = region.draw(buf, rng);
-                if !chosen.contains(&pos) {
-                    chosen.push(pos);
-                    if f == flow {
-                        hits.push(pos);
-                    }
-                }
-            }
+            self.chosen.resize(d as usize, 0);
+            region.draw_distinct(buf, rng, flow, &mut self.chosen, hits);
         }
+        *cx.rng = local;
         Some((lo, lo_pos))
     }
 
