@@ -234,7 +234,7 @@ impl DrawSpan {
     }
 }
 
-/// Distinct draws up to this many per phase keep their positions on the stack.
+/// Distinct draws up to this many per phase keep their positions in a fixed array.
 const SMALL_D: usize = 8;
 
 pub struct Choked<P> {
@@ -250,6 +250,9 @@ pub struct Choked<P> {
     t_min: f64,
     t_max: f64,
     hits: Vec<u64>,
+    /// Positions drawn in a phase without replacement: `seen` for up to [`SMALL_D`] draws,
+    /// `chosen` for more.
+    seen: [u64; SMALL_D],
     chosen: Vec<u64>,
 }
 
@@ -272,6 +275,7 @@ impl<P: Pkt> Scheme<P> for Choked<P> {
             t_min: p.t_min * scale,
             t_max: p.t_max * scale,
             hits: Vec::new(),
+            seen: [0; SMALL_D],
             chosen: Vec::new(),
             p: p.clone(),
         }
@@ -335,9 +339,8 @@ impl<P: Pkt> Choked<P> {
                 }
             }
         } else if d as usize <= SMALL_D {
-            // d < n distinct packets, remembered on the stack
-            let mut seen = [0u64; SMALL_D];
-            region.draw_distinct(buf, rng, flow, &mut seen[..d as usize], hits);
+            // d < n distinct packets, remembered in a fixed array (only what is written is read)
+            region.draw_distinct(buf, rng, flow, &mut self.seen[..d as usize], hits);
         } else {
             self.chosen.resize(d as usize, 0);
             region.draw_distinct(buf, rng, flow, &mut self.chosen, hits);
