@@ -5,13 +5,14 @@
 //! a fixed, documented order, so runs are deterministic. The set stays small by construction: a
 //! link holds one event (its earliest in-flight packet), a flow at most one per timer.
 //!
-//! The set is a *radix heap* (Ahuja, Mehlhorn, Orlin, Tarjan 1990): it relies on the fact that a
-//! discrete-event simulation never schedules into the past, so every pushed key is at least the
-//! last popped one. A key goes into bucket `b` = the position of the highest bit in which it
-//! differs from the last popped key; popping refills bucket 0 from the lowest non-empty bucket.
-//! Each key moves down at most 128 times in its life and usually only a few, pushes are appends
-//! to a vector, and there is no sifting through a large array: faster than a binary heap at the
-//! 10^4-10^6 pending events of large runs.
+//! The set is a *radix heap* (Ahuja, Mehlhorn, Orlin, Tarjan 1990) over granules of time, with the
+//! current granule sorted: it relies on the fact that a discrete-event simulation never schedules
+//! into the past, so every pushed key is at least the last popped one. A key goes into bucket `b` =
+//! the position of the highest bit in which its granule (time >> shift) differs from the current
+//! one; when the current granule is used up, the lowest non-empty bucket is emptied, its first
+//! granule becomes current (sorted, a handful of keys) and its other keys move to lower buckets.
+//! Pushes are appends, a key moves a few times in its life, and a pop is usually the end of a
+//! short sorted vector. See docs/engine.md, "The event set".
 
 use aqm::Time;
 
@@ -63,17 +64,39 @@ const KINDS: [Kind; 12] = [
 /// Largest entity index an event can carry.
 pub const MAX_INDEX: u32 = (1 << 28) - 1;
 
-const BUCKETS: usize = 129;
-
-/// A refill that moves at most this many events reports them as coming soon (a larger one
-/// reaches too far ahead: their state would be evicted again before it is used).
+/// A refill that brings at most this many events into the current granule reports them as coming
+/// soon (a larger one reaches too far ahead: their state would be evicted again before it is used).
 const NEAR: usize = 64;
 
-/// Monotone min-priority queue of pending events (a radix heap).
+/// First granule: 2^16 ns (65.5 µs); narrowed while the run shows more events per granule.
+const FIRST_SHIFT: u32 = 16;
+
+/// A granule that holds more events than this at a refill is narrowed (see [`EventQueue::narrow`]).
+const WIDE: usize = 64;
+
+/// Events per granule aimed at when narrowing.
+const AIM: u64 = 8;
+
+/// Monotone min-priority queue of pending events: a radix heap over *granules* of time with the
+/// current granule kept sorted.
+///
+/// A key's granule is its time shifted right by `shift` bits. `cur` holds every key whose granule
+/// is at most `last_g` (the current granule), sorted in descending order so that the minimum is at
+/// the end; every other key is in bucket `b` = the position of the highest bit in which its
+/// granule differs from `last_g` (0..=63). When `cur` is empty, the lowest non-empty bucket is
+/// emptied: its smallest granule becomes `last_g`, the keys of that granule go to `cur` (then
+/// sorted), the others land in lower buckets. A key moves down at most 64 times and in practice a
+/// few; within a granule, order is by the whole key (time, kind, index), so the sequence of popped
+/// events is exactly ascending — the same a binary heap would give: the data structure (and the
+/// granule width, which adapts) cannot change results.
 pub struct EventQueue {
+    cur: Vec<u128>,
     buckets: Vec<Vec<u128>>,
-    /// Bit i set when bucket i is non-empty (buckets 0..=128 in three words).
-    nonempty: [u64; 3],
+    /// Bit b set when bucket b is non-empty.
+    nonempty: u64,
+    shift: u32,
+    last_g: u64,
+    /// The last key popped (nothing may be pushed before it).
     last: u128,
     len: usize,
     pushed: u64,
@@ -85,25 +108,48 @@ impl Default for EventQueue {
     }
 }
 
-#[inline]
-fn bucket_of(key: u128, last: u128) -> usize {
-    if key == last {
-        0
-    } else {
-        128 - (key ^ last).leading_zeros() as usize
-    }
+#[inline(always)]
+fn time_of(key: u128) -> Time {
+    (key >> 32) as Time
+}
+
+#[inline(always)]
+fn decode(key: u128) -> (Time, Kind, u32) {
+    let low = key as u32;
+    (time_of(key), KINDS[(low >> 28) as usize], low & MAX_INDEX)
 }
 
 impl EventQueue {
     pub fn with_capacity(_n: usize) -> Self {
-        EventQueue { buckets: vec![Vec::new(); BUCKETS], nonempty: [0; 3], last: 0, len: 0, pushed: 0 }
+        EventQueue {
+            cur: Vec::new(),
+            buckets: vec![Vec::new(); 64],
+            nonempty: 0,
+            shift: FIRST_SHIFT,
+            last_g: 0,
+            last: 0,
+            len: 0,
+            pushed: 0,
+        }
+    }
+
+    #[inline(always)]
+    fn granule(&self, key: u128) -> u64 {
+        time_of(key) >> self.shift
     }
 
     #[inline]
     fn insert(&mut self, key: u128) {
-        let b = bucket_of(key, self.last);
-        self.buckets[b].push(key);
-        self.nonempty[b >> 6] |= 1 << (b & 63);
+        let g = self.granule(key);
+        if g <= self.last_g {
+            // descending order: the new key goes after every larger one
+            let at = self.cur.partition_point(|&k| k > key);
+            self.cur.insert(at, key);
+        } else {
+            let b = 63 - (g ^ self.last_g).leading_zeros() as usize;
+            self.buckets[b].push(key);
+            self.nonempty |= 1 << b;
+        }
     }
 
     /// Schedule an event. `t` must not be earlier than the last popped event (time, then kind
@@ -116,7 +162,7 @@ impl EventQueue {
         let mut key = ((t as u128) << 32) | ((kind as u128) << 28) | index as u128;
         if key < self.last {
             debug_assert!(false, "event scheduled in the past (t = {t} ns)");
-            let next = ((self.last >> 32) as Time).saturating_add(1);
+            let next = time_of(self.last).saturating_add(1);
             key = ((next as u128) << 32) | ((kind as u128) << 28) | index as u128;
         }
         self.pushed += 1;
@@ -124,43 +170,85 @@ impl EventQueue {
         self.insert(key);
     }
 
-    /// Make bucket 0 hold the minimum; returns false if the set is empty.
-    #[inline]
-    fn refill(&mut self) -> bool {
-        self.refill_with(&mut |_, _| {})
-    }
-
-    /// [`Self::refill`], telling `soon` the kind and index of every event it moves down: those are
-    /// the next events in time order (all before any event left in a higher bucket), so the
-    /// engine can start loading their state from memory before it needs it.
+    /// Make `cur` hold the minimum; returns false if the set is empty. Tells `soon` the kind and
+    /// index of every event it brings into the current granule: those are the next events in time
+    /// order (all before any event left in a bucket), so the engine can start loading their state
+    /// from memory before it needs it.
     #[inline]
     fn refill_with(&mut self, soon: &mut impl FnMut(Kind, u32)) -> bool {
-        if self.nonempty[0] & 1 != 0 {
+        if !self.cur.is_empty() {
             return true;
         }
         if self.len == 0 {
             return false;
         }
-        let b = if self.nonempty[0] != 0 {
-            self.nonempty[0].trailing_zeros() as usize
-        } else if self.nonempty[1] != 0 {
-            64 + self.nonempty[1].trailing_zeros() as usize
-        } else {
-            128
-        };
+        let b = self.nonempty.trailing_zeros() as usize;
         let mut keys = std::mem::take(&mut self.buckets[b]);
-        self.nonempty[b >> 6] &= !(1 << (b & 63));
-        self.last = *keys.iter().min().expect("non-empty bucket");
-        let near = keys.len() <= NEAR;
-        for k in keys.drain(..) {
-            if near {
-                let low = k as u32;
-                soon(KINDS[(low >> 28) as usize], low & MAX_INDEX);
+        self.nonempty &= !(1 << b);
+        let shift = self.shift;
+        let g = keys.iter().map(|&k| time_of(k) >> shift).min().expect("non-empty bucket");
+        self.last_g = g;
+        for &k in &keys {
+            if time_of(k) >> shift == g {
+                self.cur.push(k);
+            } else {
+                let b = 63 - ((time_of(k) >> shift) ^ g).leading_zeros() as usize;
+                self.buckets[b].push(k);
+                self.nonempty |= 1 << b;
             }
+        }
+        keys.clear();
+        self.buckets[b] = keys; // keep the allocation
+        match self.cur.len() {
+            1 => {}
+            2 => {
+                if self.cur[0] < self.cur[1] {
+                    self.cur.swap(0, 1);
+                }
+            }
+            n => {
+                self.cur.sort_unstable_by(|a, b| b.cmp(a));
+                if n > WIDE {
+                    self.narrow();
+                }
+            }
+        }
+        if self.cur.len() <= NEAR {
+            for &k in &self.cur {
+                let (_, kind, index) = decode(k);
+                soon(kind, index);
+            }
+        }
+        true
+    }
+
+    /// The current granule holds many events spread over time: make granules narrower, aiming at
+    /// about [`AIM`] events per granule, and place every key again (a pass over the set, done a
+    /// few times per run at most: the width only ever shrinks). Events at one same time cannot be
+    /// told apart by any width; they leave the width as it is.
+    #[cold]
+    fn narrow(&mut self) {
+        let n = self.cur.len() as u64;
+        let span = time_of(self.cur[0]) - time_of(self.cur[self.cur.len() - 1]);
+        let want = 64 - (span.saturating_mul(AIM) / n).max(1).leading_zeros(); // bits of the aimed width
+        let shift = want.saturating_sub(1).min(self.shift);
+        if shift == self.shift {
+            return;
+        }
+        let mut all = std::mem::take(&mut self.cur);
+        for b in 0..64 {
+            all.append(&mut self.buckets[b]);
+        }
+        self.nonempty = 0;
+        self.shift = shift;
+        let min = all.iter().copied().min().expect("non-empty");
+        self.last_g = self.granule(min);
+        let (mut now, later): (Vec<u128>, Vec<u128>) = all.into_iter().partition(|&k| self.granule(k) == self.last_g);
+        now.sort_unstable_by(|a, b| b.cmp(a));
+        self.cur = now;
+        for k in later {
             self.insert(k);
         }
-        self.buckets[b] = keys; // keep the allocation
-        true
     }
 
     /// [`Self::peek_time`], telling `soon` about the events a refill brings near (see
@@ -170,31 +258,24 @@ impl EventQueue {
         if !self.refill_with(&mut soon) {
             return None;
         }
-        Some((self.last >> 32) as Time)
+        self.cur.last().map(|&k| time_of(k))
     }
 
     /// Time of the earliest event.
     #[inline]
     pub fn peek_time(&mut self) -> Option<Time> {
-        if !self.refill() {
-            return None;
-        }
-        Some((self.last >> 32) as Time)
+        self.peek_time_with(|_, _| {})
     }
 
     #[inline]
     pub fn pop(&mut self) -> Option<(Time, Kind, u32)> {
-        if !self.refill() {
+        if !self.refill_with(&mut |_, _| {}) {
             return None;
         }
-        let k = self.buckets[0].pop().expect("refilled");
-        if self.buckets[0].is_empty() {
-            self.nonempty[0] &= !1;
-        }
+        let k = self.cur.pop().expect("refilled");
+        self.last = k;
         self.len -= 1;
-        let t = (k >> 32) as Time;
-        let low = k as u32;
-        Some((t, KINDS[(low >> 28) as usize], low & MAX_INDEX))
+        Some(decode(k))
     }
 
     pub fn len(&self) -> usize {
@@ -253,6 +334,44 @@ mod tests {
             }
             assert_eq!(q.len(), reference.len());
         }
+    }
+
+    #[test]
+    fn dense_times_and_ties_match_a_sorted_reference() {
+        // many events per granule (the width narrows), equal times with every kind, pushes into
+        // the current granule while it is drained
+        let mut q = EventQueue::default();
+        let mut reference: Vec<u128> = Vec::new();
+        let mut rng = aqm::rng::Rng::stream(3, "heap", 1);
+        let (mut now, mut last) = (0, 0u128);
+        for step in 0..30_000u32 {
+            if rng.uniform() < 0.6 || reference.is_empty() {
+                let span = [1u64, 50, 5_000, 1 << 20, 1 << 34][rng.below(5) as usize];
+                let mut t = now + rng.below(span);
+                let kind = KINDS[rng.below(KINDS.len() as u64) as usize];
+                let index = (step * 7919) % 5000;
+                let mut key = ((t as u128) << 32) | ((kind as u128) << 28) | index as u128;
+                if key < last {
+                    // never into the past: same time, earlier kind or index -> 1 ns later
+                    t += 1;
+                    key += 1 << 32;
+                }
+                q.push(t, kind, index);
+                reference.push(key);
+                reference.sort_unstable_by(|a, b| b.cmp(a));
+            } else {
+                let got = q.pop().unwrap();
+                last = reference.pop().unwrap();
+                assert_eq!(got, decode(last));
+                now = got.0;
+            }
+            assert_eq!(q.len(), reference.len());
+        }
+        while let Some(got) = q.pop() {
+            assert_eq!(got, decode(reference.pop().unwrap()));
+        }
+        assert!(reference.is_empty());
+        assert!(q.shift < FIRST_SHIFT, "the granule narrowed");
     }
 
     #[test]
