@@ -152,8 +152,56 @@ pub struct LeakyBuffer<P> {
     doomed: usize,
     doomed_bytes: u64,
     mode: BufferMode,
-    /// Occupancy of the draw population per ring slot, when ranks or non-compacted draws are needed.
-    fenwick: Option<Fenwick>,
+    /// Rank index of the draw population, when ranks or non-compacted draws are needed.
+    ranks: Option<Ranks>,
+}
+
+/// Holes listed before the rank index switches to its Fenwick tree.
+const HOLES_LISTED: usize = 64;
+
+/// The rank index: which absolute position holds the k-th member of the draw population.
+///
+/// While the buffer has few holes (non-members between head and tail: tombstones, and doomed
+/// packets when only live ones are drawn) it keeps their positions in a sorted list; the k-th
+/// member is then `head + k + j`, where `j` holes lie before it, found by a binary search of the
+/// list (O(log holes)), and pushes and pops cost nothing. Past [`HOLES_LISTED`] holes it keeps a
+/// Fenwick tree over the ring slots instead (O(log capacity) per query, push, pop and removal),
+/// and lists the holes again once they are few (the list is rebuilt by a scan of the span when
+/// it is short enough, and is empty whenever the holes are gone). Both give the same positions.
+#[derive(Clone, Debug)]
+struct Ranks {
+    /// Whether `holes[start..]` is the sorted list of every hole (else `tree` is current).
+    listed: bool,
+    holes: Vec<u64>,
+    start: usize,
+    tree: Fenwick,
+}
+
+impl Ranks {
+    #[inline]
+    fn listed_holes(&self) -> &[u64] {
+        &self.holes[self.start..]
+    }
+
+    /// Position of the k-th member from `head`, given the sorted holes `hs` in `[head, tail)`.
+    ///
+    /// With `t = head + k`, the member is `t + j` for the number `j` of holes before it, which
+    /// is the first index with `hs[j] > t + j` (`hs[i] - i` never decreases, so the predicate
+    /// is monotone): every hole before index `j` lies at or before `t + j - 1`, and `hs[j]` after.
+    #[inline]
+    fn nth_listed(hs: &[u64], head: u64, k: usize) -> u64 {
+        let t = head + k as u64;
+        let (mut lo, mut hi) = (0usize, hs.len());
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            if hs[mid] - mid as u64 <= t {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        t + lo as u64
+    }
 }
 
 impl<P: Pkt> LeakyBuffer<P> {
@@ -171,7 +219,7 @@ impl<P: Pkt> LeakyBuffer<P> {
             doomed: 0,
             doomed_bytes: 0,
             mode,
-            fenwick: needs_tree.then(|| Fenwick::new(cap)),
+            ranks: needs_tree.then(|| Ranks { listed: true, holes: Vec::new(), start: 0, tree: Fenwick::new(0) }),
         }
     }
 
@@ -233,17 +281,56 @@ impl<P: Pkt> LeakyBuffer<P> {
         self.rebuild_tree();
     }
 
+    /// Rebuild the rank index from the ring: the hole list when the holes are few enough (or the
+    /// span short enough to list them), the Fenwick tree otherwise.
     fn rebuild_tree(&mut self) {
-        if self.fenwick.is_none() {
+        let Some(mut r) = self.ranks.take() else { return };
+        let holes = (self.tail - self.head) as usize - self.population();
+        if holes <= HOLES_LISTED / 2 || (holes <= HOLES_LISTED && r.listed) {
+            r.listed = true;
+            r.holes.clear();
+            r.start = 0;
+            if holes > 0 {
+                for pos in self.head..self.tail {
+                    if !self.in_population(pos) {
+                        r.holes.push(pos);
+                    }
+                }
+            }
+            r.tree = Fenwick::new(0);
+        } else {
+            r.listed = false;
+            let mut f = Fenwick::new(self.ring.len());
+            for pos in self.head..self.tail {
+                if self.in_population(pos) {
+                    f.add(self.slot(pos), 1);
+                }
+            }
+            r.tree = f;
+        }
+        self.ranks = Some(r);
+    }
+
+    /// The slot at `pos` has just left the draw population (a removal, or a doomed live packet).
+    #[inline]
+    fn leave_population(&mut self, pos: u64) {
+        let s = self.slot(pos);
+        let Some(r) = &mut self.ranks else { return };
+        if !r.listed {
+            r.tree.add(s, -1);
             return;
         }
-        let mut f = Fenwick::new(self.ring.len());
-        for pos in self.head..self.tail {
-            if self.in_population(pos) {
-                f.add(self.slot(pos), 1);
-            }
+        if r.holes.len() - r.start >= HOLES_LISTED {
+            // too many holes for a list: the tree from here on (it counts this slot as a hole)
+            self.rebuild_tree();
+            return;
         }
-        self.fenwick = Some(f);
+        if r.start > 0 {
+            r.holes.drain(..r.start);
+            r.start = 0;
+        }
+        let i = r.holes.partition_point(|&h| h < pos);
+        r.holes.insert(i, pos);
     }
 
     /// Is the slot at `pos` part of the draw population?
@@ -272,8 +359,10 @@ impl<P: Pkt> LeakyBuffer<P> {
         }
         let s = self.slot(self.tail);
         self.ring[s] = Some(Entry { pkt, enq: now, doomed: false });
-        if let Some(f) = &mut self.fenwick {
-            f.add(s, 1);
+        if let Some(r) = &mut self.ranks {
+            if !r.listed {
+                r.tree.add(s, 1);
+            }
         }
         self.tail += 1;
         self.live += 1;
@@ -283,14 +372,38 @@ impl<P: Pkt> LeakyBuffer<P> {
     /// Take the head packet for transmission, discarding doomed packets and tombstones before it.
     #[inline]
     pub fn pop(&mut self) -> Option<(P, Time)> {
+        let out = self.pop_slots();
+        if let Some(r) = &mut self.ranks {
+            if r.listed {
+                // the holes the head has passed leave the list
+                let hs = &r.holes[r.start..];
+                if hs.first().is_some_and(|&h| h < self.head) {
+                    r.start += hs.partition_point(|&h| h < self.head);
+                    if r.start == r.holes.len() {
+                        r.holes.clear();
+                        r.start = 0;
+                    }
+                }
+            } else {
+                let holes = (self.tail - self.head) as usize - self.population();
+                if holes == 0 || (holes <= HOLES_LISTED / 2 && self.tail - self.head <= 16 * HOLES_LISTED as u64) {
+                    self.rebuild_tree();
+                }
+            }
+        }
+        out
+    }
+
+    #[inline]
+    fn pop_slots(&mut self) -> Option<(P, Time)> {
         while self.head < self.tail {
             let s = self.slot(self.head);
             let e = self.ring[s].take();
             self.head += 1;
             let Some(e) = e else { continue };
-            if let Some(f) = &mut self.fenwick {
-                if !e.doomed || self.mode.population == DrawPopulation::Physical {
-                    f.add(s, -1);
+            if let Some(r) = &mut self.ranks {
+                if !r.listed && (!e.doomed || self.mode.population == DrawPopulation::Physical) {
+                    r.tree.add(s, -1);
                 }
             }
             if e.doomed {
@@ -320,7 +433,7 @@ impl<P: Pkt> LeakyBuffer<P> {
             return None;
         }
         let phys = self.tail - self.head;
-        if self.fenwick.is_none() || (phys as usize) <= 2 * n {
+        if self.ranks.is_none() || (phys as usize) <= 2 * n {
             // rejection over physical slots: expected fewer than 2 tries
             loop {
                 let pos = self.head + rng.below(phys);
@@ -339,17 +452,27 @@ impl<P: Pkt> LeakyBuffer<P> {
     }
 
     /// Absolute position of the k-th member of the draw population from the head (0-based).
+    #[inline]
     fn nth(&self, k: usize) -> u64 {
-        // Two exact short cuts before the O(log n) rank query (the same position, found cheaper):
-        // without holes between head and tail the k-th member is k slots from the head, and the
-        // first member is most often the head itself. CHOKeD asks for such ranks at every arrival.
+        // Exact short cuts before the rank index (the same position, found cheaper): without
+        // holes between head and tail the k-th member is k slots from the head, and the first
+        // member is most often the head itself. CHOKeD asks for such ranks at every arrival.
         if (self.tail - self.head) as usize == self.population() {
             return self.head + k as u64;
         }
         if k == 0 && self.in_population(self.head) {
             return self.head;
         }
-        let f = self.fenwick.as_ref().expect("rank queries need the Fenwick tree");
+        let r = self.ranks.as_ref().expect("rank queries need the rank index");
+        if r.listed {
+            return Ranks::nth_listed(r.listed_holes(), self.head, k);
+        }
+        self.nth_in_tree(&r.tree, k)
+    }
+
+    /// The k-th member by a search of the Fenwick tree `f` (current for this buffer).
+    #[inline(never)]
+    fn nth_in_tree(&self, f: &Fenwick, k: usize) -> u64 {
         let cap = self.ring.len();
         let h = self.slot(self.head);
         let before = f.prefix(h); // members stored at ring slots [0, h): the wrapped part
@@ -362,20 +485,37 @@ impl<P: Pkt> LeakyBuffer<P> {
         }
     }
 
+    /// The k-th member by a search of a Fenwick tree built afresh from the ring (the reference
+    /// the rank index is tested against), and whether the index is a hole list at the moment.
+    #[cfg(test)]
+    fn nth_reference(&self, k: usize) -> (u64, bool) {
+        let mut f = Fenwick::new(self.ring.len());
+        for pos in self.head..self.tail {
+            if self.in_population(pos) {
+                f.add(self.slot(pos), 1);
+            }
+        }
+        (self.nth_in_tree(&f, k), self.ranks.as_ref().is_some_and(|r| r.listed))
+    }
+
     /// One past the absolute position of the tail packet.
     #[inline]
     pub fn end(&self) -> u64 {
         self.tail
     }
 
-    /// Whether the slot at `pos` holds a live packet.
+    /// The flow of the packet at `pos` if it is live (`None` for a hole or a doomed packet).
     #[inline]
-    pub fn is_live(&self, pos: u64) -> bool {
-        self.ring[self.slot(pos)].as_ref().is_some_and(|e| !e.doomed)
+    pub fn live_flow(&self, pos: u64) -> Option<u32> {
+        match &self.ring[self.slot(pos)] {
+            Some(e) if !e.doomed => Some(e.pkt.flow()),
+            _ => None,
+        }
     }
 
     /// Absolute position of the k-th live packet from the head (0-based; rank queries must have
     /// been requested at construction, and the draw population must be `live`).
+    #[inline]
     pub fn nth_live(&self, k: usize) -> u64 {
         assert!(self.mode.population == DrawPopulation::Live, "live ranks need draw_population = live");
         debug_assert!(k < self.live);
@@ -397,18 +537,14 @@ impl<P: Pkt> LeakyBuffer<P> {
         match self.mode.removal {
             VictimRemoval::Immediate => {
                 self.ring[s] = None;
-                if let Some(f) = &mut self.fenwick {
-                    f.add(s, -1);
-                }
+                self.leave_population(pos);
             }
             VictimRemoval::Lazy => {
                 e.doomed = true;
                 self.doomed += 1;
                 self.doomed_bytes += pkt.size() as u64;
                 if self.mode.population == DrawPopulation::Live {
-                    if let Some(f) = &mut self.fenwick {
-                        f.add(s, -1);
-                    }
+                    self.leave_population(pos);
                 }
             }
         }
@@ -417,11 +553,17 @@ impl<P: Pkt> LeakyBuffer<P> {
 
     /// Squeeze out tombstones once they outnumber live packets (immediate mode), keeping order.
     /// Called only from `push`, so positions handed out by `draw` stay valid until the next push.
+    #[inline]
     fn maybe_compact(&mut self) {
         let phys = (self.tail - self.head) as usize;
         if self.mode.removal != VictimRemoval::Immediate || phys < 32 || phys <= 2 * self.live {
             return;
         }
+        self.compact();
+    }
+
+    #[cold]
+    fn compact(&mut self) {
         let mut w = self.head;
         for r in self.head..self.tail {
             let rs = self.slot(r);
@@ -513,6 +655,80 @@ mod tests {
                     }
                     if mode.removal == VictimRemoval::Immediate { prop_assert_eq!(b.occupancy(), model.len()); }
                 }
+            }
+        }
+    }
+
+    proptest! {
+        /// The rank index (a sorted hole list while holes are few, the Fenwick tree past
+        /// HOLES_LISTED of them) gives the same position as a Fenwick search built afresh, for
+        /// random hole patterns made by pushes, pops and removals at random ranks, across the
+        /// switches between list and tree and around the ring.
+        #[test]
+        fn listed_ranks_equal_the_fenwick_search(
+            ops in proptest::collection::vec((0u8..10, any::<u32>()), 1..1200),
+            fill in 0usize..260,
+        ) {
+            let lazy = BufferMode { removal: VictimRemoval::Lazy, ..Default::default() };
+            let lazy_free = BufferMode { removal: VictimRemoval::Lazy, doomed_occupy: false, ..Default::default() };
+            for mode in [BufferMode::default(), lazy, lazy_free] {
+                let mut b = LeakyBuffer::<P>::new(mode, true);
+                for i in 0..fill {
+                    b.push(P::new(i as u32, 1000), 0);
+                }
+                for (op, x) in &ops {
+                    match op {
+                        0..=2 => b.push(P::new(*x, 1000), 0),
+                        3..=4 => { b.pop(); }
+                        _ => {
+                            if !b.is_empty() {
+                                let pos = b.nth_reference(*x as usize % b.len()).0;
+                                prop_assert!(b.remove(pos).is_some());
+                            }
+                        }
+                    }
+                    let n = b.len();
+                    if n > 0 {
+                        for k in [0, n / 2, n - 1, *x as usize % n, (*x >> 12) as usize % n] {
+                            prop_assert_eq!(b.nth_live(k), b.nth_reference(k).0, "k = {} of {}", k, n);
+                        }
+                    }
+                }
+                for k in 0..b.len() {
+                    prop_assert_eq!(b.nth_live(k), b.nth_reference(k).0);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn rank_index_lists_few_holes_and_uses_the_tree_past_them() {
+        for mode in [BufferMode::default(), BufferMode { removal: VictimRemoval::Lazy, ..Default::default() }] {
+            let mut b = LeakyBuffer::<P>::new(mode, true);
+            for i in 0..300 {
+                b.push(P::new(i, 1000), 0);
+            }
+            let check = |b: &LeakyBuffer<P>| (0..b.len()).all(|k| b.nth_live(k) == b.nth_reference(k).0);
+            let mut rng = Rng::stream(4, "holes", 0);
+            let mut states = Vec::new();
+            for _ in 0..(HOLES_LISTED + 6) {
+                let pos = b.nth_live(rng.below(b.len() as u64) as usize);
+                b.remove(pos).unwrap();
+                assert!(check(&b));
+                states.push(b.nth_reference(0).1);
+            }
+            // a list up to HOLES_LISTED holes, the tree after
+            assert!(states[..HOLES_LISTED].iter().all(|l| *l), "{mode:?}");
+            assert!(states[HOLES_LISTED..].iter().all(|l| !*l), "{mode:?}");
+            // departures take holes away: back to a list at half as many
+            while b.nth_reference(0).1 == false {
+                b.pop().unwrap();
+                assert!(check(&b));
+            }
+            let holes = (b.tail - b.head) as usize - b.len();
+            assert!(holes <= HOLES_LISTED / 2 && holes > 0, "{holes}");
+            while b.pop().is_some() {
+                assert!(check(&b));
             }
         }
     }

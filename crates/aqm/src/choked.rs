@@ -7,10 +7,10 @@
 //! `D_r` packets drawn from the rear half of the queue and, if none matched, with `D_f` from the
 //! front half, where `D_r = round(Q · sqrt(B) / ((T_max − T_min) · ln B))` grows with the queue and
 //! `D_f = round(D_r / 2)`. Matches drop the arrival and every matching drawn packet; an unmatched
-//! arrival still faces RED's test (A20). Regions are ranks, so the buffer keeps a Fenwick tree.
+//! arrival still faces RED's test (A20). Regions are ranks, so the buffer keeps a rank index.
 
 use crate::buffer::LeakyBuffer;
-use crate::family::{check_buffer_mode, drop_victims, family_params, matches};
+use crate::family::{check_buffer_mode, drop_victims, family_params};
 use crate::red_math::{DropTest, Estimator, Region, Variant};
 use crate::{Cx, DropReason, Limit, LinkInfo, ParamError, Params, Pkt, Qdisc, Scheme, Time, NS_PER_SEC};
 use serde::{Deserialize, Serialize};
@@ -130,9 +130,25 @@ impl Params for ChokedParams {
     }
 }
 
-/// `round_half_up(x) = floor(x + 0.5)`.
+/// `round_half_up(x) = floor(x + 0.5)`, 0 below 0 (and for NaN).
+///
+/// Written as the conversion alone: `as u64` truncates toward zero, which is `floor` for the
+/// non-negative values, and saturates at 0 for the negative ones and NaN, which is what
+/// `floor(x + 0.5).max(0.0) as u64` gives; no call to `floor`.
+#[inline]
 fn round_half_up(x: f64) -> u64 {
-    (x + 0.5).floor().max(0.0) as u64
+    (x + 0.5) as u64
+}
+
+/// `D_f = round_half_up(D_r / 2)` (Eq. 3.4): `(D_r + 1) / 2` in integers while `D_r / 2 + 0.5` is
+/// exact in binary64 (below 2^52), the floating-point rule above that.
+#[inline]
+fn half_up(d_r: u64) -> u64 {
+    if d_r < 1 << 52 {
+        d_r.div_ceil(2)
+    } else {
+        round_half_up(d_r as f64 / 2.0)
+    }
 }
 
 /// The drawing factor `D_i` of Eq. 3.2 for queue length `x` and buffer `b` (packets).
@@ -167,6 +183,60 @@ impl DrawingFactor {
     }
 }
 
+/// A phase's region: live ranks `[lo, lo + n)`, at physical positions `[lo_pos, lo_pos + span)`.
+#[derive(Clone, Copy)]
+struct DrawSpan {
+    lo: usize,
+    n: u64,
+    lo_pos: u64,
+    span: u64,
+}
+
+impl DrawSpan {
+    /// A uniform live packet of the region: its position and flow. By rejection over the
+    /// physical slots while they are at most 4 per live packet, else by one rank query.
+    #[inline(always)]
+    fn draw<P: Pkt>(&self, buf: &LeakyBuffer<P>, rng: &mut crate::rng::Rng) -> (u64, u32) {
+        if self.span <= 4 * self.n {
+            loop {
+                let pos = self.lo_pos + rng.below(self.span);
+                if let Some(f) = buf.live_flow(pos) {
+                    return (pos, f);
+                }
+            }
+        }
+        let pos = buf.nth_live(self.lo + rng.below(self.n) as usize);
+        (pos, buf.get(pos).flow())
+    }
+
+    /// `seen.len()` (fewer than `n`) distinct draws, in `seen` in the order drawn; those of
+    /// `flow` are appended to `hits` in that order.
+    #[inline(always)]
+    fn draw_distinct<P: Pkt>(
+        &self,
+        buf: &LeakyBuffer<P>,
+        rng: &mut crate::rng::Rng,
+        flow: u32,
+        seen: &mut [u64],
+        hits: &mut Vec<u64>,
+    ) {
+        let mut m = 0;
+        while m < seen.len() {
+            let (pos, f) = self.draw(buf, rng);
+            if !seen[..m].contains(&pos) {
+                seen[m] = pos;
+                m += 1;
+                if f == flow {
+                    hits.push(pos);
+                }
+            }
+        }
+    }
+}
+
+/// Distinct draws up to this many per phase keep their positions in a fixed array.
+const SMALL_D: usize = 8;
+
 pub struct Choked<P> {
     p: ChokedParams,
     buf: LeakyBuffer<P>,
@@ -180,7 +250,10 @@ pub struct Choked<P> {
     t_min: f64,
     t_max: f64,
     hits: Vec<u64>,
-    chosen: Vec<usize>,
+    /// Positions drawn in a phase without replacement: `seen` for up to [`SMALL_D`] draws,
+    /// `chosen` for more.
+    seen: [u64; SMALL_D],
+    chosen: Vec<u64>,
 }
 
 impl<P: Pkt> Scheme<P> for Choked<P> {
@@ -202,6 +275,7 @@ impl<P: Pkt> Scheme<P> for Choked<P> {
             t_min: p.t_min * scale,
             t_max: p.t_max * scale,
             hits: Vec::new(),
+            seen: [0; SMALL_D],
             chosen: Vec::new(),
             p: p.clone(),
         }
@@ -213,10 +287,13 @@ impl<P: Pkt> Choked<P> {
     ///
     /// The region's physical bounds come from two rank queries; draws are then uniform over the
     /// live packets between them by rejection over physical slots (O(1) expected while tombstones
-    /// are sparse there), falling back to one rank query per draw where they are dense.
+    /// are sparse there), falling back to one rank query per draw where they are dense. Each
+    /// drawn packet is compared with the arrival when it is drawn (the buffer does not change
+    /// within a phase), so `hits` lists the matches in the order they were first drawn.
     ///
     /// `known` is a rank already resolved to its position in the unchanged buffer (the rear
     /// phase's lower bound is the front phase's upper one); returns this phase's lower bound.
+    #[inline]
     fn phase(
         &mut self,
         d: u64,
@@ -231,63 +308,53 @@ impl<P: Pkt> Choked<P> {
         if n == 0 || d == 0 {
             return None;
         }
-        let rank = |buf: &LeakyBuffer<P>, k: usize| match known {
+        let buf = &self.buf;
+        let hits = &mut self.hits;
+        let rank = |k: usize| match known {
             Some((r, pos)) if r == k => pos,
             _ => buf.nth_live(k),
         };
-        let lo_pos = rank(&self.buf, lo);
-        let hi_pos = if hi == self.buf.len() { self.buf.end() } else { rank(&self.buf, hi) };
-        let span = hi_pos - lo_pos;
-        let dense = span <= 4 * n as u64;
-        let draw = |buf: &LeakyBuffer<P>, rng: &mut crate::rng::Rng| -> u64 {
-            if dense {
-                loop {
-                    let pos = lo_pos + rng.below(span);
-                    if buf.is_live(pos) {
-                        return pos;
-                    }
+        let lo_pos = rank(lo);
+        let hi_pos = if hi == buf.len() { buf.end() } else { rank(hi) };
+        let with = self.p.draw_replacement == Replacement::With;
+        if !with && d >= n as u64 {
+            // the whole region, without a random number
+            for pos in lo_pos..hi_pos {
+                if buf.live_flow(pos) == Some(flow) {
+                    hits.push(pos);
                 }
             }
-            buf.nth_live(lo + rng.below(n as u64) as usize)
-        };
-        self.chosen.clear();
-        let k = match self.p.draw_replacement {
-            Replacement::With => d as usize,
-            Replacement::Without => (d as usize).min(n),
-        };
-        if self.p.draw_replacement == Replacement::Without && k == n {
-            // the whole region
-            let mut pos = lo_pos;
-            while pos < hi_pos {
-                if self.buf.is_live(pos) {
-                    self.chosen.push(pos as usize);
+            return Some((lo, lo_pos));
+        }
+        let region = DrawSpan { lo, n: n as u64, lo_pos, span: hi_pos - lo_pos };
+        // the stream's state in a local for the phase's draws (the same draws in the same order;
+        // written back below), so that it can stay in registers across the loop
+        let mut local = cx.rng.clone();
+        let rng = &mut local;
+        if with {
+            for _ in 0..d {
+                let (pos, f) = region.draw(buf, rng);
+                if f == flow && !hits.contains(&pos) {
+                    hits.push(pos);
                 }
-                pos += 1;
             }
+        } else if d as usize <= SMALL_D {
+            // d < n distinct packets, remembered in a fixed array (only what is written is read)
+            region.draw_distinct(buf, rng, flow, &mut self.seen[..d as usize], hits);
         } else {
-            while self.chosen.len() < k {
-                let pos = draw(&self.buf, cx.rng) as usize;
-                if self.p.draw_replacement == Replacement::With || !self.chosen.contains(&pos) {
-                    self.chosen.push(pos);
-                }
-            }
+            self.chosen.resize(d as usize, 0);
+            region.draw_distinct(buf, rng, flow, &mut self.chosen, hits);
         }
-        for i in 0..self.chosen.len() {
-            let pos = self.chosen[i] as u64;
-            if matches(&self.buf, pos, true, flow) && !self.hits.contains(&pos) {
-                self.hits.push(pos);
-            }
-        }
+        *cx.rng = local;
         Some((lo, lo_pos))
     }
 
+    #[inline]
     fn matched(&mut self, pkt: P, cx: &mut Cx<'_, P>) -> bool {
         if self.hits.is_empty() {
             return false;
         }
-        let hits = std::mem::take(&mut self.hits);
-        drop_victims(&mut self.buf, &hits, cx);
-        self.hits = hits;
+        drop_victims(&mut self.buf, &self.hits, cx);
         cx.drop(pkt, DropReason::MatchedArrival);
         true
     }
@@ -314,7 +381,7 @@ impl<P: Pkt> Qdisc<P> for Choked<P> {
                 DSource::Average => qa,
             } / self.scale;
             let d_r = self.df.at(x);
-            let d_f = round_half_up(d_r as f64 / 2.0);
+            let d_f = half_up(d_r);
             let q = self.buf.len();
             let front = q / 2; // floor(Q/2) nearest the head; the rear has ceil(Q/2)
             let (rear, fr) = match self.p.region_draws {
@@ -381,6 +448,38 @@ mod tests {
         }
         assert_eq!(round_half_up(2.5), 3);
         assert_eq!(round_half_up(5.0 / 2.0), 3);
+    }
+
+    #[test]
+    fn rounding_without_floor_is_the_floor_rule() {
+        let reference = |x: f64| (x + 0.5).floor().max(0.0) as u64;
+        let mut rng = Rng::stream(5, "round", 0);
+        let specials = [
+            0.0,
+            -0.0,
+            0.5,
+            -0.5,
+            0.49999999999999994,
+            -0.7,
+            2.5,
+            1e300,
+            -1e300,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::NAN,
+            4503599627370495.5,
+            9007199254740993.0,
+            1.8446744073709552e19,
+        ];
+        for x in specials
+            .into_iter()
+            .chain((0..100_000).map(|_| (rng.uniform() - 0.1) * 10f64.powi(rng.below(40) as i32 - 20)))
+        {
+            assert_eq!(round_half_up(x), reference(x), "x = {x:e}");
+        }
+        for d in (0..10_000u64).chain([(1 << 52) - 1, 1 << 52, (1 << 53) + 1, u64::MAX - 1, u64::MAX]) {
+            assert_eq!(half_up(d), reference(d as f64 / 2.0), "D_r = {d}");
+        }
     }
 
     fn with_queue(p: &ChokedParams, flows: &[u32]) -> Choked<P> {
