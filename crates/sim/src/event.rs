@@ -199,18 +199,22 @@ impl EventQueue {
         }
         keys.clear();
         self.buckets[b] = keys; // keep the allocation
-        match self.cur.len() {
-            1 => {}
-            2 => {
-                if self.cur[0] < self.cur[1] {
-                    self.cur.swap(0, 1);
+        let n = self.cur.len();
+        if n <= 16 {
+            // descending insertion sort: a granule holds a handful of keys
+            for i in 1..n {
+                let k = self.cur[i];
+                let mut j = i;
+                while j > 0 && self.cur[j - 1] < k {
+                    self.cur[j] = self.cur[j - 1];
+                    j -= 1;
                 }
+                self.cur[j] = k;
             }
-            n => {
-                self.cur.sort_unstable_by(|a, b| b.cmp(a));
-                if n > WIDE {
-                    self.narrow();
-                }
+        } else {
+            self.cur.sort_unstable_by(|a, b| b.cmp(a));
+            if n > WIDE {
+                self.narrow();
             }
         }
         if self.cur.len() <= NEAR {
@@ -265,6 +269,23 @@ impl EventQueue {
     #[inline]
     pub fn peek_time(&mut self) -> Option<Time> {
         self.peek_time_with(|_, _| {})
+    }
+
+    /// Take the earliest event if it is before `end` (telling `soon` about the events a refill
+    /// brings near, see [`Self::refill_with`]); `None` if there is none before `end`.
+    #[inline]
+    pub fn pop_before(&mut self, end: Time, mut soon: impl FnMut(Kind, u32)) -> Option<(Time, Kind, u32)> {
+        if !self.refill_with(&mut soon) {
+            return None;
+        }
+        let k = *self.cur.last().expect("refilled");
+        if time_of(k) >= end {
+            return None;
+        }
+        self.cur.pop();
+        self.last = k;
+        self.len -= 1;
+        Some(decode(k))
     }
 
     #[inline]
@@ -334,6 +355,22 @@ mod tests {
             }
             assert_eq!(q.len(), reference.len());
         }
+    }
+
+    #[test]
+    fn pop_before_stops_at_the_end_and_keeps_the_event() {
+        let mut q = EventQueue::default();
+        q.push(30, Kind::Link, 1);
+        q.push(10, Kind::Timer, 2);
+        q.push(1 << 40, Kind::Stop, 3);
+        let mut soon = Vec::new();
+        assert_eq!(q.pop_before(31, |k, i| soon.push((k, i))), Some((10, Kind::Timer, 2)));
+        assert!(soon.contains(&(Kind::Timer, 2)), "the refill reported the next event");
+        assert_eq!(q.pop_before(30, |_, _| {}), None, "an event at the end is not taken");
+        assert_eq!(q.len(), 2);
+        assert_eq!(q.pop_before(31, |_, _| {}), Some((30, Kind::Link, 1)));
+        assert_eq!(q.pop_before(u64::MAX, |_, _| {}), Some((1 << 40, Kind::Stop, 3)));
+        assert_eq!(q.pop_before(u64::MAX, |_, _| {}), None);
     }
 
     #[test]

@@ -133,7 +133,11 @@ impl Pipe {
     /// `net::DELIVERED`), if any.
     #[inline]
     pub fn first_live(&self) -> Option<Time> {
-        (0..self.len()).map(|i| self.get(i)).find(|e| e.1.hop != super::DELIVERED).map(|e| e.0)
+        match self.front() {
+            None => None,
+            Some(e) if e.1.hop != super::DELIVERED => Some(e.0),
+            Some(_) => (1..self.len()).map(|i| self.get(i)).find(|e| e.1.hop != super::DELIVERED).map(|e| e.0),
+        }
     }
 
     /// Entries whose packet is not yet delivered.

@@ -208,17 +208,13 @@ impl Sim {
         loop {
             // the events a refill brings near are the next ones: start loading their links
             let links = &self.net.links;
-            let Some(t) = self.ev.peek_time_with(|kind, idx| {
+            let Some((t, kind, idx)) = self.ev.pop_before(end, |kind, idx| {
                 if kind == Kind::Link {
                     crate::mem::prefetch(&links[idx as usize]);
                 }
             }) else {
                 break;
             };
-            if t >= end {
-                break;
-            }
-            let (t, kind, idx) = self.ev.pop().expect("peeked");
             self.now = t;
             self.events += 1;
             match kind {
@@ -465,7 +461,9 @@ impl Sim {
                 _ => break,
             }
         }
-        self.advance(l, now);
+        if self.net.links[l].aqm.is_some() {
+            self.advance(l, now);
+        }
         self.schedule_link(l);
     }
 
