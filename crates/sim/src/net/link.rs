@@ -98,9 +98,10 @@ impl Link {
     /// Simple link: offer `pkt` at `now`. Returns false (and keeps nothing) if the buffer is full.
     #[inline]
     pub fn simple_arrive(&mut self, pkt: Packet, now: Time, rings: &mut Rings) -> bool {
-        // packets delivered early whose arrival time has passed have no more place in the FIFO
+        // packets delivered early whose transmission has started have no more place in the FIFO
+        // (only waiting packets count against the buffer, and `free_at` is kept apart)
         while let Some(&(a, p)) = self.pipe.front() {
-            if a > now || p.hop != DELIVERED {
+            if p.hop != DELIVERED || a - self.delay - self.tx_time(p.size) > now {
                 break;
             }
             self.pipe.pop_front(rings);
@@ -163,5 +164,25 @@ mod tests {
         let mut l = Link::simple(8e6, 0, 2);
         assert!(l.simple_arrive(pkt(0), 10_000_000, r));
         assert_eq!(l.pipe.get(0).0, 11_000_000);
+    }
+
+    #[test]
+    fn delivered_entries_hold_their_place_until_their_transmission_starts() {
+        // 8 Mb/s: 1 ms per packet; 5 ms propagation; 1 waiting packet at most
+        let r = &mut Rings::default();
+        let mut l = Link::simple(8e6, 5_000_000, 1);
+        for seq in 0..2 {
+            assert!(l.simple_arrive(pkt(seq), 0, r));
+            l.pipe.mark_back_delivered(); // handed to the host early
+        }
+        // at 0.5 ms packet 0 is on the wire (its entry goes); packet 1 waits until 1 ms and still
+        // fills the buffer; no live packet is in the pipe
+        assert!(!l.simple_arrive(pkt(2), 500_000, r), "a delivered packet still waiting counts");
+        assert_eq!((l.pipe.len(), l.in_flight()), (1, 0));
+        // at 1 ms packet 1 starts: its entry goes, and the next packet fits behind it
+        assert!(l.simple_arrive(pkt(3), 1_000_000, r));
+        assert_eq!((l.pipe.len(), l.in_flight()), (1, 1));
+        assert_eq!(l.pipe.get(0).0, 8_000_000, "queued behind packet 1's transmission");
+        assert_eq!(l.pipe.first_live(), Some(8_000_000));
     }
 }

@@ -416,9 +416,12 @@ impl Sim {
     #[inline]
     fn deliver_early(&mut self, l: usize, mut pkt: Packet) -> bool {
         let link = &self.net.links[l];
+        // `pending`: a packet ahead of it waits for its own event
+        if link.pending || self.early {
+            return false;
+        }
         let Some(&(at, _)) = link.pipe.back() else { return false };
-        // `pending`: a packet ahead of this one in the link is still to be delivered at its time
-        if at >= self.horizon || self.early || link.pending {
+        if at >= self.horizon {
             return false;
         }
         let fi = pkt.flow as usize;
