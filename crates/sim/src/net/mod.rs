@@ -45,8 +45,9 @@ pub const EARLY_DATA: u8 = 1;
 pub const EARLY_ACK: u8 = 2;
 
 /// `Packet::hop` of a pipe entry whose packet was already delivered (`Sim::deliver_early`): it
-/// stays in its last link's pipe only to hold its place in the link's FIFO (the buffer test and
-/// the transmission times of the packets behind it) until its arrival time passes.
+/// stays in its last link's pipe only to hold its place in the link's FIFO while it waits for the
+/// transmitter (the buffer test counts waiting packets); the link's next arrival after its
+/// transmission has started removes it.
 pub const DELIVERED: u8 = u8::MAX;
 
 /// A flow slot's two ends.
