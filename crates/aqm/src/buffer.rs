@@ -446,6 +446,53 @@ impl<P: Pkt> LeakyBuffer<P> {
         Some(self.drawn(pos))
     }
 
+    /// Up to `m` draws from the draw population, exactly as `m` calls of [`LeakyBuffer::draw`]
+    /// (the same random numbers in the same order), stopping at the first drawn packet of flow
+    /// `flow` that matches (a live one, or a doomed one with `doomed_draw = can_match`: the test
+    /// of [`crate::family::matches`]); returns its position. The buffer does not change between
+    /// the draws, so the population and the way of drawing are decided once, each draw reads its
+    /// slot once, and the random stream's state stays in a local across the draws.
+    #[inline]
+    pub fn first_match(&self, rng: &mut Rng, m: u64, flow: u32) -> Option<u64> {
+        let n = self.population();
+        if n == 0 || m == 0 {
+            return None;
+        }
+        let phys = self.tail - self.head;
+        let physical = self.mode.population == DrawPopulation::Physical;
+        let doomed_match = self.mode.doomed_draw == DoomedDraw::CanMatch;
+        let mut local = rng.clone();
+        let mut found = None;
+        if self.ranks.is_none() || (phys as usize) <= 2 * n {
+            'draws: for _ in 0..m {
+                // rejection over physical slots, as `draw`
+                loop {
+                    let pos = self.head + local.below(phys);
+                    if let Some(e) = &self.ring[self.slot(pos)] {
+                        if !e.doomed || physical {
+                            if e.pkt.flow() == flow && (!e.doomed || doomed_match) {
+                                found = Some(pos);
+                                break 'draws;
+                            }
+                            break;
+                        }
+                    }
+                }
+            }
+        } else {
+            for _ in 0..m {
+                let pos = self.nth(local.below(n as u64) as usize);
+                let e = self.ring[self.slot(pos)].as_ref().expect("drawn slot is occupied");
+                if e.pkt.flow() == flow && (!e.doomed || doomed_match) {
+                    found = Some(pos);
+                    break;
+                }
+            }
+        }
+        *rng = local;
+        found
+    }
+
     fn drawn(&self, pos: u64) -> Drawn {
         let live = self.ring[self.slot(pos)].as_ref().is_some_and(|e| !e.doomed);
         Drawn { pos, live }
@@ -519,6 +566,10 @@ impl<P: Pkt> LeakyBuffer<P> {
     pub fn nth_live(&self, k: usize) -> u64 {
         assert!(self.mode.population == DrawPopulation::Live, "live ranks need draw_population = live");
         debug_assert!(k < self.live);
+        // the head is the first live packet most often (the same answer as `nth`, without a call)
+        if k == 0 && self.in_population(self.head) {
+            return self.head;
+        }
         self.nth(k)
     }
 
@@ -696,6 +747,58 @@ mod tests {
                 }
                 for k in 0..b.len() {
                     prop_assert_eq!(b.nth_live(k), b.nth_reference(k).0);
+                }
+            }
+        }
+    }
+
+    proptest! {
+        /// `first_match` is `m` calls of `draw`, each followed by `family::matches`, stopping at
+        /// the first match (CHOKeW's draws): the same answer and the same random stream after,
+        /// in every mode (holes, doomed packets, physical draws, doomed packets that can match),
+        /// by rejection and by rank queries.
+        #[test]
+        fn first_match_is_draw_then_matches(
+            ops in proptest::collection::vec((0u8..6, any::<u32>()), 1..400),
+            seed in 0u64..1000,
+        ) {
+            let mut all = modes();
+            all.push((
+                BufferMode {
+                    removal: VictimRemoval::Lazy,
+                    population: DrawPopulation::Physical,
+                    doomed_draw: DoomedDraw::CanMatch,
+                    ..Default::default()
+                },
+                true,
+            ));
+            for (mode, ranks) in all {
+                let mut b = LeakyBuffer::<P>::new(mode, ranks);
+                let mut rng = Rng::stream(seed, "first_match", 0);
+                for (op, x) in &ops {
+                    match op {
+                        0..=2 => b.push(P::new(*x % 7, 1000), 0),
+                        3 => { b.pop(); }
+                        _ => {
+                            if let Some(d) = b.draw(&mut rng) {
+                                b.remove(d.pos);
+                            }
+                        }
+                    }
+                    let (m, flow) = ((*x >> 8) as u64 % 12, (*x >> 16) % 7);
+                    let mut want_rng = rng.clone();
+                    let want = (|| {
+                        for _ in 0..m {
+                            let d = b.draw(&mut want_rng)?;
+                            if crate::family::matches(&b, d.pos, d.live, flow) {
+                                return Some(d.pos);
+                            }
+                        }
+                        None
+                    })();
+                    let got = b.first_match(&mut rng, m, flow);
+                    prop_assert_eq!(got, want);
+                    prop_assert_eq!(rng.next_u64(), want_rng.next_u64());
                 }
             }
         }

@@ -293,7 +293,7 @@ impl<P: Pkt> Choked<P> {
     ///
     /// `known` is a rank already resolved to its position in the unchanged buffer (the rear
     /// phase's lower bound is the front phase's upper one); returns this phase's lower bound.
-    #[inline]
+    #[inline(always)]
     fn phase(
         &mut self,
         d: u64,

@@ -244,13 +244,8 @@ impl<P: Pkt> Chokew<P> {
             let buf = &self.buf;
             return self.cand.iter().find(|(pos, live)| matches(buf, *pos, *live, flow)).map(|(pos, _)| *pos);
         }
-        for _ in 0..m {
-            let d = self.buf.draw(cx.rng)?;
-            if matches(&self.buf, d.pos, d.live, flow) {
-                return Some(d.pos);
-            }
-        }
-        None
+        // the same draws as `draw` then `matches`, one after the other (tested in buffer.rs)
+        self.buf.first_match(cx.rng, m, flow)
     }
 }
 
