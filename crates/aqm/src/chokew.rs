@@ -220,6 +220,19 @@ impl<P: Pkt> Scheme<P> for Chokew<P> {
     }
 }
 
+/// `x.floor()`, by a conversion to an integer and back where that is exact and the same value
+/// (`0 <= x < 2^53`, where truncation is the floor), so that the usual case needs no call to
+/// `floor`; `x.floor()` itself elsewhere. Every `x` gives the same value as `x.floor()` (`-0.0`
+/// gives `0.0`, which compares equal, and is not reached: `p0 >= 0` and the weights are `>= 1`).
+#[inline]
+fn floor_nonneg(x: f64) -> f64 {
+    if (0.0..9_007_199_254_740_992.0).contains(&x) {
+        (x as u64) as f64
+    } else {
+        x.floor()
+    }
+}
+
 impl<P: Pkt> Chokew<P> {
     /// The basic drawing factor.
     pub fn p0(&self) -> f64 {
@@ -279,8 +292,9 @@ impl<P: Pkt> Qdisc<P> for Chokew<P> {
         }
         // steps 3-4: m = floor(p0 / w), plus one with probability of the fractional part
         let pw = self.p0 / self.weight(pkt.prio());
-        let mut m = pw.floor() as u64;
-        if cx.rng.uniform() < pw - pw.floor() {
+        let fl = floor_nonneg(pw);
+        let mut m = fl as u64;
+        if cx.rng.uniform() < pw - fl {
             m += 1;
         }
         let active = x_act > self.l_th;
@@ -391,6 +405,42 @@ mod tests {
     use super::*;
     use crate::rng::Rng;
     use crate::test_util::P;
+
+    #[test]
+    fn floor_without_a_call_is_floor() {
+        let mut rng = Rng::stream(3, "floor", 0);
+        let edges = [
+            0.0,
+            -0.0,
+            0.5,
+            1.0,
+            1.0 - f64::EPSILON,
+            2.5,
+            4503599627370495.5,
+            4503599627370496.0,
+            9007199254740991.0,
+            9007199254740992.0,
+            9007199254740993.0,
+            1e300,
+            -0.5,
+            -1.0,
+            -1e300,
+            f64::MIN_POSITIVE,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::MAX,
+        ];
+        let xs = edges
+            .into_iter()
+            .chain((0..200_000).map(|_| (rng.uniform() - 0.05) * 10f64.powi(rng.below(36) as i32 - 18)));
+        for x in xs {
+            let (a, b) = (floor_nonneg(x), x.floor());
+            assert!(a == b && (a.to_bits() == b.to_bits() || x == 0.0), "{x}: {a} vs {b}");
+            assert_eq!(a as u64, b as u64, "{x}");
+            assert_eq!((x - a).to_bits() == (x - b).to_bits() || x == 0.0, true, "{x}");
+        }
+        assert!(floor_nonneg(f64::NAN).is_nan());
+    }
 
     /// Test parameters: small thresholds, then the `extra` JSON fields override.
     fn params(extra: &str) -> ChokewParams {
