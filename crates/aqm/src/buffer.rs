@@ -562,7 +562,7 @@ impl<P: Pkt> LeakyBuffer<P> {
 
     /// Absolute position of the k-th live packet from the head (0-based; rank queries must have
     /// been requested at construction, and the draw population must be `live`).
-    #[inline]
+    #[inline(always)]
     pub fn nth_live(&self, k: usize) -> u64 {
         assert!(self.mode.population == DrawPopulation::Live, "live ranks need draw_population = live");
         debug_assert!(k < self.live);
