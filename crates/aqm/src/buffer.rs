@@ -824,7 +824,7 @@ mod tests {
             assert!(states[..HOLES_LISTED].iter().all(|l| *l), "{mode:?}");
             assert!(states[HOLES_LISTED..].iter().all(|l| !*l), "{mode:?}");
             // departures take holes away: back to a list at half as many
-            while b.nth_reference(0).1 == false {
+            while !b.nth_reference(0).1 {
                 b.pop().unwrap();
                 assert!(check(&b));
             }

@@ -255,22 +255,6 @@ impl EventQueue {
         }
     }
 
-    /// [`Self::peek_time`], telling `soon` about the events a refill brings near (see
-    /// [`Self::refill_with`]).
-    #[inline]
-    pub fn peek_time_with(&mut self, mut soon: impl FnMut(Kind, u32)) -> Option<Time> {
-        if !self.refill_with(&mut soon) {
-            return None;
-        }
-        self.cur.last().map(|&k| time_of(k))
-    }
-
-    /// Time of the earliest event.
-    #[inline]
-    pub fn peek_time(&mut self) -> Option<Time> {
-        self.peek_time_with(|_, _| {})
-    }
-
     /// Take the earliest event if it is before `end` (telling `soon` about the events a refill
     /// brings near, see [`Self::refill_with`]); `None` if there is none before `end`.
     #[inline]

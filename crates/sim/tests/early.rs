@@ -10,9 +10,7 @@ use serde_json::Value;
 use sim::{Results, Sim};
 use std::path::PathBuf;
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+mod common;
 
 fn run(text: &str, overrides: &[String], early: bool) -> Results {
     let sc = sim::load(text, overrides, "scenario").unwrap_or_else(|e| panic!("{e}"));
@@ -57,12 +55,6 @@ fn read(p: PathBuf) -> String {
 
 #[test]
 fn examples_give_the_same_results_with_fewer_events() {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(root().join("examples"))
-        .expect("examples/")
-        .map(|e| e.expect("entry").path())
-        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
-        .collect();
-    files.sort();
     let variations: [&[&str]; 5] = [
         &[],
         &["simulation.duration=\"6s\"", "simulation.warmup=\"2s\"", "simulation.flow_series_interval=\"0.3s\""],
@@ -71,7 +63,7 @@ fn examples_give_the_same_results_with_fewer_events() {
         &["simulation.duration=\"6s\"", "tcp.variant=\"reno\"", "flows[0].stop=\"3s\""],
     ];
     let (mut fewer, mut total) = (0, 0);
-    for f in files {
+    for f in common::examples() {
         let text = read(f.clone());
         let name = f.file_stem().unwrap().to_string_lossy().to_string();
         for v in variations {

@@ -15,9 +15,8 @@ use serde_json::{json, Map, Value};
 use sim::{Column, Table};
 use std::path::{Path, PathBuf};
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+mod common;
+use common::root;
 
 fn golden_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden")
@@ -26,13 +25,7 @@ fn golden_dir() -> PathBuf {
 /// The scenarios under snapshot: (name, file, overrides).
 fn cases() -> Vec<(String, PathBuf, Vec<String>)> {
     let mut out = Vec::new();
-    let mut files: Vec<PathBuf> = std::fs::read_dir(root().join("examples"))
-        .expect("examples/")
-        .map(|e| e.expect("entry").path())
-        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
-        .collect();
-    files.sort();
-    for f in files {
+    for f in common::examples() {
         let stem = f.file_stem().unwrap().to_string_lossy().to_string();
         out.push((stem, f, Vec::new()));
     }

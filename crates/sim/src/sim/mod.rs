@@ -140,7 +140,7 @@ impl Sim {
                 LinkMonitor::new(l, sc.warmup, n, q.disc.state_names())
             })
             .collect();
-        Ok(Sim {
+        let mut sim = Sim {
             seed,
             now: 0,
             ev,
@@ -169,8 +169,9 @@ impl Sim {
             early: false,
             cap: None,
             sc,
-        }
-        .with_horizon())
+        };
+        sim.set_horizon();
+        Ok(sim)
     }
 
     /// Turn early delivery off (`Sim::deliver_early`): every packet then takes an event at the
@@ -272,11 +273,6 @@ impl Sim {
 
     /// Set [`Sim::horizon`] from the run's end, the warm-up (until it has passed) and the next
     /// per-flow sample.
-    pub(super) fn with_horizon(mut self) -> Sim {
-        self.set_horizon();
-        self
-    }
-
     pub(super) fn set_horizon(&mut self) {
         let warmup = if self.base.is_none() && self.sc.warmup > 0 { self.sc.warmup } else { Time::MAX };
         self.horizon = self.sc.duration.min(warmup).min(self.next_flow_sample);
