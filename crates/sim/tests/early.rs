@@ -1,9 +1,10 @@
 //! Early delivery (`Sim::deliver_early`: a packet entering its path's last link is handed to its
-//! host at its arrival time without an event of its own) changes nothing but the number of
+//! host at its arrival time without an event of its own; `Sim::pass_through`: one entering the
+//! shared link before it moves on into it at once) changes nothing but the number of
 //! events: every example and benchmark scenario, with the settings that constrain it (a warm-up, per-flow
 //! samples, delayed ACKs and their timers, stopping flows, tiny access buffers, every TCP variant,
-//! short and web traffic), and random dumbbells give the same summary and tables with it and
-//! without it.
+//! short and web traffic), and random dumbbells (with a reverse link that queues or drops ACKs,
+//! and two-way traffic) give the same summary and tables with it and without it.
 
 use proptest::prelude::*;
 use serde_json::Value;
@@ -99,6 +100,8 @@ proptest! {
         access_limit in prop_oneof![Just(1000u64), 2u64..12],
         stop_ms in prop_oneof![Just(0u64), 600u64..2500],
         aqm in 0usize..3,
+        reverse in 0usize..3,
+        back in 0u32..3,
     ) {
         let variant = ["reno", "newreno", "sack", "vegas", "cubic"][variant];
         let aqm = ["{ type = \"droptail\" }", "{ type = \"red\", min_th = 5, max_th = 15 }", "{ type = \"choke\", min_th = 5, max_th = 15 }"][aqm];
@@ -110,6 +113,12 @@ proptest! {
             if series_ms > 0 { format!("flow_series_interval = \"{series_ms}ms\"\n") } else { String::new() },
             if stop_ms > 0 { format!("stop = \"{stop_ms}ms\"\n") } else { String::new() },
         );
+        // the shared reverse link: roomy, slow enough to queue ACKs, or small enough to drop them
+        text += ["", "[reverse]\nrate = \"0.3Mb/s\"\n", "[reverse]\nrate = \"1Mb/s\"\nlimit = 3\n"][reverse];
+        // two-way traffic: data over the reverse link, ACKs over the bottleneck
+        if back > 0 {
+            text += &format!("[[flows]]\nname = \"back\"\ntransport = \"tcp\"\nfrom = \"r2\"\nto = \"r1\"\ncount = {back}\n");
+        }
         if udp > 0 {
             text += &format!("[[flows]]\nname = \"udp\"\ntransport = \"udp\"\ncount = {udp}\nrate = \"1Mb/s\"\n");
         }

@@ -49,6 +49,10 @@ pub struct Link {
     pub limit: u32,
     /// An event for the pipe head is in the event set.
     pub pending: bool,
+    /// Packets on their way to this link that did not pass through the link before it
+    /// (`Sim::pass_through`): counted only for a last link that one path uses, whose packets
+    /// come through a shared link in FIFO order; while any is on its way, none may pass.
+    pub inbound: u32,
     /// Packets in transmission or propagation (and, on simple links, waiting):
     /// (arrival at the far end, packet); the first few inside the link.
     pub pipe: Pipe,
@@ -82,6 +86,7 @@ impl Link {
             last_start: 0,
             next: NEXT_SHARED,
             pending: false,
+            inbound: 0,
             limit,
             pipe: Pipe::default(),
             aqm: None,

@@ -43,6 +43,11 @@ pub const EARLY_DATA: u8 = 1;
 /// `Route::early`: the flow's ACKs may be handed to the sender when they enter the ACK path's
 /// last link.
 pub const EARLY_ACK: u8 = 2;
+/// `Route::early`: the flow's data packets may pass *through* the shared simple link before the
+/// data path's last link (`Sim::pass_through`): that last link carries this path alone.
+pub const THROUGH_DATA: u8 = 4;
+/// `Route::early`: the same for ACKs and the ACK path's last link.
+pub const THROUGH_ACK: u8 = 8;
 
 /// `Packet::hop` of a pipe entry whose packet was already delivered (`Sim::deliver_early`): it
 /// stays in its last link's pipe only to hold its place in the link's FIFO while it waits for the

@@ -17,7 +17,9 @@ use crate::event::{EventQueue, Kind};
 use crate::hosts::{App, Flow, NO_TIMER};
 use crate::measure::{FlowCounters, FlowSeries, HopDrops};
 use crate::monitor::LinkMonitor;
-use crate::net::{Network, Route, DELIVERED, EARLY_ACK, EARLY_DATA, NEXT_HOST, NEXT_SHARED, NO_MONITOR};
+use crate::net::{
+    Network, Route, DELIVERED, EARLY_ACK, EARLY_DATA, NEXT_HOST, NEXT_SHARED, NO_MONITOR, THROUGH_ACK, THROUGH_DATA,
+};
 use crate::packet::{Packet, PktKind};
 use crate::results::{self, Engine, Results, Run};
 use crate::scenario::Scenario;
@@ -297,7 +299,12 @@ impl Sim {
         let link = &mut net.links[l];
         let Some(a) = link.aqm.as_mut() else {
             if link.simple_arrive(pkt, now, &mut net.rings) {
-                if link.next != NEXT_HOST || !self.deliver_early(l, pkt) {
+                let done = match link.next {
+                    NEXT_HOST => self.deliver_early(l, pkt),
+                    NEXT_SHARED => self.pass_through(l, pkt),
+                    _ => false,
+                };
+                if !done {
                     self.schedule_link(l);
                 }
             } else {
@@ -442,6 +449,46 @@ impl Sim {
         true
     }
 
+    /// `pkt` has just entered link `l`, a simple link shared by several paths, and goes next
+    /// into the last link of its path, which carries that path alone: move it on into that link
+    /// now, at the time it leaves `l` (the pipe's last entry), instead of scheduling an event for
+    /// it — and from there, if it may, to its host ([`Sim::deliver_early`]). Returns whether it
+    /// did; the packet then stays in `l`'s pipe, marked [`DELIVERED`], only to hold its place.
+    ///
+    /// The last link's state changes only when a packet of this path enters it, and those come
+    /// through `l` in FIFO order: so entering it early gives the same result as entering it at its
+    /// time provided every packet of the path ahead in `l` has entered it already (none is
+    /// counted in its `inbound`, none waits there for its own event), and nothing reads the link
+    /// or the flow before (the same [`Sim::horizon`]; a drop there is counted at once). Only the
+    /// number of events falls (one fewer per packet passed through).
+    #[inline]
+    fn pass_through(&mut self, l: usize, mut pkt: Packet) -> bool {
+        let r = &self.routes[pkt.flow as usize];
+        let (flag, len, last) = if is_reverse(pkt.kind) {
+            (THROUGH_ACK, r.rev_len, r.last_rev)
+        } else {
+            (THROUGH_DATA, r.fwd_len, r.last_fwd)
+        };
+        if r.early & flag == 0 || pkt.hop as u32 + 2 != len as u32 {
+            return false;
+        }
+        let e = last as usize;
+        let Some(&(exit, _)) = self.net.links[l].pipe.back() else { return false };
+        let next = &mut self.net.links[e];
+        if next.pending || next.inbound != 0 || self.early || exit >= self.horizon {
+            // on its way at its own event (`forward` takes it off)
+            next.inbound += 1;
+            return false;
+        }
+        self.net.links[l].pipe.mark_back_delivered();
+        let now = self.now;
+        self.now = exit;
+        pkt.hop += 1;
+        self.link_arrive(e, pkt);
+        self.now = now;
+        true
+    }
+
     /// The head of link `l`'s pipe reached the far end: forward every packet due now.
     fn on_link_event(&mut self, l: usize) {
         let now = self.now;
@@ -474,9 +521,16 @@ impl Sim {
         pkt.hop += 1;
         let next = if next == NEXT_SHARED {
             let r = &self.routes[pkt.flow as usize];
-            let (start, len, last) =
-                if is_reverse(pkt.kind) { (r.rev, r.rev_len, r.last_rev) } else { (r.fwd, r.fwd_len, r.last_fwd) };
+            let (start, len, last, through) = if is_reverse(pkt.kind) {
+                (r.rev, r.rev_len, r.last_rev, r.early & THROUGH_ACK)
+            } else {
+                (r.fwd, r.fwd_len, r.last_fwd, r.early & THROUGH_DATA)
+            };
             if pkt.hop as u32 + 1 == len as u32 {
+                if through != 0 {
+                    // it did not pass through (`pass_through` counted it)
+                    self.net.links[last as usize].inbound -= 1;
+                }
                 last
             } else if pkt.hop < len {
                 self.net.paths[(start + pkt.hop as u32) as usize]
@@ -623,11 +677,23 @@ fn early_delivery(sc: &Scenario, net: &Network, flows: &[Flow], routes: &mut [Ro
         }
     }
     let alone = |l: u32| uses[l as usize] == 1 && net.links[l as usize].aqm.is_none();
+    // packets may pass through the link before a path's last link when that one is theirs alone
+    let through = |last: u32, early: u8| {
+        if !alone(last) {
+            0
+        } else if early == EARLY_DATA {
+            THROUGH_DATA
+        } else {
+            THROUGH_ACK
+        }
+    };
     for (f, r) in flows.iter().zip(routes.iter_mut()) {
         r.early = match &sc.groups[f.group as usize].transport {
-            Transport::Udp { .. } => EARLY_DATA,
+            Transport::Udp { .. } => EARLY_DATA | through(r.last_fwd, EARLY_DATA),
             Transport::Tcp { cfg, app: TcpApp::Bulk { .. } } if cfg.recovery != crate::tcp::Recovery::Sack => {
-                (if alone(r.first_rev) { EARLY_DATA } else { 0 }) | (if alone(r.first_fwd) { EARLY_ACK } else { 0 })
+                let data = if alone(r.first_rev) { EARLY_DATA | through(r.last_fwd, EARLY_DATA) } else { 0 };
+                let ack = if alone(r.first_fwd) { EARLY_ACK | through(r.last_rev, EARLY_ACK) } else { 0 };
+                data | ack
             }
             _ => 0,
         };
