@@ -99,12 +99,13 @@ proptest! {
         series_ms in prop_oneof![Just(0u64), 50u64..700],
         access_limit in prop_oneof![Just(1000u64), 2u64..12],
         stop_ms in prop_oneof![Just(0u64), 600u64..2500],
-        aqm in 0usize..3,
+        aqm in 0usize..6,
         reverse in 0usize..3,
         back in 0u32..3,
     ) {
         let variant = ["reno", "newreno", "sack", "vegas", "cubic"][variant];
-        let aqm = ["{ type = \"droptail\" }", "{ type = \"red\", min_th = 5, max_th = 15 }", "{ type = \"choke\", min_th = 5, max_th = 15 }"][aqm];
+        let aqm = ["{ type = \"droptail\" }", "{ type = \"red\", min_th = 5, max_th = 15 }", "{ type = \"choke\", min_th = 5, max_th = 15 }",
+            "{ type = \"codel\" }", "{ type = \"pie\" }", "{ type = \"fq_codel\" }"][aqm];
         let mut text = format!(
             "[simulation]\nduration = \"3s\"\nseed = {seed}\n{}{}\n[bottleneck]\nrate = \"5Mb/s\"\ndelay = \"10ms\"\nlimit = 40\naqm = {aqm}\n\
              [access]\nrate = \"20Mb/s\"\ndelay = \"3ms\"\nlimit = {access_limit}\n[tcp]\nvariant = \"{variant}\"\ndelayed_ack = {delack}\n\

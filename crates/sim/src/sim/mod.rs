@@ -301,7 +301,7 @@ impl Sim {
             if link.simple_arrive(pkt, now, &mut net.rings) {
                 let done = match link.next {
                     NEXT_HOST => self.deliver_early(l, pkt),
-                    NEXT_SHARED => self.pass_through(l, pkt),
+                    NEXT_SHARED => self.pass_through_simple(l, pkt),
                     _ => false,
                 };
                 if !done {
@@ -370,14 +370,19 @@ impl Sim {
             let (n, b) = (a.queue.len(), a.queue.bytes());
             link.free_at = start.saturating_add(link.tx_time(pkt.size));
             let arrive = link.free_at.saturating_add(link.delay);
-            link.pipe.push_back((arrive, pkt), &mut net.rings);
+            let shared = link.next == NEXT_SHARED;
             if link.monitor != NO_MONITOR {
                 self.monitors[link.monitor as usize].departed(&pkt, start, enq, n, b);
             }
             if let Some(c) = self.cap.as_deref_mut() {
                 c.write(l, capture::Point::Departure, start, &pkt, &self.flows);
             }
-            self.schedule_link(l);
+            // the packet is on its way: into the next link at once if it may pass through, or
+            // into the pipe to wait for its event there
+            if !(shared && self.pass_through(pkt, arrive)) {
+                let net = &mut self.net;
+                net.links[l].pipe.push_back((arrive, pkt), &mut net.rings);
+            }
         }
         let link = &mut self.net.links[l];
         let at = link.free_at;
@@ -387,17 +392,29 @@ impl Sim {
                 a.queue.on_link_idle(at);
             }
         }
+        // the packet in service may have passed through: the queue's next one needs the event
+        self.schedule_link(l);
     }
 
-    /// Make sure link `l`'s pipe head has its event (the first packet not yet delivered early).
+    /// Make sure link `l` has its event: at its pipe head's arrival (the first packet not yet
+    /// delivered early or passed through), or, on an AQM link whose pipe holds none while its
+    /// queue does, just before the next packet in the queue could reach the far end
+    /// (`free_at + delay`), so that the transmitter hands it on in time ([`Sim::pass_through`]).
+    /// Whichever it is, it is the earliest the link needs: every packet in the pipe reaches the
+    /// far end by `free_at + delay`.
     #[inline(always)]
     fn schedule_link(&mut self, l: usize) {
         let link = &mut self.net.links[l];
         if !link.pending {
-            if let Some(a) = link.pipe.first_live() {
-                link.pending = true;
-                self.ev.push(a, Kind::Link, l as u32);
-            }
+            let at = match link.pipe.first_live() {
+                Some(a) => a,
+                None => match &link.aqm {
+                    Some(a) if !a.queue.is_empty() => link.free_at.saturating_add(link.delay),
+                    _ => return,
+                },
+            };
+            link.pending = true;
+            self.ev.push(at, Kind::Link, l as u32);
         }
     }
 
@@ -449,20 +466,22 @@ impl Sim {
         true
     }
 
-    /// `pkt` has just entered link `l`, a simple link shared by several paths, and goes next
-    /// into the last link of its path, which carries that path alone: move it on into that link
-    /// now, at the time it leaves `l` (the pipe's last entry), instead of scheduling an event for
-    /// it — and from there, if it may, to its host ([`Sim::deliver_early`]). Returns whether it
-    /// did; the packet then stays in `l`'s pipe, marked [`DELIVERED`], only to hold its place.
+    /// `pkt` will leave a link shared by several paths at `exit`, and go next into the last
+    /// link of its path, which carries that path alone: move it on into that link now, at `exit`,
+    /// instead of scheduling an event for it at the shared link — and from there, if it may, to its host
+    /// ([`Sim::deliver_early`]). Returns whether it did. A simple link calls it when the packet
+    /// enters it ([`Sim::pass_through_simple`]), an AQM link when its transmission starts
+    /// (`advance`: the packet then never enters the pipe, and the link's event only wakes its
+    /// transmitter up, [`Sim::schedule_link`]).
     ///
-    /// The last link's state changes only when a packet of this path enters it, and those come
-    /// through `l` in FIFO order: so entering it early gives the same result as entering it at its
-    /// time provided every packet of the path ahead in `l` has entered it already (none is
-    /// counted in its `inbound`, none waits there for its own event), and nothing reads the link
-    /// or the flow before (the same [`Sim::horizon`]; a drop there is counted at once). Only the
-    /// number of events falls (one fewer per packet passed through).
+    /// The last link's state changes only when a packet of this path enters it, and those leave
+    /// the shared link in FIFO order: so entering it early gives the same result as entering it at its time
+    /// provided every packet of the path ahead in `l` has entered it already (none is counted in
+    /// its `inbound`, none waits there for its own event), and nothing reads the link or the flow
+    /// before (the same [`Sim::horizon`]; a drop there is counted at once). Only the number of
+    /// events falls (one fewer per packet passed through).
     #[inline]
-    fn pass_through(&mut self, l: usize, mut pkt: Packet) -> bool {
+    fn pass_through(&mut self, mut pkt: Packet, exit: Time) -> bool {
         let r = &self.routes[pkt.flow as usize];
         let (flag, len, last) = if is_reverse(pkt.kind) {
             (THROUGH_ACK, r.rev_len, r.last_rev)
@@ -473,19 +492,29 @@ impl Sim {
             return false;
         }
         let e = last as usize;
-        let Some(&(exit, _)) = self.net.links[l].pipe.back() else { return false };
         let next = &mut self.net.links[e];
         if next.pending || next.inbound != 0 || self.early || exit >= self.horizon {
             // on its way at its own event (`forward` takes it off)
             next.inbound += 1;
             return false;
         }
-        self.net.links[l].pipe.mark_back_delivered();
         let now = self.now;
         self.now = exit;
         pkt.hop += 1;
         self.link_arrive(e, pkt);
         self.now = now;
+        true
+    }
+
+    /// [`Sim::pass_through`] for a simple link: the packet is the pipe's last entry, which stays
+    /// there, marked [`DELIVERED`], to hold its place in the FIFO.
+    #[inline]
+    fn pass_through_simple(&mut self, l: usize, pkt: Packet) -> bool {
+        let Some(&(exit, _)) = self.net.links[l].pipe.back() else { return false };
+        if !self.pass_through(pkt, exit) {
+            return false;
+        }
+        self.net.links[l].pipe.mark_back_delivered();
         true
     }
 
