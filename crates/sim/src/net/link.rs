@@ -47,6 +47,10 @@ pub struct Link {
     pub next: u32,
     /// Simple links: buffer limit in waiting packets.
     pub limit: u32,
+    /// Nanoseconds per byte when the rate makes that a whole number (the usual rates: 800 at
+    /// 10 Mb/s), so that a transmission time is a multiplication, exactly the same as the
+    /// division it replaces; 0 otherwise.
+    ns_per_byte: u32,
     /// An event for the pipe head is in the event set.
     pub pending: bool,
     /// Packets on their way to this link that did not pass through the link before it
@@ -79,8 +83,12 @@ impl Link {
 
     /// A DropTail link holding at most `limit` waiting packets.
     pub fn simple(rate_bps: f64, delay: Time, limit: u32) -> Self {
+        let rate_bps = rate_bps.round().max(1.0) as u64;
+        let per_byte = 8 * NS_PER_SEC / rate_bps;
+        let exact = (8 * NS_PER_SEC) % rate_bps == 0 && per_byte <= u32::MAX as u64;
         Link {
-            rate_bps: rate_bps.round().max(1.0) as u64,
+            rate_bps,
+            ns_per_byte: if exact { per_byte as u32 } else { 0 },
             delay,
             free_at: 0,
             last_start: 0,
@@ -97,7 +105,11 @@ impl Link {
     /// Serialisation time of `size` bytes, rounded up to whole nanoseconds.
     #[inline]
     pub fn tx_time(&self, size: u16) -> Time {
-        (size as u64 * 8 * NS_PER_SEC).div_ceil(self.rate_bps)
+        if self.ns_per_byte != 0 {
+            size as u64 * self.ns_per_byte as u64
+        } else {
+            (size as u64 * 8 * NS_PER_SEC).div_ceil(self.rate_bps)
+        }
     }
 
     /// Simple link: offer `pkt` at `now`. Returns false (and keeps nothing) if the buffer is full.
@@ -105,8 +117,9 @@ impl Link {
     pub fn simple_arrive(&mut self, pkt: Packet, now: Time, rings: &mut Rings) -> bool {
         // packets delivered early whose transmission has started have no more place in the FIFO
         // (only waiting packets count against the buffer, and `free_at` is kept apart)
-        while let Some(&(a, p)) = self.pipe.front() {
-            if p.hop != DELIVERED || a - self.delay - self.tx_time(p.size) > now {
+        // (such an entry holds its transmission start: `gone_early`)
+        while let Some(&(start, p)) = self.pipe.front() {
+            if p.hop != DELIVERED || start > now {
                 break;
             }
             self.pipe.pop_front(rings);
@@ -116,10 +129,14 @@ impl Link {
         // an empty pipe it is at most `now`, since that entry arrived.)
         let waiting = match self.pipe.back() {
             Some(_) if self.last_start > now => {
-                let (delay, rate) = (self.delay, self.rate_bps);
-                let first_waiting = self
-                    .pipe
-                    .partition_point(|&(a, p)| a - delay - (p.size as u64 * 8 * NS_PER_SEC).div_ceil(rate) <= now);
+                let start = |&(a, p): &(Time, Packet)| {
+                    if p.hop == DELIVERED {
+                        a
+                    } else {
+                        a - self.delay - self.tx_time(p.size)
+                    }
+                };
+                let first_waiting = self.pipe.partition_point(|e| start(e) <= now);
                 self.pipe.len() - first_waiting
             }
             _ => 0,
@@ -136,6 +153,15 @@ impl Link {
         true
     }
 
+    /// The last packet put into the pipe has left early (handed to its host or passed on into
+    /// the next link): its entry stays only to hold its place in the FIFO, marked
+    /// [`DELIVERED`] and keyed by its transmission start instead of its arrival (`simple_arrive`
+    /// reads it without recomputing it).
+    #[inline]
+    pub fn gone_early(&mut self) {
+        self.pipe.mark_back_delivered(self.last_start);
+    }
+
     /// Packets held by the link (waiting or in flight), not counting those delivered early.
     pub fn in_flight(&self) -> usize {
         self.pipe.live() + self.aqm.as_ref().map_or(0, |a| a.queue.len())
@@ -146,6 +172,19 @@ impl Link {
 mod tests {
     use super::*;
     use crate::packet::PktKind;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The multiplication by whole nanoseconds per byte gives exactly the rounded-up division.
+        #[test]
+        fn transmission_time_is_the_rounded_up_division(
+            rate in prop_oneof![1u64..100_000, (1u64..100_000).prop_map(|k| k * 1000), Just(8 * NS_PER_SEC), Just(100_000_000_000)],
+            size in 1u16..,
+        ) {
+            let l = Link::simple(rate as f64, 0, 1);
+            prop_assert_eq!(l.tx_time(size), (size as u64 * 8 * NS_PER_SEC).div_ceil(rate));
+        }
+    }
 
     fn pkt(seq: u32) -> Packet {
         Packet { sent: 0, flow: 0, seq, size: 1000, kind: PktKind::Data, hop: 0, prio: 1, flags: 0, aux: 0 }
@@ -178,7 +217,7 @@ mod tests {
         let mut l = Link::simple(8e6, 5_000_000, 1);
         for seq in 0..2 {
             assert!(l.simple_arrive(pkt(seq), 0, r));
-            l.pipe.mark_back_delivered(); // handed to the host early
+            l.gone_early(); // handed to the host early
         }
         // at 0.5 ms packet 0 is on the wire (its entry goes); packet 1 waits until 1 ms and still
         // fills the buffer; no live packet is in the pipe

@@ -52,7 +52,8 @@ pub const THROUGH_ACK: u8 = 8;
 /// `Packet::hop` of a pipe entry whose packet was already delivered (`Sim::deliver_early`): it
 /// stays in its last link's pipe only to hold its place in the link's FIFO while it waits for the
 /// transmitter (the buffer test counts waiting packets); the link's next arrival after its
-/// transmission has started removes it.
+/// transmission has started removes it. Such an entry's time is its transmission start, not its
+/// arrival (`Link::gone_early`).
 pub const DELIVERED: u8 = u8::MAX;
 
 /// A flow slot's two ends.

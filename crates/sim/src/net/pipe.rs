@@ -145,15 +145,17 @@ impl Pipe {
         (0..self.len()).filter(|&i| self.get(i).1.hop != super::DELIVERED).count()
     }
 
-    /// Mark the last entry's packet as delivered (`net::DELIVERED`).
+    /// Mark the last entry's packet as delivered (`net::DELIVERED`), its time now `start`.
     #[inline]
-    pub fn mark_back_delivered(&mut self) {
+    pub fn mark_back_delivered(&mut self, start: Time) {
         debug_assert!(self.len > 0);
         let i = self.slot(self.len() - 1);
-        match &mut self.spill {
-            Some(r) => r[i].1.hop = super::DELIVERED,
-            None => self.inline[i].1.hop = super::DELIVERED,
-        }
+        let e = match &mut self.spill {
+            Some(r) => &mut r[i],
+            None => &mut self.inline[i],
+        };
+        e.0 = start;
+        e.1.hop = super::DELIVERED;
     }
 
     /// Append `e`; a full pipe takes a larger ring from `rings`.

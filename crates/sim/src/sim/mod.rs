@@ -454,7 +454,7 @@ impl Sim {
         if !ok {
             return false;
         }
-        self.net.links[l].pipe.mark_back_delivered();
+        self.net.links[l].gone_early();
         let now = self.now;
         self.now = at;
         self.early = true;
@@ -514,7 +514,7 @@ impl Sim {
         if !self.pass_through(pkt, exit) {
             return false;
         }
-        self.net.links[l].pipe.mark_back_delivered();
+        self.net.links[l].gone_early();
         true
     }
 
