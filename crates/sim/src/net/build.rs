@@ -47,8 +47,8 @@ pub fn build(sc: &Scenario, seed: u64) -> Result<Network, String> {
         // a traced link ([[pcap]]) keeps a queue object too: its packets are seen there
         let traced = sc.captures.iter().any(|c| c.link == l as u32);
         let mut link = topology_link(&tl.spec, &tl.name, tl.monitor || traced, seed);
-        if tl.monitor {
-            link.monitor = monitored.len() as u32;
+        if let (true, Some(a)) = (tl.monitor, link.aqm.as_mut()) {
+            a.monitor = monitored.len() as u32;
             monitored.push(l as u32);
         }
         links.push(link);
@@ -88,6 +88,7 @@ pub fn build(sc: &Scenario, seed: u64) -> Result<Network, String> {
                 fwd_len: 0,
                 rev_len: 0,
                 early: 0,
+                inbound: [0; 2],
             };
             for ack in [false, true] {
                 path.clear();
@@ -128,7 +129,7 @@ pub fn build(sc: &Scenario, seed: u64) -> Result<Network, String> {
             let measured = paths[route.fwd as usize..(route.fwd + route.fwd_len as u32) as usize]
                 .iter()
                 .rev()
-                .map(|&l| links[l as usize].monitor)
+                .map(|&l| links[l as usize].monitor())
                 .find(|&m| m != NO_MONITOR)
                 .unwrap_or(NO_MONITOR);
             hosts.push(Host { route, rtt_prop, measured });

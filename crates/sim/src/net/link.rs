@@ -32,6 +32,9 @@ pub struct AqmPart {
     /// Random loss applied to arriving packets before the queue (0 = none).
     pub loss_rate: f64,
     pub loss_rng: Option<Rng>,
+    /// Index of the link's monitor ([`NO_MONITOR`] if the link is not measured; a measured
+    /// link always has a queue object).
+    pub monitor: u32,
 }
 
 pub struct Link {
@@ -39,9 +42,6 @@ pub struct Link {
     pub free_at: Time,
     pub delay: Time,
     pub rate_bps: u64,
-    /// Simple links: when the last packet put into the pipe starts its transmission (the
-    /// packets waiting at `now` are those starting after it, `simple_arrive`).
-    pub last_start: Time,
     /// Where every packet leaving this link goes next: a link index, [`NEXT_HOST`] (its host),
     /// or [`NEXT_SHARED`] (it depends on the packet's path: look it up).
     pub next: u32,
@@ -53,17 +53,11 @@ pub struct Link {
     ns_per_byte: u32,
     /// An event for the pipe head is in the event set.
     pub pending: bool,
-    /// Packets on their way to this link that did not pass through the link before it
-    /// (`Sim::pass_through`): counted only for a last link that one path uses, whose packets
-    /// come through a shared link in FIFO order; while any is on its way, none may pass.
-    pub inbound: u32,
     /// Packets in transmission or propagation (and, on simple links, waiting):
     /// (arrival at the far end, packet); the first few inside the link.
     pub pipe: Pipe,
     /// `None` for a simple link.
     pub aqm: Option<Box<AqmPart>>,
-    /// Index of the link's monitor ([`NO_MONITOR`] if the link is not measured).
-    pub monitor: u32,
 }
 
 /// `Link::monitor` of a link that is not measured.
@@ -77,7 +71,7 @@ impl Link {
     /// An AQM link.
     pub fn with_aqm(rate_bps: f64, delay: Time, queue: Queue<Packet>, loss_rate: f64, loss_rng: Option<Rng>) -> Self {
         let mut l = Link::simple(rate_bps, delay, 0);
-        l.aqm = Some(Box::new(AqmPart { queue, idle_reported: true, loss_rate, loss_rng }));
+        l.aqm = Some(Box::new(AqmPart { queue, idle_reported: true, loss_rate, loss_rng, monitor: NO_MONITOR }));
         l
     }
 
@@ -91,14 +85,27 @@ impl Link {
             ns_per_byte: if exact { per_byte as u32 } else { 0 },
             delay,
             free_at: 0,
-            last_start: 0,
             next: NEXT_SHARED,
             pending: false,
-            inbound: 0,
             limit,
             pipe: Pipe::default(),
             aqm: None,
-            monitor: NO_MONITOR,
+        }
+    }
+
+    /// Index of the link's monitor ([`NO_MONITOR`] if it is not measured).
+    #[inline]
+    pub fn monitor(&self) -> u32 {
+        self.aqm.as_ref().map_or(NO_MONITOR, |a| a.monitor)
+    }
+
+    /// When the transmission of a pipe entry starts (an entry left early holds it: `gone_early`).
+    #[inline]
+    fn start_of(&self, &(a, p): &(Time, Packet)) -> Time {
+        if p.hop == DELIVERED {
+            a
+        } else {
+            a - self.delay - self.tx_time(p.size)
         }
     }
 
@@ -125,18 +132,9 @@ impl Link {
             self.pipe.pop_front(rings);
         }
         // Entries whose transmission starts after `now` are waiting; they are at the back.
-        // (`last_start` is the last entry's start, as computed below from its arrival time; with
-        // an empty pipe it is at most `now`, since that entry arrived.)
         let waiting = match self.pipe.back() {
-            Some(_) if self.last_start > now => {
-                let start = |&(a, p): &(Time, Packet)| {
-                    if p.hop == DELIVERED {
-                        a
-                    } else {
-                        a - self.delay - self.tx_time(p.size)
-                    }
-                };
-                let first_waiting = self.pipe.partition_point(|e| start(e) <= now);
+            Some(last) if self.start_of(last) > now => {
+                let first_waiting = self.pipe.partition_point(|e| self.start_of(e) <= now);
                 self.pipe.len() - first_waiting
             }
             _ => 0,
@@ -148,7 +146,6 @@ impl Link {
         let tx = self.tx_time(pkt.size);
         self.free_at = start.saturating_add(tx);
         let arrive = self.free_at.saturating_add(self.delay);
-        self.last_start = arrive - self.delay - tx;
         self.pipe.push_back((arrive, pkt), rings);
         true
     }
@@ -159,7 +156,9 @@ impl Link {
     /// reads it without recomputing it).
     #[inline]
     pub fn gone_early(&mut self) {
-        self.pipe.mark_back_delivered(self.last_start);
+        if let Some(start) = self.pipe.back().map(|e| self.start_of(e)) {
+            self.pipe.mark_back_delivered(start);
+        }
     }
 
     /// Packets held by the link (waiting or in flight), not counting those delivered early.

@@ -35,6 +35,11 @@ pub struct Route {
     /// Which packets of the flow reach their host *early*: [`EARLY_DATA`] (data at the receiver),
     /// [`EARLY_ACK`] (ACKs at the sender). Set per flow by `Sim::new` (see `Sim::deliver_early`).
     pub early: u8,
+    /// Data packets ([0]) and ACKs ([1]) of the flow on their way to their path's last link that
+    /// did not pass through the shared link before it (`Sim::pass_through`): while any is, none
+    /// may pass. Counted only while the flow has [`THROUGH_DATA`] / [`THROUGH_ACK`]; a count that
+    /// would overflow clears the flag for good instead.
+    pub inbound: [u16; 2],
 }
 
 /// `Route::early`: the flow's data (or UDP) packets may be handed to the receiver when they enter

@@ -315,8 +315,8 @@ impl Sim {
         if a.loss_rate > 0.0 {
             let rng = a.loss_rng.as_mut().expect("loss stream");
             if rng.bernoulli(a.loss_rate) {
-                if link.monitor != NO_MONITOR {
-                    self.monitors[link.monitor as usize].lost += 1;
+                if a.monitor != NO_MONITOR {
+                    self.monitors[a.monitor as usize].lost += 1;
                 }
                 if let Some(c) = self.cap.as_deref_mut() {
                     c.write(l, capture::Point::Drop, now, &pkt, &self.flows);
@@ -341,9 +341,9 @@ impl Sim {
         }
         self.record_queue_drops(l, now);
         let link = &mut self.net.links[l];
-        if link.monitor != NO_MONITOR {
-            let q = &link.aqm.as_ref().expect("aqm").queue;
-            self.monitors[link.monitor as usize].arrived(&pkt, now, q.len(), q.bytes());
+        let a = link.aqm.as_ref().expect("aqm");
+        if a.monitor != NO_MONITOR {
+            self.monitors[a.monitor as usize].arrived(&pkt, now, a.queue.len(), a.queue.bytes());
         }
         if link.free_at < now {
             link.free_at = now;
@@ -367,12 +367,12 @@ impl Sim {
             let link = &mut net.links[l];
             let a = link.aqm.as_mut().expect("aqm");
             a.idle_reported = false;
-            let (n, b) = (a.queue.len(), a.queue.bytes());
+            let (n, b, monitor) = (a.queue.len(), a.queue.bytes(), a.monitor);
             link.free_at = start.saturating_add(link.tx_time(pkt.size));
             let arrive = link.free_at.saturating_add(link.delay);
             let shared = link.next == NEXT_SHARED;
-            if link.monitor != NO_MONITOR {
-                self.monitors[link.monitor as usize].departed(&pkt, start, enq, n, b);
+            if monitor != NO_MONITOR {
+                self.monitors[monitor as usize].departed(&pkt, start, enq, n, b);
             }
             if let Some(c) = self.cap.as_deref_mut() {
                 c.write(l, capture::Point::Departure, start, &pkt, &self.flows);
@@ -482,20 +482,22 @@ impl Sim {
     /// events falls (one fewer per packet passed through).
     #[inline]
     fn pass_through(&mut self, mut pkt: Packet, exit: Time) -> bool {
-        let r = &self.routes[pkt.flow as usize];
-        let (flag, len, last) = if is_reverse(pkt.kind) {
-            (THROUGH_ACK, r.rev_len, r.last_rev)
-        } else {
-            (THROUGH_DATA, r.fwd_len, r.last_fwd)
-        };
+        let ack = is_reverse(pkt.kind);
+        let r = &mut self.routes[pkt.flow as usize];
+        let (flag, len, last) =
+            if ack { (THROUGH_ACK, r.rev_len, r.last_rev) } else { (THROUGH_DATA, r.fwd_len, r.last_fwd) };
         if r.early & flag == 0 || pkt.hop as u32 + 2 != len as u32 {
             return false;
         }
         let e = last as usize;
-        let next = &mut self.net.links[e];
-        if next.pending || next.inbound != 0 || self.early || exit >= self.horizon {
-            // on its way at its own event (`forward` takes it off)
-            next.inbound += 1;
+        let inbound = &mut r.inbound[ack as usize];
+        if self.net.links[e].pending || *inbound != 0 || self.early || exit >= self.horizon {
+            // on its way at its own event (`forward` takes it off); a count that would overflow
+            // ends passing through for the flow instead (the count is then never read again)
+            match inbound.checked_add(1) {
+                Some(n) => *inbound = n,
+                None => r.early &= !flag,
+            }
             return false;
         }
         let now = self.now;
@@ -549,8 +551,9 @@ impl Sim {
     fn forward(&mut self, next: u32, mut pkt: Packet) {
         pkt.hop += 1;
         let next = if next == NEXT_SHARED {
-            let r = &self.routes[pkt.flow as usize];
-            let (start, len, last, through) = if is_reverse(pkt.kind) {
+            let ack = is_reverse(pkt.kind);
+            let r = &mut self.routes[pkt.flow as usize];
+            let (start, len, last, through) = if ack {
                 (r.rev, r.rev_len, r.last_rev, r.early & THROUGH_ACK)
             } else {
                 (r.fwd, r.fwd_len, r.last_fwd, r.early & THROUGH_DATA)
@@ -558,7 +561,7 @@ impl Sim {
             if pkt.hop as u32 + 1 == len as u32 {
                 if through != 0 {
                     // it did not pass through (`pass_through` counted it)
-                    self.net.links[last as usize].inbound -= 1;
+                    r.inbound[ack as usize] -= 1;
                 }
                 last
             } else if pkt.hop < len {
@@ -585,11 +588,10 @@ impl Sim {
         a.queue.on_timer(now);
         let period = a.queue.disc.timer_period();
         self.record_queue_drops(l, now);
-        let link = &self.net.links[l];
-        if link.monitor != NO_MONITOR {
-            let q = &link.aqm.as_ref().expect("aqm").queue;
-            let (n, b) = (q.len(), q.bytes());
-            self.monitors[link.monitor as usize].queue.queue_changed(now, n, b);
+        let a = self.net.links[l].aqm.as_ref().expect("aqm");
+        if a.monitor != NO_MONITOR {
+            let (n, b) = (a.queue.len(), a.queue.bytes());
+            self.monitors[a.monitor as usize].queue.queue_changed(now, n, b);
         }
         if let Some(p) = period {
             self.ev.push(now.saturating_add(p), Kind::AqmTimer, l as u32);
