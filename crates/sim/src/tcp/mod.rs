@@ -231,6 +231,10 @@ pub struct TcpSender {
     rttvar: f64,
     has_rtt: bool,
     backoff: u32,
+    /// The current RTO with its back-off ([`TcpSender::rto`]), recomputed only when an RTT sample
+    /// or a timeout changes it: it is read on every new ACK, and the f64 arithmetic is the same
+    /// each time in between.
+    rto: Time,
     timing: bool,
     timed_seq: u32,
     timed_at: Time,
@@ -279,7 +283,7 @@ impl TcpSender {
     /// A sender with options `cfg` (pass the group's shared `Arc` so that senders share them).
     pub fn new(cfg: impl Into<std::sync::Arc<TcpConfig>>, flow: u32, prio: u8, flags: u8, limit: u32) -> Self {
         let cfg: std::sync::Arc<TcpConfig> = cfg.into();
-        TcpSender {
+        let mut s = TcpSender {
             cc: Cc::new(&cfg.cc),
             flow,
             prio,
@@ -299,6 +303,7 @@ impl TcpSender {
             rttvar: 0.0,
             has_rtt: false,
             backoff: 0,
+            rto: 0,
             timing: false,
             timed_seq: 0,
             timed_at: 0,
@@ -310,7 +315,9 @@ impl TcpSender {
             log: matches!(cfg.cc, CcConfig::Vegas { .. }).then(|| Box::new(SendLog::new(cfg.max_window))),
             worried: 0,
             cfg,
-        }
+        };
+        s.update_rto();
+        s
     }
 
     pub fn cwnd(&self) -> f64 {
@@ -363,7 +370,13 @@ impl TcpSender {
     }
 
     /// Current retransmission timeout including back-off.
+    #[inline]
     pub fn rto(&self) -> Time {
+        self.rto
+    }
+
+    /// Recompute [`TcpSender::rto`] after a change of `srtt`, `rttvar` or `backoff`.
+    fn update_rto(&mut self) {
         let base = if self.has_rtt {
             self.srtt + (self.cfg.granularity as f64).max(4.0 * self.rttvar)
         } else {
@@ -371,7 +384,7 @@ impl TcpSender {
         };
         let base = base.max(self.cfg.min_rto as f64);
         let backed = base * (1u64 << self.backoff.min(self.cfg.max_backoff_exp)) as f64;
-        backed.min(self.cfg.max_rto as f64) as Time
+        self.rto = backed.min(self.cfg.max_rto as f64) as Time;
     }
 
     fn flight(&self) -> f64 {
@@ -379,7 +392,10 @@ impl TcpSender {
     }
 
     fn window(&self) -> u32 {
-        (self.cwnd.floor() as u32).clamp(1, self.cfg.max_window)
+        // `as u32` truncates toward zero and saturates (negative and NaN to 0): the same as
+        // `floor() as u32` for every f64, without the call to `floor` (no SSE4.1 in the baseline
+        // target)
+        (self.cwnd as u32).clamp(1, self.cfg.max_window)
     }
 
     /// Run a congestion-control hook on the current window and keep what it leaves there.
@@ -504,6 +520,7 @@ impl TcpSender {
             self.srtt = 0.875 * self.srtt + 0.125 * r;
         }
         self.backoff = 0;
+        self.update_rto();
         c.rtt_samples += 1;
         c.rtt_sum_ns += r;
         c.rtt_min_ns = c.rtt_min_ns.min(r);
@@ -716,6 +733,7 @@ impl TcpSender {
         self.ssthresh = self.hook(|cc, w| cc.on_rto(w, flight, now));
         self.cwnd = 1.0;
         self.backoff = (self.backoff + 1).min(20);
+        self.update_rto();
         self.recover = self.snd_max as i64 - 1;
         self.in_recovery = false;
         self.dupacks = 0;
