@@ -99,12 +99,44 @@ impl Cc {
             }
         }
     }
-    fn get(&mut self) -> &mut dyn CongestionControl {
-        match self {
-            Cc::Reno(c) => c,
-            Cc::Vegas(c) => &mut **c,
-            Cc::Cubic(c) => c,
+}
+
+/// Each hook of a connection's algorithm, by a `match` on the variant: a direct call the compiler
+/// can inline (Reno's per-ACK growth is a few instructions), where a `dyn` call could not be.
+macro_rules! dispatch {
+    ($cc:expr, $c:ident => $call:expr) => {
+        match $cc {
+            Cc::Reno($c) => $call,
+            Cc::Vegas($c) => $call,
+            Cc::Cubic($c) => $call,
         }
+    };
+}
+
+impl CongestionControl for Cc {
+    #[inline]
+    fn on_ack(&mut self, w: &mut Window, a: &AckInfo) {
+        dispatch!(self, c => c.on_ack(w, a))
+    }
+    #[inline]
+    fn on_dup_ack(&mut self, w: &mut Window, a: &AckInfo) {
+        dispatch!(self, c => c.on_dup_ack(w, a))
+    }
+    fn on_loss(&mut self, w: &mut Window, a: &AckInfo) -> f64 {
+        dispatch!(self, c => c.on_loss(w, a))
+    }
+    fn on_rto(&mut self, w: &mut Window, flight: f64, now: Time) -> f64 {
+        dispatch!(self, c => c.on_rto(w, flight, now))
+    }
+    fn on_recovery_exit(&mut self, w: &mut Window, now: Time) {
+        dispatch!(self, c => c.on_recovery_exit(w, now))
+    }
+    #[inline]
+    fn fine_timeout(&self) -> Option<Time> {
+        dispatch!(self, c => c.fine_timeout())
+    }
+    fn on_fine_retransmit(&mut self, transmits: u32) {
+        dispatch!(self, c => c.on_fine_retransmit(transmits))
     }
 }
 
@@ -399,9 +431,10 @@ impl TcpSender {
     }
 
     /// Run a congestion-control hook on the current window and keep what it leaves there.
-    fn hook<R>(&mut self, f: impl FnOnce(&mut dyn CongestionControl, &mut Window) -> R) -> R {
+    #[inline]
+    fn hook<R>(&mut self, f: impl FnOnce(&mut Cc, &mut Window) -> R) -> R {
         let mut w = Window { cwnd: self.cwnd, ssthresh: self.ssthresh };
-        let r = f(self.cc.get(), &mut w);
+        let r = f(&mut self.cc, &mut w);
         self.cwnd = w.cwnd.max(1.0);
         self.ssthresh = w.ssthresh;
         r
@@ -561,7 +594,7 @@ impl TcpSender {
     /// fine-grained timeout; returns how often it was sent.
     fn fine_expired(&mut self, now: Time) -> Option<u32> {
         let log = self.log.as_ref()?;
-        let to = self.cc.get().fine_timeout()?;
+        let to = self.cc.fine_timeout()?;
         let (at, transmits) = log.get(self.snd_una);
         (self.snd_una < self.snd_max && now.saturating_sub(at) > to).then_some(transmits)
     }
@@ -704,7 +737,7 @@ impl TcpSender {
                 if let Some(t) = transmits {
                     // Vegas: watch the next two new ACKs, and back off the fine-grained timeout
                     self.worried = 2.min(self.snd_max - self.snd_una);
-                    self.cc.get().on_fine_retransmit(t);
+                    self.cc.on_fine_retransmit(t);
                 }
             }
         }
