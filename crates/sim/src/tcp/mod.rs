@@ -440,6 +440,7 @@ impl TcpSender {
         r
     }
 
+    #[inline]
     fn send_seg(&mut self, seq: u32, now: Time, out: &mut Vec<Packet>, c: &mut FlowCounters) {
         let retx = seq < self.snd_max;
         let mut flags = self.flags | if retx { F_RETX } else { 0 };
@@ -500,8 +501,9 @@ impl TcpSender {
             self.sack_send(now, out, c);
             return;
         }
-        let wnd = self.window();
-        while self.snd_nxt < self.limit && self.snd_nxt < self.snd_una.saturating_add(wnd) {
+        // send_seg changes neither the limit nor snd_una
+        let end = self.limit.min(self.snd_una.saturating_add(self.window()));
+        while self.snd_nxt < end {
             let s = self.snd_nxt;
             self.send_seg(s, now, out, c);
             self.snd_nxt += 1;
