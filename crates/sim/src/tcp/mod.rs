@@ -915,6 +915,7 @@ impl TcpReceiver {
 
     /// A data segment arrived. Returns true if an ACK must be sent now (otherwise the delayed-ACK
     /// deadline may have been set).
+    #[inline]
     pub fn on_data(&mut self, p: &Packet, now: Time, c: &mut FlowCounters) -> bool {
         c.delivered_pkts += 1;
         c.delivered_bytes += p.size as u64;
