@@ -496,6 +496,7 @@ impl TcpSender {
         }
     }
 
+    #[inline]
     fn send_available(&mut self, now: Time, out: &mut Vec<Packet>, c: &mut FlowCounters) {
         if self.in_recovery && self.cfg.recovery == Recovery::Sack {
             self.sack_send(now, out, c);
