@@ -143,15 +143,14 @@ impl Sim {
                 self.sync_timer(fi, 1);
             }
             PktKind::Ack => {
-                let mut out = std::mem::take(&mut self.scratch);
-                let mut completed = false;
-                if let App::Tcp { tx, rx } = &mut self.flows[fi].app {
-                    let blocks = rx.sack_blocks(pkt.aux).unwrap_or_default();
-                    let was = tx.completed_at.is_some();
-                    tx.on_ack(pkt.seq, pkt.flags, pkt.sent, blocks.as_slice(), now, &mut out, &mut self.ctr[fi]);
-                    completed = !was && tx.completed_at.is_some();
-                }
-                self.inject_scratch(out);
+                let start = self.scratch.len();
+                let App::Tcp { tx, rx } = &mut self.flows[fi].app else { return };
+                let blocks = rx.sack_blocks(pkt.aux);
+                let blocks = blocks.as_ref().map_or(&[][..], |b| b.as_slice());
+                let was = tx.completed_at.is_some();
+                tx.on_ack(pkt.seq, pkt.flags, pkt.sent, blocks, now, &mut self.scratch, &mut self.ctr[fi]);
+                let completed = !was && tx.completed_at.is_some();
+                self.inject_scratch(start);
                 self.sync_timer(fi, 0);
                 if completed {
                     self.on_completed(fi);
@@ -207,9 +206,9 @@ impl Sim {
             return;
         }
         if slot == 0 {
-            let mut out = std::mem::take(&mut self.scratch);
-            tx.on_timeout(now, &mut out, &mut self.ctr[fi]);
-            self.inject_scratch(out);
+            let start = self.scratch.len();
+            tx.on_timeout(now, &mut self.scratch, &mut self.ctr[fi]);
+            self.inject_scratch(start);
         } else {
             let mut ack = rx.ack();
             ack.flow = fi as u32;
@@ -223,9 +222,9 @@ impl Sim {
     fn open_tcp(&mut self, fi: usize) {
         let now = self.now;
         let App::Tcp { tx, .. } = &mut self.flows[fi].app else { return };
-        let mut out = std::mem::take(&mut self.scratch);
-        tx.start(now, &mut out, &mut self.ctr[fi]);
-        self.inject_scratch(out);
+        let start = self.scratch.len();
+        tx.start(now, &mut self.scratch, &mut self.ctr[fi]);
+        self.inject_scratch(start);
         self.sync_timer(fi, 0);
     }
 

@@ -632,11 +632,17 @@ impl Sim {
         }
     }
 
-    fn inject_scratch(&mut self, mut out: Vec<Packet>) {
-        for p in out.drain(..) {
+    /// Inject the packets a sender put into `scratch` from index `start` on (what it found there
+    /// before belongs to a caller further up), in order, and leave `scratch` as it was before. The
+    /// vector works as a stack, so it stays in place (no `take` and give back per ACK) and is still
+    /// correct if a packet's injection leads to a host sending again.
+    fn inject_scratch(&mut self, start: usize) {
+        let mut i = start;
+        while let Some(&p) = self.scratch.get(i) {
             self.inject(p);
+            i += 1;
         }
-        self.scratch = out;
+        self.scratch.truncate(start);
     }
 
     // ------------------------------------------------------------------ end of the run

@@ -79,6 +79,7 @@ pub trait CongestionControl {
 /// segment per ACK, as ns-2 does); at or above it, congestion avoidance adds `acked / cwnd`
 /// (about one segment per window of data). The ACK that crosses `ssthresh` counts as slow start
 /// (RFC 5681 §3.1 allows either).
+#[inline]
 pub fn reno_increase(w: &mut Window, acked: u32) {
     if acked == 0 {
         return;
