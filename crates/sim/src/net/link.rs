@@ -119,9 +119,10 @@ impl Link {
         }
     }
 
-    /// Simple link: offer `pkt` at `now`. Returns false (and keeps nothing) if the buffer is full.
+    /// Simple link: offer `pkt` at `now`. Returns when its transmission starts and when it
+    /// reaches the far end, or `None` (and keeps nothing) if the buffer is full.
     #[inline]
-    pub fn simple_arrive(&mut self, pkt: Packet, now: Time, rings: &mut Rings) -> bool {
+    pub fn simple_arrive(&mut self, pkt: Packet, now: Time, rings: &mut Rings) -> Option<(Time, Time)> {
         // packets delivered early whose transmission has started have no more place in the FIFO
         // (only waiting packets count against the buffer, and `free_at` is kept apart)
         // (such an entry holds its transmission start: `gone_early`)
@@ -140,25 +141,24 @@ impl Link {
             _ => 0,
         };
         if waiting as u64 + 1 > self.limit as u64 {
-            return false;
+            return None;
         }
         let start = self.free_at.max(now);
         let tx = self.tx_time(pkt.size);
         self.free_at = start.saturating_add(tx);
         let arrive = self.free_at.saturating_add(self.delay);
         self.pipe.push_back((arrive, pkt), rings);
-        true
+        // (as `start_of` reads it back: equal to `start` unless the clock saturated)
+        Some((arrive - self.delay - tx, arrive))
     }
 
-    /// The last packet put into the pipe has left early (handed to its host or passed on into
-    /// the next link): its entry stays only to hold its place in the FIFO, marked
-    /// [`DELIVERED`] and keyed by its transmission start instead of its arrival (`simple_arrive`
-    /// reads it without recomputing it).
+    /// The last packet put into the pipe, whose transmission starts at `start` (as
+    /// `simple_arrive` returned it), has left early (handed to its host or passed on into the
+    /// next link): its entry stays only to hold its place in the FIFO, marked [`DELIVERED`] and
+    /// keyed by `start` instead of its arrival (`simple_arrive` reads it without recomputing it).
     #[inline]
-    pub fn gone_early(&mut self) {
-        if let Some(start) = self.pipe.back().map(|e| self.start_of(e)) {
-            self.pipe.mark_back_delivered(start);
-        }
+    pub fn gone_early(&mut self, start: Time) {
+        self.pipe.mark_back_delivered(start);
     }
 
     /// Packets held by the link (waiting or in flight), not counting those delivered early.
@@ -194,18 +194,18 @@ mod tests {
         // 8 Mb/s: 1 ms per 1000-byte packet; 5 ms propagation; 2 waiting packets at most
         let r = &mut Rings::default();
         let mut l = Link::simple(8e6, 5_000_000, 2);
-        assert!(l.simple_arrive(pkt(0), 0, r)); // in service at once
-        assert!(l.simple_arrive(pkt(1), 0, r)); // waiting 1
-        assert!(l.simple_arrive(pkt(2), 0, r)); // waiting 2
-        assert!(!l.simple_arrive(pkt(3), 0, r)); // full
+        assert!(l.simple_arrive(pkt(0), 0, r).is_some()); // in service at once
+        assert!(l.simple_arrive(pkt(1), 0, r).is_some()); // waiting 1
+        assert!(l.simple_arrive(pkt(2), 0, r).is_some()); // waiting 2
+        assert!(l.simple_arrive(pkt(3), 0, r).is_none()); // full
         let arrivals: Vec<Time> = (0..l.pipe.len()).map(|i| l.pipe.get(i).0).collect();
         assert_eq!(arrivals, vec![6_000_000, 7_000_000, 8_000_000]);
         // at 1 ms packet 1 has started: one waiting, so one more fits
-        assert!(l.simple_arrive(pkt(4), 1_000_000, r));
-        assert!(!l.simple_arrive(pkt(5), 1_000_000, r));
+        assert!(l.simple_arrive(pkt(4), 1_000_000, r).is_some());
+        assert!(l.simple_arrive(pkt(5), 1_000_000, r).is_none());
         // an idle link starts at the arrival time
         let mut l = Link::simple(8e6, 0, 2);
-        assert!(l.simple_arrive(pkt(0), 10_000_000, r));
+        assert!(l.simple_arrive(pkt(0), 10_000_000, r).is_some());
         assert_eq!(l.pipe.get(0).0, 11_000_000);
     }
 
@@ -215,15 +215,15 @@ mod tests {
         let r = &mut Rings::default();
         let mut l = Link::simple(8e6, 5_000_000, 1);
         for seq in 0..2 {
-            assert!(l.simple_arrive(pkt(seq), 0, r));
-            l.gone_early(); // handed to the host early
+            let (start, _) = l.simple_arrive(pkt(seq), 0, r).expect("room");
+            l.gone_early(start); // handed to the host early
         }
         // at 0.5 ms packet 0 is on the wire (its entry goes); packet 1 waits until 1 ms and still
         // fills the buffer; no live packet is in the pipe
-        assert!(!l.simple_arrive(pkt(2), 500_000, r), "a delivered packet still waiting counts");
+        assert!(l.simple_arrive(pkt(2), 500_000, r).is_none(), "a delivered packet still waiting counts");
         assert_eq!((l.pipe.len(), l.in_flight()), (1, 0));
         // at 1 ms packet 1 starts: its entry goes, and the next packet fits behind it
-        assert!(l.simple_arrive(pkt(3), 1_000_000, r));
+        assert!(l.simple_arrive(pkt(3), 1_000_000, r).is_some());
         assert_eq!((l.pipe.len(), l.in_flight()), (1, 1));
         assert_eq!(l.pipe.get(0).0, 8_000_000, "queued behind packet 1's transmission");
         assert_eq!(l.pipe.first_live(), Some(8_000_000));

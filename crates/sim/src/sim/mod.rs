@@ -298,10 +298,10 @@ impl Sim {
         let net = &mut self.net;
         let link = &mut net.links[l];
         let Some(a) = link.aqm.as_mut() else {
-            if link.simple_arrive(pkt, now, &mut net.rings) {
+            if let Some(entry) = link.simple_arrive(pkt, now, &mut net.rings) {
                 let done = match link.next {
-                    NEXT_HOST => self.deliver_early(l, pkt),
-                    NEXT_SHARED => self.pass_through_simple(l, pkt),
+                    NEXT_HOST => self.deliver_early(l, pkt, entry),
+                    NEXT_SHARED => self.pass_through_simple(l, pkt, entry),
                     _ => false,
                 };
                 if !done {
@@ -433,15 +433,11 @@ impl Sim {
     /// link has none pending). Packets of one flow reach its host in FIFO order either way, and events
     /// are taken in (time, kind, index) order, so every result is the same bit for bit; only the
     /// number of events falls (one fewer per packet delivered early).
+    /// (`start`, `at`: when its transmission starts and when it reaches the host.)
     #[inline]
-    fn deliver_early(&mut self, l: usize, mut pkt: Packet) -> bool {
-        let link = &self.net.links[l];
+    fn deliver_early(&mut self, l: usize, mut pkt: Packet, (start, at): (Time, Time)) -> bool {
         // `pending`: a packet ahead of it waits for its own event
-        if link.pending || self.early {
-            return false;
-        }
-        let Some(&(at, _)) = link.pipe.back() else { return false };
-        if at >= self.horizon {
+        if self.net.links[l].pending || self.early || at >= self.horizon {
             return false;
         }
         let fi = pkt.flow as usize;
@@ -454,7 +450,7 @@ impl Sim {
         if !ok {
             return false;
         }
-        self.net.links[l].gone_early();
+        self.net.links[l].gone_early(start);
         let now = self.now;
         self.now = at;
         self.early = true;
@@ -508,15 +504,15 @@ impl Sim {
         true
     }
 
-    /// [`Sim::pass_through`] for a simple link: the packet is the pipe's last entry, which stays
-    /// there, marked [`DELIVERED`], to hold its place in the FIFO.
+    /// [`Sim::pass_through`] for a simple link: the packet is the pipe's last entry (starting
+    /// its transmission at `start`, leaving at `exit`), which stays there, marked [`DELIVERED`],
+    /// to hold its place in the FIFO.
     #[inline]
-    fn pass_through_simple(&mut self, l: usize, pkt: Packet) -> bool {
-        let Some(&(exit, _)) = self.net.links[l].pipe.back() else { return false };
+    fn pass_through_simple(&mut self, l: usize, pkt: Packet, (start, exit): (Time, Time)) -> bool {
         if !self.pass_through(pkt, exit) {
             return false;
         }
-        self.net.links[l].gone_early();
+        self.net.links[l].gone_early(start);
         true
     }
 
