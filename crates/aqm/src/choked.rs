@@ -254,6 +254,8 @@ pub struct Choked<P> {
     /// `chosen` for more.
     seen: [u64; SMALL_D],
     chosen: Vec<u64>,
+    /// The buffer's search state for the region bounds (see [`LeakyBuffer::nth_live_near`]).
+    rank_hint: usize,
 }
 
 impl<P: Pkt> Scheme<P> for Choked<P> {
@@ -277,6 +279,7 @@ impl<P: Pkt> Scheme<P> for Choked<P> {
             hits: Vec::new(),
             seen: [0; SMALL_D],
             chosen: Vec::new(),
+            rank_hint: 0,
             p: p.clone(),
         }
     }
@@ -310,9 +313,13 @@ impl<P: Pkt> Choked<P> {
         }
         let buf = &self.buf;
         let hits = &mut self.hits;
-        let rank = |k: usize| match known {
+        let hint = &mut self.rank_hint;
+        // (the hint follows the middle rank, which moves little between arrivals; rank 0 is
+        // asked without it)
+        let mut rank = |k: usize| match known {
             Some((r, pos)) if r == k => pos,
-            _ => buf.nth_live(k),
+            _ if k == 0 => buf.nth_live(0),
+            _ => buf.nth_live_near(k, hint),
         };
         let lo_pos = rank(lo);
         let hi_pos = if hi == buf.len() { buf.end() } else { rank(hi) };
