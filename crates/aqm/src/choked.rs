@@ -223,7 +223,13 @@ impl DrawSpan {
         let mut m = 0;
         while m < seen.len() {
             let (pos, f) = self.draw(buf, rng);
-            if !seen[..m].contains(&pos) {
+            // a plain scan of the few earlier draws (cheaper than `contains`, whose chunked
+            // search is set up for long slices)
+            let mut i = 0;
+            while i < m && seen[i] != pos {
+                i += 1;
+            }
+            if i == m {
                 seen[m] = pos;
                 m += 1;
                 if f == flow {
