@@ -98,6 +98,24 @@ pub struct Drawn {
     pub live: bool,
 }
 
+/// The live packets' flows by position (see [`LeakyBuffer::flows`]).
+#[derive(Clone, Copy)]
+pub struct Flows<'a, P> {
+    ring: &'a [Option<Entry<P>>],
+    mask: u64,
+}
+
+impl<P: Pkt> Flows<'_, P> {
+    /// The flow of the packet at `pos` if it is live (`None` for a hole or a doomed packet).
+    #[inline(always)]
+    pub fn live_flow(&self, pos: u64) -> Option<u32> {
+        match &self.ring[(pos & self.mask) as usize] {
+            Some(e) if !e.doomed => Some(e.pkt.flow()),
+            _ => None,
+        }
+    }
+}
+
 /// Fenwick (binary indexed) tree of slot occupancy over ring positions.
 #[derive(Clone, Debug)]
 struct Fenwick {
@@ -289,6 +307,9 @@ impl<P: Pkt> LeakyBuffer<P> {
         (pos & self.mask) as usize
     }
 
+    // out of line: inlined into `push`, it made every push save and restore six registers
+    #[cold]
+    #[inline(never)]
     fn grow(&mut self) {
         let old_cap = self.ring.len();
         let cap = old_cap * 2;
@@ -575,10 +596,15 @@ impl<P: Pkt> LeakyBuffer<P> {
     /// The flow of the packet at `pos` if it is live (`None` for a hole or a doomed packet).
     #[inline]
     pub fn live_flow(&self, pos: u64) -> Option<u32> {
-        match &self.ring[self.slot(pos)] {
-            Some(e) if !e.doomed => Some(e.pkt.flow()),
-            _ => None,
-        }
+        self.flows().live_flow(pos)
+    }
+
+    /// [`LeakyBuffer::live_flow`] over a copy of the ring's address and mask, for loops of draws:
+    /// held in locals, they stay in registers where the buffer's fields would be loaded again
+    /// after every store the loop makes.
+    #[inline]
+    pub fn flows(&self) -> Flows<'_, P> {
+        Flows { ring: &self.ring, mask: self.mask }
     }
 
     /// Absolute position of the k-th live packet from the head (0-based; rank queries must have
@@ -646,6 +672,7 @@ impl<P: Pkt> LeakyBuffer<P> {
     }
 
     #[cold]
+    #[inline(never)]
     fn compact(&mut self) {
         let mut w = self.head;
         for r in self.head..self.tail {

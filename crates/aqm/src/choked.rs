@@ -9,7 +9,7 @@
 //! `D_f = round(D_r / 2)`. Matches drop the arrival and every matching drawn packet; an unmatched
 //! arrival still faces RED's test (A20). Regions are ranks, so the buffer keeps a rank index.
 
-use crate::buffer::LeakyBuffer;
+use crate::buffer::{Flows, LeakyBuffer};
 use crate::family::{check_buffer_mode, drop_victims, family_params};
 use crate::red_math::{DropTest, Estimator, Region, Variant};
 use crate::{Cx, DropReason, Limit, LinkInfo, ParamError, Params, Pkt, Qdisc, Scheme, Time, NS_PER_SEC};
@@ -196,11 +196,11 @@ impl DrawSpan {
     /// A uniform live packet of the region: its position and flow. By rejection over the
     /// physical slots while they are at most 4 per live packet, else by one rank query.
     #[inline(always)]
-    fn draw<P: Pkt>(&self, buf: &LeakyBuffer<P>, rng: &mut crate::rng::Rng) -> (u64, u32) {
+    fn draw<P: Pkt>(&self, buf: &LeakyBuffer<P>, flows: Flows<'_, P>, rng: &mut crate::rng::Rng) -> (u64, u32) {
         if self.span <= 4 * self.n {
             loop {
                 let pos = self.lo_pos + rng.below(self.span);
-                if let Some(f) = buf.live_flow(pos) {
+                if let Some(f) = flows.live_flow(pos) {
                     return (pos, f);
                 }
             }
@@ -220,9 +220,10 @@ impl DrawSpan {
         seen: &mut [u64],
         hits: &mut Vec<u64>,
     ) {
+        let flows = buf.flows();
         let mut m = 0;
         while m < seen.len() {
-            let (pos, f) = self.draw(buf, rng);
+            let (pos, f) = self.draw(buf, flows, rng);
             // a plain scan of the few earlier draws (cheaper than `contains`, whose chunked
             // search is set up for long slices)
             let mut i = 0;
@@ -345,8 +346,9 @@ impl<P: Pkt> Choked<P> {
         let mut local = cx.rng.clone();
         let rng = &mut local;
         if with {
+            let flows = buf.flows();
             for _ in 0..d {
-                let (pos, f) = region.draw(buf, rng);
+                let (pos, f) = region.draw(buf, flows, rng);
                 if f == flow && !hits.contains(&pos) {
                     hits.push(pos);
                 }
