@@ -98,6 +98,24 @@ pub struct Drawn {
     pub live: bool,
 }
 
+/// The live packets' flows by position (see [`LeakyBuffer::flows`]).
+#[derive(Clone, Copy)]
+pub struct Flows<'a, P> {
+    ring: &'a [Option<Entry<P>>],
+    mask: u64,
+}
+
+impl<P: Pkt> Flows<'_, P> {
+    /// The flow of the packet at `pos` if it is live (`None` for a hole or a doomed packet).
+    #[inline(always)]
+    pub fn live_flow(&self, pos: u64) -> Option<u32> {
+        match &self.ring[(pos & self.mask) as usize] {
+            Some(e) if !e.doomed => Some(e.pkt.flow()),
+            _ => None,
+        }
+    }
+}
+
 /// Fenwick (binary indexed) tree of slot occupancy over ring positions.
 #[derive(Clone, Debug)]
 struct Fenwick {
@@ -188,9 +206,30 @@ impl Ranks {
     /// With `t = head + k`, the member is `t + j` for the number `j` of holes before it, which
     /// is the first index with `hs[j] > t + j` (`hs[i] - i` never decreases, so the predicate
     /// is monotone): every hole before index `j` lies at or before `t + j - 1`, and `hs[j]` after.
+    ///
+    /// With a `hint` (the `j` of a recent query, updated here) the search walks from it when the
+    /// answer is within a few steps: the same `j`, since the predicate is monotone and the walk
+    /// stops exactly where it changes.
     #[inline]
-    fn nth_listed(hs: &[u64], head: u64, k: usize) -> u64 {
+    fn nth_listed(hs: &[u64], head: u64, k: usize, hint: Option<&mut usize>) -> u64 {
         let t = head + k as u64;
+        if let Some(hint) = hint {
+            let below = |i: usize| hs[i] - i as u64 <= t;
+            let mut j = (*hint).min(hs.len());
+            for _ in 0..4 {
+                if j > 0 && !below(j - 1) {
+                    j -= 1;
+                } else if j < hs.len() && below(j) {
+                    j += 1;
+                } else {
+                    *hint = j;
+                    return t + j as u64;
+                }
+            }
+            let pos = Self::nth_listed(hs, head, k, None);
+            *hint = (pos - t) as usize;
+            return pos;
+        }
         let (mut lo, mut hi) = (0usize, hs.len());
         while lo < hi {
             let mid = (lo + hi) / 2;
@@ -268,6 +307,9 @@ impl<P: Pkt> LeakyBuffer<P> {
         (pos & self.mask) as usize
     }
 
+    // out of line: inlined into `push`, it made every push save and restore six registers
+    #[cold]
+    #[inline(never)]
     fn grow(&mut self) {
         let old_cap = self.ring.len();
         let cap = old_cap * 2;
@@ -442,7 +484,7 @@ impl<P: Pkt> LeakyBuffer<P> {
                 }
             }
         }
-        let pos = self.nth(rng.below(n as u64) as usize);
+        let pos = self.nth(rng.below(n as u64) as usize, None);
         Some(self.drawn(pos))
     }
 
@@ -481,7 +523,7 @@ impl<P: Pkt> LeakyBuffer<P> {
             }
         } else {
             for _ in 0..m {
-                let pos = self.nth(local.below(n as u64) as usize);
+                let pos = self.nth(local.below(n as u64) as usize, None);
                 let e = self.ring[self.slot(pos)].as_ref().expect("drawn slot is occupied");
                 if e.pkt.flow() == flow && (!e.doomed || doomed_match) {
                     found = Some(pos);
@@ -500,7 +542,7 @@ impl<P: Pkt> LeakyBuffer<P> {
 
     /// Absolute position of the k-th member of the draw population from the head (0-based).
     #[inline]
-    fn nth(&self, k: usize) -> u64 {
+    fn nth(&self, k: usize, hint: Option<&mut usize>) -> u64 {
         // Exact short cuts before the rank index (the same position, found cheaper): without
         // holes between head and tail the k-th member is k slots from the head, and the first
         // member is most often the head itself. CHOKeD asks for such ranks at every arrival.
@@ -512,7 +554,7 @@ impl<P: Pkt> LeakyBuffer<P> {
         }
         let r = self.ranks.as_ref().expect("rank queries need the rank index");
         if r.listed {
-            return Ranks::nth_listed(r.listed_holes(), self.head, k);
+            return Ranks::nth_listed(r.listed_holes(), self.head, k, hint);
         }
         self.nth_in_tree(&r.tree, k)
     }
@@ -554,10 +596,15 @@ impl<P: Pkt> LeakyBuffer<P> {
     /// The flow of the packet at `pos` if it is live (`None` for a hole or a doomed packet).
     #[inline]
     pub fn live_flow(&self, pos: u64) -> Option<u32> {
-        match &self.ring[self.slot(pos)] {
-            Some(e) if !e.doomed => Some(e.pkt.flow()),
-            _ => None,
-        }
+        self.flows().live_flow(pos)
+    }
+
+    /// [`LeakyBuffer::live_flow`] over a copy of the ring's address and mask, for loops of draws:
+    /// held in locals, they stay in registers where the buffer's fields would be loaded again
+    /// after every store the loop makes.
+    #[inline]
+    pub fn flows(&self) -> Flows<'_, P> {
+        Flows { ring: &self.ring, mask: self.mask }
     }
 
     /// Absolute position of the k-th live packet from the head (0-based; rank queries must have
@@ -570,7 +617,18 @@ impl<P: Pkt> LeakyBuffer<P> {
         if k == 0 && self.in_population(self.head) {
             return self.head;
         }
-        self.nth(k)
+        self.nth(k, None)
+    }
+
+    /// [`LeakyBuffer::nth_live`] for a caller whose queries move little from one to the next
+    /// (CHOKeD's region bound, the middle rank, at every arrival): `hint` is the caller's state
+    /// between queries (start it at 0); the same position, found in a few steps instead of a
+    /// binary search when the hole list is used.
+    #[inline(always)]
+    pub fn nth_live_near(&self, k: usize, hint: &mut usize) -> u64 {
+        assert!(self.mode.population == DrawPopulation::Live, "live ranks need draw_population = live");
+        debug_assert!(k < self.live);
+        self.nth(k, Some(hint))
     }
 
     /// Remove (immediate mode) or doom (lazy mode) the live packet at `pos`; returns it so the
@@ -614,6 +672,7 @@ impl<P: Pkt> LeakyBuffer<P> {
     }
 
     #[cold]
+    #[inline(never)]
     fn compact(&mut self) {
         let mut w = self.head;
         for r in self.head..self.tail {
@@ -724,6 +783,7 @@ mod tests {
             let lazy_free = BufferMode { removal: VictimRemoval::Lazy, doomed_occupy: false, ..Default::default() };
             for mode in [BufferMode::default(), lazy, lazy_free] {
                 let mut b = LeakyBuffer::<P>::new(mode, true);
+                let mut hint = 0;
                 for i in 0..fill {
                     b.push(P::new(i as u32, 1000), 0);
                 }
@@ -743,6 +803,10 @@ mod tests {
                         for k in [0, n / 2, n - 1, *x as usize % n, (*x >> 12) as usize % n] {
                             prop_assert_eq!(b.nth_live(k), b.nth_reference(k).0, "k = {} of {}", k, n);
                         }
+                        // a hint kept across queries (near ones, then any)
+                        prop_assert_eq!(b.nth_live_near(n / 2, &mut hint), b.nth_reference(n / 2).0);
+                        let k = *x as usize % n;
+                        prop_assert_eq!(b.nth_live_near(k, &mut hint), b.nth_reference(k).0);
                     }
                 }
                 for k in 0..b.len() {

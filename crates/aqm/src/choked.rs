@@ -9,7 +9,7 @@
 //! `D_f = round(D_r / 2)`. Matches drop the arrival and every matching drawn packet; an unmatched
 //! arrival still faces RED's test (A20). Regions are ranks, so the buffer keeps a rank index.
 
-use crate::buffer::LeakyBuffer;
+use crate::buffer::{Flows, LeakyBuffer};
 use crate::family::{check_buffer_mode, drop_victims, family_params};
 use crate::red_math::{DropTest, Estimator, Region, Variant};
 use crate::{Cx, DropReason, Limit, LinkInfo, ParamError, Params, Pkt, Qdisc, Scheme, Time, NS_PER_SEC};
@@ -196,11 +196,11 @@ impl DrawSpan {
     /// A uniform live packet of the region: its position and flow. By rejection over the
     /// physical slots while they are at most 4 per live packet, else by one rank query.
     #[inline(always)]
-    fn draw<P: Pkt>(&self, buf: &LeakyBuffer<P>, rng: &mut crate::rng::Rng) -> (u64, u32) {
+    fn draw<P: Pkt>(&self, buf: &LeakyBuffer<P>, flows: Flows<'_, P>, rng: &mut crate::rng::Rng) -> (u64, u32) {
         if self.span <= 4 * self.n {
             loop {
                 let pos = self.lo_pos + rng.below(self.span);
-                if let Some(f) = buf.live_flow(pos) {
+                if let Some(f) = flows.live_flow(pos) {
                     return (pos, f);
                 }
             }
@@ -220,10 +220,17 @@ impl DrawSpan {
         seen: &mut [u64],
         hits: &mut Vec<u64>,
     ) {
+        let flows = buf.flows();
         let mut m = 0;
         while m < seen.len() {
-            let (pos, f) = self.draw(buf, rng);
-            if !seen[..m].contains(&pos) {
+            let (pos, f) = self.draw(buf, flows, rng);
+            // a plain scan of the few earlier draws (cheaper than `contains`, whose chunked
+            // search is set up for long slices)
+            let mut i = 0;
+            while i < m && seen[i] != pos {
+                i += 1;
+            }
+            if i == m {
                 seen[m] = pos;
                 m += 1;
                 if f == flow {
@@ -254,6 +261,8 @@ pub struct Choked<P> {
     /// `chosen` for more.
     seen: [u64; SMALL_D],
     chosen: Vec<u64>,
+    /// The buffer's search state for the region bounds (see [`LeakyBuffer::nth_live_near`]).
+    rank_hint: usize,
 }
 
 impl<P: Pkt> Scheme<P> for Choked<P> {
@@ -277,6 +286,7 @@ impl<P: Pkt> Scheme<P> for Choked<P> {
             hits: Vec::new(),
             seen: [0; SMALL_D],
             chosen: Vec::new(),
+            rank_hint: 0,
             p: p.clone(),
         }
     }
@@ -310,9 +320,13 @@ impl<P: Pkt> Choked<P> {
         }
         let buf = &self.buf;
         let hits = &mut self.hits;
-        let rank = |k: usize| match known {
+        let hint = &mut self.rank_hint;
+        // (the hint follows the middle rank, which moves little between arrivals; rank 0 is
+        // asked without it)
+        let mut rank = |k: usize| match known {
             Some((r, pos)) if r == k => pos,
-            _ => buf.nth_live(k),
+            _ if k == 0 => buf.nth_live(0),
+            _ => buf.nth_live_near(k, hint),
         };
         let lo_pos = rank(lo);
         let hi_pos = if hi == buf.len() { buf.end() } else { rank(hi) };
@@ -332,8 +346,9 @@ impl<P: Pkt> Choked<P> {
         let mut local = cx.rng.clone();
         let rng = &mut local;
         if with {
+            let flows = buf.flows();
             for _ in 0..d {
-                let (pos, f) = region.draw(buf, rng);
+                let (pos, f) = region.draw(buf, flows, rng);
                 if f == flow && !hits.contains(&pos) {
                     hits.push(pos);
                 }

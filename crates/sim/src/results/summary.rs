@@ -110,7 +110,7 @@ fn link_summary(r: &Run, d: &Derived, mon: &LinkMonitor) -> Value {
     let link_loss = mon.lost - ws.map_or(0, |w| w.lost);
     let wn = (sc.duration - sc.warmup) as f64;
     let m = &mon.queue;
-    let pct = |p: f64| if m.delay_n > 0 { m.delay.value_at_quantile(p) as f64 / 1e9 } else { f64::NAN };
+    let pct = |p: f64| if m.delay_n > 0 { m.delay().value_at_quantile(p) as f64 / 1e9 } else { f64::NAN };
     let total_drops: u64 = qs.drops.iter().sum();
     // per group: data packets of its flows here, and their drops here (all causes, loss
     // included); the ACKs' drops here
