@@ -68,14 +68,14 @@ pub const MAX_INDEX: u32 = (1 << 28) - 1;
 /// soon (a larger one reaches too far ahead: their state would be evicted again before it is used).
 const NEAR: usize = 64;
 
-/// First granule: 2^16 ns (65.5 µs); narrowed while the run shows more events per granule.
-const FIRST_SHIFT: u32 = 16;
+/// First granule: 2^20 ns (1.05 ms); narrowed while the run shows more events per granule.
+const FIRST_SHIFT: u32 = 20;
 
 /// A granule that holds more events than this at a refill is narrowed (see [`EventQueue::narrow`]).
-const WIDE: usize = 64;
+const WIDE: usize = 128;
 
 /// Events per granule aimed at when narrowing.
-const AIM: u64 = 8;
+const AIM: u64 = 32;
 
 /// Monotone min-priority queue of pending events: a radix heap over *granules* of time with the
 /// current granule kept sorted.
