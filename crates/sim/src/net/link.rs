@@ -125,12 +125,15 @@ impl Link {
     pub fn simple_arrive(&mut self, pkt: Packet, now: Time, rings: &mut Rings) -> Option<(Time, Time)> {
         // packets delivered early whose transmission has started have no more place in the FIFO
         // (only waiting packets count against the buffer, and `free_at` is kept apart)
-        // (such an entry holds its transmission start: `gone_early`)
-        while let Some(&(start, p)) = self.pipe.front() {
-            if p.hop != DELIVERED || start > now {
-                break;
+        // (such an entry holds its transmission start: `gone_early`; only a path's last link, or
+        // a shared link before one, can hold any)
+        if self.next == NEXT_HOST || self.next == NEXT_SHARED {
+            while let Some(&(start, p)) = self.pipe.front() {
+                if p.hop != DELIVERED || start > now {
+                    break;
+                }
+                self.pipe.pop_front(rings);
             }
-            self.pipe.pop_front(rings);
         }
         // Entries whose transmission starts after `now` are waiting; they are at the back.
         let waiting = match self.pipe.back() {
