@@ -88,14 +88,18 @@ const AIM: u64 = 32;
 /// sorted), the others land in lower buckets. A key moves down at most 64 times and in practice a
 /// few; within a granule, order is by the whole key (time, kind, index), so the sequence of popped
 /// events is exactly ascending — the same a binary heap would give: the data structure (and the
-/// granule width, which adapts) cannot change results.
+/// granule width, which adapts) cannot change results. Keys in `cur` are 64-bit: their time as
+/// an offset from the current granule's start (less than a granule, at most 2^20 ns), then kind and
+/// index, which orders them as their full keys.
 pub struct EventQueue {
-    cur: Vec<u128>,
+    cur: Vec<u64>,
     buckets: Vec<Vec<u128>>,
     /// Bit b set when bucket b is non-empty.
     nonempty: u64,
     shift: u32,
     last_g: u64,
+    /// The current granule's start (`last_g << shift`).
+    base: Time,
     /// The last key popped (nothing may be pushed before it).
     last: u128,
     len: usize,
@@ -113,10 +117,10 @@ fn time_of(key: u128) -> Time {
     (key >> 32) as Time
 }
 
+/// The kind and index of a key's low 32 bits.
 #[inline(always)]
-fn decode(key: u128) -> (Time, Kind, u32) {
-    let low = key as u32;
-    (time_of(key), KINDS[(low >> 28) as usize], low & MAX_INDEX)
+fn kind_index(low: u32) -> (Kind, u32) {
+    (KINDS[(low >> 28) as usize], low & MAX_INDEX)
 }
 
 impl EventQueue {
@@ -127,6 +131,7 @@ impl EventQueue {
             nonempty: 0,
             shift: FIRST_SHIFT,
             last_g: 0,
+            base: 0,
             last: 0,
             len: 0,
             pushed: 0,
@@ -138,11 +143,24 @@ impl EventQueue {
         time_of(key) >> self.shift
     }
 
+    /// A key of the current granule as kept in `cur`.
+    #[inline(always)]
+    fn local(&self, key: u128) -> u64 {
+        ((time_of(key) - self.base) << 32) | key as u32 as u64
+    }
+
+    /// The full key of an entry of `cur`.
+    #[inline(always)]
+    fn full(&self, local: u64) -> u128 {
+        (((self.base + (local >> 32)) as u128) << 32) | local as u32 as u128
+    }
+
     #[inline]
     fn insert(&mut self, key: u128) {
         let g = self.granule(key);
         if g <= self.last_g {
             // descending order: the new key goes after every larger one
+            let key = self.local(key);
             let at = self.cur.partition_point(|&k| k > key);
             self.cur.insert(at, key);
         } else {
@@ -188,9 +206,10 @@ impl EventQueue {
         let shift = self.shift;
         let g = keys.iter().map(|&k| time_of(k) >> shift).min().expect("non-empty bucket");
         self.last_g = g;
+        self.base = g << shift;
         for &k in &keys {
             if time_of(k) >> shift == g {
-                self.cur.push(k);
+                self.cur.push(((time_of(k) - self.base) << 32) | k as u32 as u64);
             } else {
                 let b = 63 - ((time_of(k) >> shift) ^ g).leading_zeros() as usize;
                 self.buckets[b].push(k);
@@ -219,7 +238,7 @@ impl EventQueue {
         }
         if self.cur.len() <= NEAR {
             for &k in &self.cur {
-                let (_, kind, index) = decode(k);
+                let (kind, index) = kind_index(k as u32);
                 soon(kind, index);
             }
         }
@@ -233,13 +252,14 @@ impl EventQueue {
     #[cold]
     fn narrow(&mut self) {
         let n = self.cur.len() as u64;
-        let span = time_of(self.cur[0]) - time_of(self.cur[self.cur.len() - 1]);
+        let span = (self.cur[0] >> 32) - (self.cur[self.cur.len() - 1] >> 32);
         let want = 64 - (span.saturating_mul(AIM) / n).max(1).leading_zeros(); // bits of the aimed width
         let shift = want.saturating_sub(1).min(self.shift);
         if shift == self.shift {
             return;
         }
-        let mut all = std::mem::take(&mut self.cur);
+        let cur = std::mem::take(&mut self.cur);
+        let mut all: Vec<u128> = cur.iter().map(|&k| self.full(k)).collect();
         for b in 0..64 {
             all.append(&mut self.buckets[b]);
         }
@@ -247,7 +267,9 @@ impl EventQueue {
         self.shift = shift;
         let min = all.iter().copied().min().expect("non-empty");
         self.last_g = self.granule(min);
-        let (mut now, later): (Vec<u128>, Vec<u128>) = all.into_iter().partition(|&k| self.granule(k) == self.last_g);
+        self.base = self.last_g << shift;
+        let (now, later): (Vec<u128>, Vec<u128>) = all.into_iter().partition(|&k| self.granule(k) == self.last_g);
+        let mut now: Vec<u64> = now.into_iter().map(|k| self.local(k)).collect();
         now.sort_unstable_by(|a, b| b.cmp(a));
         self.cur = now;
         for k in later {
@@ -263,13 +285,15 @@ impl EventQueue {
             return None;
         }
         let k = *self.cur.last().expect("refilled");
-        if time_of(k) >= end {
+        let t = self.base + (k >> 32);
+        if t >= end {
             return None;
         }
         self.cur.pop();
-        self.last = k;
+        self.last = self.full(k);
         self.len -= 1;
-        Some(decode(k))
+        let (kind, index) = kind_index(k as u32);
+        Some((t, kind, index))
     }
 
     #[inline]
@@ -278,9 +302,10 @@ impl EventQueue {
             return None;
         }
         let k = self.cur.pop().expect("refilled");
-        self.last = k;
+        self.last = self.full(k);
         self.len -= 1;
-        Some(decode(k))
+        let (kind, index) = kind_index(k as u32);
+        Some((self.base + (k >> 32), kind, index))
     }
 
     pub fn len(&self) -> usize {
@@ -356,6 +381,11 @@ mod tests {
         assert_eq!(q.pop_before(a + 1, |_, _| {}), Some((a, Kind::Link, 1)));
         assert_eq!(q.pop_before(u64::MAX, |_, _| {}), Some((1 << 40, Kind::Stop, 3)));
         assert_eq!(q.pop_before(u64::MAX, |_, _| {}), None);
+    }
+
+    fn decode(key: u128) -> (Time, Kind, u32) {
+        let (kind, index) = kind_index(key as u32);
+        (time_of(key), kind, index)
     }
 
     #[test]
