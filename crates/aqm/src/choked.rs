@@ -302,6 +302,10 @@ pub struct Choked<P> {
     limit: Limit,
     /// Eq. 3.2 for this buffer size `B` (in packets) and thresholds.
     df: DrawingFactor,
+    /// `D_r` by the current queue length, `df.at(Q)` for `Q` up to `min(B, 4095)`, where
+    /// Eq. 3.2 reads the current queue in packets (the same values, looked up instead of
+    /// computed at every arrival); empty otherwise.
+    d_r_by_q: Vec<u64>,
     /// Queue unit per packet (1, or the mean packet size in byte mode); thresholds in that unit.
     scale: f64,
     t_min: f64,
@@ -332,6 +336,12 @@ impl<P: Pkt> Scheme<P> for Choked<P> {
             test: DropTest::new(if ns2 { Variant::Ns2 } else { Variant::Fj93 }, true, false, p.mean_pkt_size as f64),
             limit,
             df: DrawingFactor::new(b_pkts, p.t_min, p.t_max),
+            d_r_by_q: if limit.unit == crate::QueueUnit::Packets && p.d_source == DSource::Current {
+                let df = DrawingFactor::new(b_pkts, p.t_min, p.t_max);
+                (0..=limit.value.min(4095)).map(|q| df.at(q as f64)).collect()
+            } else {
+                Vec::new()
+            },
             scale,
             t_min: p.t_min * scale,
             t_max: p.t_max * scale,
@@ -536,11 +546,16 @@ impl<P: Pkt> Qdisc<P> for Choked<P> {
         } else {
             // 4: drawing factors
             // Eq. 3.2 counts packets
-            let x = match self.p.d_source {
-                DSource::Current => qc,
-                DSource::Average => qa,
-            } / self.scale;
-            let d_r = self.df.at(x);
+            let d_r = match self.d_r_by_q.get(self.buf.len()) {
+                Some(&d_r) => d_r,
+                None => {
+                    let x = match self.p.d_source {
+                        DSource::Current => qc,
+                        DSource::Average => qa,
+                    } / self.scale;
+                    self.df.at(x)
+                }
+            };
             let d_f = half_up(d_r);
             // 5: rear phase; 6: front phase only if the rear found nothing
             let matched = if self.regions_without {
