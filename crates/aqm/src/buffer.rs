@@ -412,8 +412,31 @@ impl<P: Pkt> LeakyBuffer<P> {
     }
 
     /// Take the head packet for transmission, discarding doomed packets and tombstones before it.
-    #[inline]
+    ///
+    /// In line, the common case: the head slot holds a live packet and the rank index, if any,
+    /// is a hole list. Every listed hole lies at or after the head (`pop_general` drops those
+    /// the head passes), and the head slot is not one, so the list stays as it is: the same
+    /// state as `pop_general` leaves.
+    #[inline(always)]
     pub fn pop(&mut self) -> Option<(P, Time)> {
+        let s = self.slot(self.head);
+        if self.head < self.tail && self.ranks.as_ref().is_none_or(|r| r.listed) {
+            if let Some(e) = &self.ring[s] {
+                if !e.doomed {
+                    let out = (e.pkt, e.enq);
+                    self.ring[s] = None;
+                    self.head += 1;
+                    self.live -= 1;
+                    self.live_bytes -= out.0.size() as u64;
+                    return Some(out);
+                }
+            }
+        }
+        self.pop_general()
+    }
+
+    #[inline(never)]
+    fn pop_general(&mut self) -> Option<(P, Time)> {
         let out = self.pop_slots();
         if let Some(r) = &mut self.ranks {
             if r.listed {
@@ -628,6 +651,22 @@ impl<P: Pkt> LeakyBuffer<P> {
     pub fn nth_live_near(&self, k: usize, hint: &mut usize) -> u64 {
         assert!(self.mode.population == DrawPopulation::Live, "live ranks need draw_population = live");
         debug_assert!(k < self.live);
+        // In line, the two common answers (the same as `nth`'s): no holes, or listed holes where
+        // the hint is still the number of holes before the packet, which one comparison on
+        // each side confirms (see `Ranks::nth_listed`).
+        let t = self.head + k as u64;
+        if self.tail - self.head == self.live as u64 {
+            return t;
+        }
+        if let Some(r) = &self.ranks {
+            if r.listed {
+                let hs = r.listed_holes();
+                let j = *hint;
+                if j < hs.len() && hs[j] - j as u64 > t && (j == 0 || hs[j - 1] - (j - 1) as u64 <= t) {
+                    return t + j as u64;
+                }
+            }
+        }
         self.nth(k, Some(hint))
     }
 

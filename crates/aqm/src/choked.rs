@@ -241,6 +241,56 @@ impl DrawSpan {
     }
 }
 
+impl DrawSpan {
+    /// Whether a phase of `d` draws takes the common way, [`DrawSpan::draw_few`]: fewer draws
+    /// than packets in the region, at most [`SMALL_D`] of them, and rejection over the slots.
+    #[inline(always)]
+    fn few(&self, d: u64) -> bool {
+        d <= SMALL_D as u64 && d < self.n && self.span <= 4 * self.n
+    }
+
+    /// The common phase: `seen.len()` distinct draws by rejection over the region's slots, as
+    /// [`DrawSpan::draw_distinct`] makes them (the same random numbers, the same positions, in
+    /// the same order), written to `seen`; true when one of them is of `flow`. The loop holds
+    /// only what it needs (after the first match the draws go on in [`DrawSpan::finish_few`]),
+    /// so the stream's state stays in registers.
+    #[inline(always)]
+    fn draw_few<P: Pkt>(&self, flows: Flows<'_, P>, rng: &mut crate::rng::Rng, flow: u32, seen: &mut [u64]) -> bool {
+        let mut m = 0;
+        while m < seen.len() {
+            let pos = self.lo_pos + rng.below(self.span);
+            let Some(f) = flows.live_flow(pos) else { continue };
+            let mut i = 0;
+            while i < m && seen[i] != pos {
+                i += 1;
+            }
+            if i == m {
+                seen[m] = pos;
+                m += 1;
+                if f == flow {
+                    self.finish_few(flows, rng, seen, m);
+                    return true;
+                }
+            }
+        }
+        false
+    }
+
+    /// The rest of [`DrawSpan::draw_few`]'s draws after a match, from the `m`-th.
+    #[cold]
+    #[inline(never)]
+    fn finish_few<P: Pkt>(&self, flows: Flows<'_, P>, rng: &mut crate::rng::Rng, seen: &mut [u64], mut m: usize) {
+        while m < seen.len() {
+            let pos = self.lo_pos + rng.below(self.span);
+            if flows.live_flow(pos).is_none() || seen[..m].contains(&pos) {
+                continue;
+            }
+            seen[m] = pos;
+            m += 1;
+        }
+    }
+}
+
 /// Distinct draws up to this many per phase keep their positions in a fixed array.
 const SMALL_D: usize = 8;
 
@@ -252,6 +302,10 @@ pub struct Choked<P> {
     limit: Limit,
     /// Eq. 3.2 for this buffer size `B` (in packets) and thresholds.
     df: DrawingFactor,
+    /// `D_r` by the current queue length, `df.at(Q)` for `Q` up to `min(B, 4095)`, where
+    /// Eq. 3.2 reads the current queue in packets (the same values, looked up instead of
+    /// computed at every arrival); empty otherwise.
+    d_r_by_q: Vec<u64>,
     /// Queue unit per packet (1, or the mean packet size in byte mode); thresholds in that unit.
     scale: f64,
     t_min: f64,
@@ -263,6 +317,8 @@ pub struct Choked<P> {
     chosen: Vec<u64>,
     /// The buffer's search state for the region bounds (see [`LeakyBuffer::nth_live_near`]).
     rank_hint: usize,
+    /// The default draws (`regions`, without replacement), which take [`Choked::region_phases`].
+    regions_without: bool,
 }
 
 impl<P: Pkt> Scheme<P> for Choked<P> {
@@ -280,6 +336,12 @@ impl<P: Pkt> Scheme<P> for Choked<P> {
             test: DropTest::new(if ns2 { Variant::Ns2 } else { Variant::Fj93 }, true, false, p.mean_pkt_size as f64),
             limit,
             df: DrawingFactor::new(b_pkts, p.t_min, p.t_max),
+            d_r_by_q: if limit.unit == crate::QueueUnit::Packets && p.d_source == DSource::Current {
+                let df = DrawingFactor::new(b_pkts, p.t_min, p.t_max);
+                (0..=limit.value.min(4095)).map(|q| df.at(q as f64)).collect()
+            } else {
+                Vec::new()
+            },
             scale,
             t_min: p.t_min * scale,
             t_max: p.t_max * scale,
@@ -287,6 +349,7 @@ impl<P: Pkt> Scheme<P> for Choked<P> {
             seen: [0; SMALL_D],
             chosen: Vec::new(),
             rank_hint: 0,
+            regions_without: p.region_draws == RegionDraws::Regions && p.draw_replacement == Replacement::Without,
             p: p.clone(),
         }
     }
@@ -364,6 +427,98 @@ impl<P: Pkt> Choked<P> {
         Some((lo, lo_pos))
     }
 
+    /// Steps 5-6 with the default region draws (rear half, then front half, without
+    /// replacement): true when the arrival matched (it and its victims are dropped).
+    ///
+    /// The common case takes the phases here, each as [`DrawSpan::draw_few`], with the random
+    /// stream's state copied in once for both; a phase that does not fit it (many draws, a
+    /// region drawn whole, dense tombstones) is handed to [`Choked::phase`], and matches to
+    /// [`Choked::matched_few`], out of line. The draws are those of [`Choked::general_phases`].
+    #[inline(always)]
+    fn region_phases(&mut self, pkt: P, d_r: u64, d_f: u64, cx: &mut Cx<'_, P>) -> bool {
+        let q = self.buf.len();
+        if d_r == 0 || q == 0 {
+            // no draws in either phase (D_f = 0 too)
+            return false;
+        }
+        let front = q / 2; // floor(Q/2) nearest the head; the rear has ceil(Q/2)
+        let flow = pkt.flow();
+        let buf = &self.buf;
+        let mid_pos = if front == 0 { buf.nth_live(0) } else { buf.nth_live_near(front, &mut self.rank_hint) };
+        let rear = DrawSpan { lo: front, n: (q - front) as u64, lo_pos: mid_pos, span: buf.end() - mid_pos };
+        if !rear.few(d_r) {
+            return self.general_phases(pkt, d_r, d_f, cx);
+        }
+        let flows = buf.flows();
+        let mut rng = cx.rng.clone();
+        let seen = &mut self.seen;
+        if rear.draw_few(flows, &mut rng, flow, &mut seen[..d_r as usize]) {
+            *cx.rng = rng;
+            return self.matched_few(pkt, d_r as usize, cx);
+        }
+        if front == 0 || d_f == 0 {
+            *cx.rng = rng;
+            return false;
+        }
+        let head_pos = buf.nth_live(0);
+        let fr = DrawSpan { lo: 0, n: front as u64, lo_pos: head_pos, span: mid_pos - head_pos };
+        if !fr.few(d_f) {
+            *cx.rng = rng;
+            return self.front_phase(pkt, d_f, front, mid_pos, cx);
+        }
+        let hit = fr.draw_few(flows, &mut rng, flow, &mut seen[..d_f as usize]);
+        *cx.rng = rng;
+        hit && self.matched_few(pkt, d_f as usize, cx)
+    }
+
+    /// Step 6 by [`Choked::phase`] over ranks `[0, front)` (`front` is at `front_pos`).
+    #[cold]
+    #[inline(never)]
+    fn front_phase(&mut self, pkt: P, d_f: u64, front: usize, front_pos: u64, cx: &mut Cx<'_, P>) -> bool {
+        self.phase(d_f, 0, front, pkt.flow(), cx, Some((front, front_pos)));
+        self.matched(pkt, cx)
+    }
+
+    /// Steps 5-6 for every option: the phases by [`Choked::phase`].
+    #[inline(never)]
+    fn general_phases(&mut self, pkt: P, d_r: u64, d_f: u64, cx: &mut Cx<'_, P>) -> bool {
+        let q = self.buf.len();
+        let front = q / 2; // floor(Q/2) nearest the head; the rear has ceil(Q/2)
+        let (rear, fr) = match self.p.region_draws {
+            RegionDraws::Regions => ((front, q), (0, front)),
+            RegionDraws::WholeBuffer => ((0, q), (0, q)),
+        };
+        let known = self.phase(d_r, rear.0, rear.1, pkt.flow(), cx, None);
+        if self.matched(pkt, cx) {
+            return true;
+        }
+        // (nothing matched, so the buffer is as the rear phase saw it)
+        self.phase(d_f, fr.0, fr.1, pkt.flow(), cx, known);
+        self.matched(pkt, cx)
+    }
+
+    /// The matches among the `d` packets of a [`DrawSpan::draw_few`] phase (`self.seen[..d]`,
+    /// live and distinct, in the buffer as they were drawn), dropped in the order drawn, with
+    /// the arrival.
+    #[cold]
+    #[inline(never)]
+    fn matched_few(&mut self, pkt: P, d: usize, cx: &mut Cx<'_, P>) -> bool {
+        self.hits.clear();
+        for &pos in &self.seen[..d] {
+            if self.buf.live_flow(pos) == Some(pkt.flow()) {
+                self.hits.push(pos);
+            }
+        }
+        self.matched(pkt, cx)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn overflow(&mut self, pkt: P, cx: &mut Cx<'_, P>) -> bool {
+        cx.drop(pkt, DropReason::Overflow);
+        false
+    }
+
     #[inline]
     fn matched(&mut self, pkt: P, cx: &mut Cx<'_, P>) -> bool {
         if self.hits.is_empty() {
@@ -391,26 +546,24 @@ impl<P: Pkt> Qdisc<P> for Choked<P> {
         } else {
             // 4: drawing factors
             // Eq. 3.2 counts packets
-            let x = match self.p.d_source {
-                DSource::Current => qc,
-                DSource::Average => qa,
-            } / self.scale;
-            let d_r = self.df.at(x);
-            let d_f = half_up(d_r);
-            let q = self.buf.len();
-            let front = q / 2; // floor(Q/2) nearest the head; the rear has ceil(Q/2)
-            let (rear, fr) = match self.p.region_draws {
-                RegionDraws::Regions => ((front, q), (0, front)),
-                RegionDraws::WholeBuffer => ((0, q), (0, q)),
+            let d_r = match self.d_r_by_q.get(self.buf.len()) {
+                Some(&d_r) => d_r,
+                None => {
+                    let x = match self.p.d_source {
+                        DSource::Current => qc,
+                        DSource::Average => qa,
+                    } / self.scale;
+                    self.df.at(x)
+                }
             };
+            let d_f = half_up(d_r);
             // 5: rear phase; 6: front phase only if the rear found nothing
-            let known = self.phase(d_r, rear.0, rear.1, pkt.flow(), cx, None);
-            if self.matched(pkt, cx) {
-                return false;
-            }
-            // (nothing matched, so the buffer is as the rear phase saw it)
-            self.phase(d_f, fr.0, fr.1, pkt.flow(), cx, known);
-            if self.matched(pkt, cx) {
+            let matched = if self.regions_without {
+                self.region_phases(pkt, d_r, d_f, cx)
+            } else {
+                self.general_phases(pkt, d_r, d_f, cx)
+            };
+            if matched {
                 return false;
             }
             // 7: RED's test on the unmatched arrival
@@ -422,8 +575,12 @@ impl<P: Pkt> Qdisc<P> for Choked<P> {
                 }
             }
         }
-        // 8-9
-        crate::family::enqueue_or_overflow(&mut self.buf, &self.limit, pkt, cx)
+        // 8-9 (the buffer test and the push in line: every admitted arrival takes them)
+        if !crate::family::admits(&self.buf, &self.limit, pkt.size()) {
+            return self.overflow(pkt, cx);
+        }
+        self.buf.push(pkt, cx.now);
+        true
     }
 
     crate::family::leaky_views!(buf);
