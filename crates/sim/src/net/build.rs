@@ -57,6 +57,7 @@ pub fn build(sc: &Scenario, seed: u64) -> Result<Network, String> {
     let access_limit = sc.access_limit.min(u32::MAX as u64) as u32;
     let access = |rate: f64, delay: Time| Link::simple(rate, delay, access_limit);
     let mut hosts = crate::mem::huge_vec(n_hosts);
+    let mut host_routes = crate::mem::huge_vec(n_hosts);
     let mut paths = Vec::new();
     let mut path = Vec::new();
     for g in &sc.groups {
@@ -132,23 +133,24 @@ pub fn build(sc: &Scenario, seed: u64) -> Result<Network, String> {
                 .map(|&l| links[l as usize].monitor())
                 .find(|&m| m != NO_MONITOR)
                 .unwrap_or(NO_MONITOR);
-            hosts.push(Host { route, rtt_prop, measured });
+            hosts.push(Host { rtt_prop, measured });
+            host_routes.push(route);
         }
     }
-    let max_paths = hosts.iter().map(|h| h.route.fwd_len as usize + h.route.rev_len as usize).max().unwrap_or(0);
-    set_next_links(&mut links, &paths, &hosts);
-    Ok(Network { links, core, paths, hosts, monitored, max_paths, rings: Default::default() })
+    let max_paths = host_routes.iter().map(|r| r.fwd_len as usize + r.rev_len as usize).max().unwrap_or(0);
+    set_next_links(&mut links, &paths, &host_routes);
+    Ok(Network { links, core, paths, hosts, host_routes, monitored, max_paths, rings: Default::default() })
 }
 
 /// A link whose packets all go on to the same place (a host pair's access links, and any link
 /// that is on one path only) knows that place, so forwarding from it reads neither the flow's
 /// route nor the path: the next link, or [`NEXT_HOST`] when every path ends there. Links on
 /// paths that continue differently keep [`NEXT_SHARED`] (look the next hop up).
-fn set_next_links(links: &mut [Link], paths: &[u32], hosts: &[Host]) {
+fn set_next_links(links: &mut [Link], paths: &[u32], routes: &[Route]) {
     const UNSEEN: u32 = NEXT_SHARED - 2;
     let mut next = vec![UNSEEN; links.len()];
-    for h in hosts {
-        for (start, len) in [(h.route.fwd, h.route.fwd_len), (h.route.rev, h.route.rev_len)] {
+    for r in routes {
+        for (start, len) in [(r.fwd, r.fwd_len), (r.rev, r.rev_len)] {
             let path = &paths[start as usize..start as usize + len as usize];
             for (i, &l) in path.iter().enumerate() {
                 let succ = path.get(i + 1).copied().unwrap_or(NEXT_HOST);

@@ -61,10 +61,9 @@ pub const THROUGH_ACK: u8 = 8;
 /// arrival (`Link::gone_early`).
 pub const DELIVERED: u8 = u8::MAX;
 
-/// A flow slot's two ends.
+/// A flow slot's two ends (their route is `Network::host_routes`).
 #[derive(Debug, Clone, Copy)]
 pub struct Host {
-    pub route: Route,
     /// Sum of the propagation delays of both paths.
     pub rtt_prop: Time,
     /// The monitor of the last measured link on the data path, which the flow's throughput and
@@ -80,6 +79,9 @@ pub struct Network {
     /// Paths: runs of link indices, located by [`Route`]s.
     pub paths: Vec<u32>,
     pub hosts: Vec<Host>,
+    /// Each host pair's route. Flows take a copy (`Sim::routes`); once they have, only new
+    /// connections (short and web traffic) read it, so a run without them frees it.
+    pub host_routes: Vec<Route>,
     /// The measured links, in link order (monitor `m` measures link `monitored[m]`).
     pub monitored: Vec<u32>,
     /// The most links a host pair's data and ACK paths have together.

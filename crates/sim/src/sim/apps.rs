@@ -101,7 +101,7 @@ impl Traffic {
                             }
                         }
                         let host = first_host + i;
-                        routes.push(net.hosts[host as usize].route);
+                        routes.push(net.host_routes[host as usize]);
                         flows.push(Flow {
                             group: gi as u32,
                             host,
@@ -326,7 +326,7 @@ impl Sim {
             awaiting_request: session != NO_SESSION,
             app,
         });
-        self.routes.push(self.net.hosts[host as usize].route);
+        self.routes.push(self.net.host_routes[host as usize]);
         for m in &mut self.monitors {
             m.flows.push(AtLink::default());
         }

@@ -173,6 +173,10 @@ impl Sim {
             sc,
         };
         sim.set_horizon();
+        if sim.shorts.is_empty() && sim.sessions.is_empty() {
+            // no connection will be opened: the flows have their routes (32 MiB at a million)
+            sim.net.host_routes = Vec::new();
+        }
         Ok(sim)
     }
 
@@ -702,9 +706,9 @@ impl Sim {
 fn early_delivery(sc: &Scenario, net: &Network, flows: &[Flow], routes: &mut [Route]) {
     use crate::scenario::{TcpApp, Transport};
     let mut uses = vec![0u32; net.links.len()];
-    for h in &net.hosts {
+    for r in &net.host_routes {
         for ack in [false, true] {
-            for &l in net.path(&h.route, ack) {
+            for &l in net.path(r, ack) {
                 uses[l as usize] = uses[l as usize].saturating_add(1);
             }
         }
