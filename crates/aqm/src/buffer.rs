@@ -165,11 +165,13 @@ impl Fenwick {
 /// The leaky FIFO.
 pub struct LeakyBuffer<P> {
     ring: Vec<Option<Entry<P>>>,
-    /// Beside `ring`, slot for slot: the flow of the live packet there, [`NOT_LIVE`] for any
-    /// other slot. Draws test and compare flows here: 8 bytes a slot, where a ring entry is a
-    /// whole packet, so the slots a draw reads at random stay in the first-level cache (the
-    /// ring's entries over a few hundred packets do not). Every write of a slot or of its
-    /// `doomed` flag writes the tag too.
+    /// Beside `ring`, slot for slot, at the positions `head..tail`: the flow of the live packet
+    /// there, [`NOT_LIVE`] for a hole or a doomed packet (slots outside `head..tail` are never
+    /// read: a pop leaves its slot's tag as it was, and a push writes it). Draws test and compare
+    /// flows here: 8 bytes a slot, where a ring entry is a whole packet, so the slots a draw
+    /// reads at random stay in the first-level cache (the ring's entries over a few hundred
+    /// packets do not). Every write of a slot in `head..tail` or of its `doomed` flag writes
+    /// the tag too.
     tags: Vec<u64>,
     mask: u64,
     head: u64,
@@ -439,7 +441,6 @@ impl<P: Pkt> LeakyBuffer<P> {
                 if !e.doomed {
                     let out = (e.pkt, e.enq);
                     self.ring[s] = None;
-                    self.tags[s] = NOT_LIVE;
                     self.head += 1;
                     self.live -= 1;
                     self.live_bytes -= out.0.size() as u64;
@@ -479,7 +480,6 @@ impl<P: Pkt> LeakyBuffer<P> {
         while self.head < self.tail {
             let s = self.slot(self.head);
             let e = self.ring[s].take();
-            self.tags[s] = NOT_LIVE;
             self.head += 1;
             let Some(e) = e else { continue };
             if let Some(r) = &mut self.ranks {
@@ -746,13 +746,14 @@ impl<P: Pkt> LeakyBuffer<P> {
         self.rebuild_tree();
     }
 
-    /// Whether every slot's tag is the flow of a live packet there and [`NOT_LIVE`] otherwise.
+    /// Whether the tag at every position in `head..tail` is the flow of a live packet there and
+    /// [`NOT_LIVE`] otherwise.
     #[cfg(test)]
     fn tags_agree_with_ring(&self) -> bool {
         self.ring.len() == self.tags.len()
-            && self.ring.iter().zip(&self.tags).all(|(e, &t)| match e {
-                Some(e) if !e.doomed => t == e.pkt.flow() as u64,
-                _ => t == NOT_LIVE,
+            && (self.head..self.tail).all(|pos| match &self.ring[self.slot(pos)] {
+                Some(e) if !e.doomed => self.tags[self.slot(pos)] == e.pkt.flow() as u64,
+                _ => self.tags[self.slot(pos)] == NOT_LIVE,
             })
     }
 
