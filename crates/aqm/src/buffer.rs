@@ -101,20 +101,23 @@ pub struct Drawn {
 /// The live packets' flows by position (see [`LeakyBuffer::flows`]).
 #[derive(Clone, Copy)]
 pub struct Flows<'a, P> {
-    ring: &'a [Option<Entry<P>>],
+    tags: &'a [u64],
     mask: u64,
+    _pkt: std::marker::PhantomData<&'a P>,
 }
 
 impl<P: Pkt> Flows<'_, P> {
     /// The flow of the packet at `pos` if it is live (`None` for a hole or a doomed packet).
     #[inline(always)]
     pub fn live_flow(&self, pos: u64) -> Option<u32> {
-        match &self.ring[(pos & self.mask) as usize] {
-            Some(e) if !e.doomed => Some(e.pkt.flow()),
-            _ => None,
-        }
+        let t = self.tags[(pos & self.mask) as usize];
+        (t != NOT_LIVE).then_some(t as u32)
     }
 }
+
+/// The tag of a slot that holds no live packet (a hole, a doomed packet or a free slot): above
+/// every flow number, which is a `u32`.
+const NOT_LIVE: u64 = u64::MAX;
 
 /// Fenwick (binary indexed) tree of slot occupancy over ring positions.
 #[derive(Clone, Debug)]
@@ -162,6 +165,14 @@ impl Fenwick {
 /// The leaky FIFO.
 pub struct LeakyBuffer<P> {
     ring: Vec<Option<Entry<P>>>,
+    /// Beside `ring`, slot for slot, at the positions `head..tail`: the flow of the live packet
+    /// there, [`NOT_LIVE`] for a hole or a doomed packet (slots outside `head..tail` are never
+    /// read: a pop leaves its slot's tag as it was, and a push writes it). Draws test and compare
+    /// flows here: 8 bytes a slot, where a ring entry is a whole packet, so the slots a draw
+    /// reads at random stay in the first-level cache (the ring's entries over a few hundred
+    /// packets do not). Every write of a slot in `head..tail` or of its `doomed` flag writes
+    /// the tag too.
+    tags: Vec<u64>,
     mask: u64,
     head: u64,
     tail: u64,
@@ -250,6 +261,7 @@ impl<P: Pkt> LeakyBuffer<P> {
         let needs_tree = ranks || mode.counts_doomed() || mode.removal == VictimRemoval::Lazy;
         LeakyBuffer {
             ring: vec![None; cap],
+            tags: vec![NOT_LIVE; cap],
             mask: cap as u64 - 1,
             head: 0,
             tail: 0,
@@ -314,11 +326,14 @@ impl<P: Pkt> LeakyBuffer<P> {
         let old_cap = self.ring.len();
         let cap = old_cap * 2;
         let mut ring: Vec<Option<Entry<P>>> = vec![None; cap];
+        let mut tags = vec![NOT_LIVE; cap];
         let mask = cap as u64 - 1;
         for pos in self.head..self.tail {
             ring[(pos & mask) as usize] = self.ring[(pos & self.mask) as usize].take();
+            tags[(pos & mask) as usize] = self.tags[(pos & self.mask) as usize];
         }
         self.ring = ring;
+        self.tags = tags;
         self.mask = mask;
         self.rebuild_tree();
     }
@@ -401,6 +416,7 @@ impl<P: Pkt> LeakyBuffer<P> {
         }
         let s = self.slot(self.tail);
         self.ring[s] = Some(Entry { pkt, enq: now, doomed: false });
+        self.tags[s] = pkt.flow() as u64;
         if let Some(r) = &mut self.ranks {
             if !r.listed {
                 r.tree.add(s, 1);
@@ -627,7 +643,7 @@ impl<P: Pkt> LeakyBuffer<P> {
     /// after every store the loop makes.
     #[inline]
     pub fn flows(&self) -> Flows<'_, P> {
-        Flows { ring: &self.ring, mask: self.mask }
+        Flows { tags: &self.tags, mask: self.mask, _pkt: std::marker::PhantomData }
     }
 
     /// Absolute position of the k-th live packet from the head (0-based; rank queries must have
@@ -636,8 +652,9 @@ impl<P: Pkt> LeakyBuffer<P> {
     pub fn nth_live(&self, k: usize) -> u64 {
         assert!(self.mode.population == DrawPopulation::Live, "live ranks need draw_population = live");
         debug_assert!(k < self.live);
-        // the head is the first live packet most often (the same answer as `nth`, without a call)
-        if k == 0 && self.in_population(self.head) {
+        // the head is the first live packet most often (the same answer as `nth`, without a call;
+        // its tag says whether it is live)
+        if k == 0 && self.tags[self.slot(self.head)] != NOT_LIVE {
             return self.head;
         }
         self.nth(k, None)
@@ -682,6 +699,7 @@ impl<P: Pkt> LeakyBuffer<P> {
         let pkt = e.pkt;
         self.live -= 1;
         self.live_bytes -= pkt.size() as u64;
+        self.tags[s] = NOT_LIVE;
         match self.mode.removal {
             VictimRemoval::Immediate => {
                 self.ring[s] = None;
@@ -717,13 +735,26 @@ impl<P: Pkt> LeakyBuffer<P> {
         for r in self.head..self.tail {
             let rs = self.slot(r);
             if let Some(e) = self.ring[rs].take() {
+                let tag = std::mem::replace(&mut self.tags[rs], NOT_LIVE);
                 let ws = self.slot(w);
                 self.ring[ws] = Some(e);
+                self.tags[ws] = tag;
                 w += 1;
             }
         }
         self.tail = w;
         self.rebuild_tree();
+    }
+
+    /// Whether the tag at every position in `head..tail` is the flow of a live packet there and
+    /// [`NOT_LIVE`] otherwise.
+    #[cfg(test)]
+    fn tags_agree_with_ring(&self) -> bool {
+        self.ring.len() == self.tags.len()
+            && (self.head..self.tail).all(|pos| match &self.ring[self.slot(pos)] {
+                Some(e) if !e.doomed => self.tags[self.slot(pos)] == e.pkt.flow() as u64,
+                _ => self.tags[self.slot(pos)] == NOT_LIVE,
+            })
     }
 
     /// Visit live packets from head to tail.
@@ -794,6 +825,7 @@ mod tests {
                         }
                     }
                     prop_assert_eq!(b.len(), model.len());
+                    prop_assert!(b.tags_agree_with_ring());
                     let mut seen = Vec::new();
                     b.for_each(&mut |p, _| seen.push(p.flow));
                     prop_assert_eq!(&seen, &model);
