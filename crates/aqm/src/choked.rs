@@ -224,13 +224,7 @@ impl DrawSpan {
         let mut m = 0;
         while m < seen.len() {
             let (pos, f) = self.draw(buf, flows, rng);
-            // a plain scan of the few earlier draws (cheaper than `contains`, whose chunked
-            // search is set up for long slices)
-            let mut i = 0;
-            while i < m && seen[i] != pos {
-                i += 1;
-            }
-            if i == m {
+            if fresh(&seen[..m], pos) {
                 seen[m] = pos;
                 m += 1;
                 if f == flow {
@@ -239,6 +233,17 @@ impl DrawSpan {
             }
         }
     }
+}
+
+/// Whether `pos` is not among the phase's earlier draws: a plain scan of those few (cheaper than
+/// `contains`, whose chunked search is set up for long slices).
+#[inline(always)]
+fn fresh(earlier: &[u64], pos: u64) -> bool {
+    let mut i = 0;
+    while i < earlier.len() && earlier[i] != pos {
+        i += 1;
+    }
+    i == earlier.len()
 }
 
 impl DrawSpan {
@@ -260,11 +265,7 @@ impl DrawSpan {
         while m < seen.len() {
             let pos = self.lo_pos + rng.below(self.span);
             let Some(f) = flows.live_flow(pos) else { continue };
-            let mut i = 0;
-            while i < m && seen[i] != pos {
-                i += 1;
-            }
-            if i == m {
+            if fresh(&seen[..m], pos) {
                 seen[m] = pos;
                 m += 1;
                 if f == flow {
