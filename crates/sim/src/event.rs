@@ -285,15 +285,10 @@ impl EventQueue {
             return None;
         }
         let k = *self.cur.last().expect("refilled");
-        let t = self.base + (k >> 32);
-        if t >= end {
+        if self.base + (k >> 32) >= end {
             return None;
         }
-        self.cur.pop();
-        self.last = self.full(k);
-        self.len -= 1;
-        let (kind, index) = kind_index(k as u32);
-        Some((t, kind, index))
+        Some(self.take_next())
     }
 
     #[inline]
@@ -301,11 +296,17 @@ impl EventQueue {
         if !self.refill_with(&mut |_, _| {}) {
             return None;
         }
+        Some(self.take_next())
+    }
+
+    /// Remove the next event (`cur`'s last key, after a refill) and decode it.
+    #[inline(always)]
+    fn take_next(&mut self) -> (Time, Kind, u32) {
         let k = self.cur.pop().expect("refilled");
         self.last = self.full(k);
         self.len -= 1;
         let (kind, index) = kind_index(k as u32);
-        Some((self.base + (k >> 32), kind, index))
+        (self.base + (k >> 32), kind, index)
     }
 
     pub fn len(&self) -> usize {

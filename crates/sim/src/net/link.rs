@@ -60,7 +60,7 @@ pub struct Link {
     pub aqm: Option<Box<AqmPart>>,
 }
 
-/// `Link::monitor` of a link that is not measured.
+/// `Link::monitor()` (`AqmPart::monitor`) of a link that is not measured.
 pub const NO_MONITOR: u32 = u32::MAX;
 /// `Link::next`: the packet's next hop depends on its path.
 pub const NEXT_SHARED: u32 = u32::MAX;
@@ -123,10 +123,10 @@ impl Link {
     /// reaches the far end, or `None` (and keeps nothing) if the buffer is full.
     #[inline]
     pub fn simple_arrive(&mut self, pkt: Packet, now: Time, rings: &mut Rings) -> Option<(Time, Time)> {
-        // packets delivered early whose transmission has started have no more place in the FIFO
-        // (only waiting packets count against the buffer, and `free_at` is kept apart)
-        // (such an entry holds its transmission start: `gone_early`; only a path's last link, or
-        // a shared link before one, can hold any)
+        // packets that left early and whose transmission has started have no more place in the
+        // FIFO (only waiting packets count against the buffer, and `free_at` is kept apart); such
+        // an entry holds its start (`gone_early`), and only a path's last link, or a shared link
+        // before one, can hold any
         if self.next == NEXT_HOST || self.next == NEXT_SHARED {
             while let Some(&(start, p)) = self.pipe.front() {
                 if p.hop != DELIVERED || start > now {

@@ -12,7 +12,6 @@ pub mod link;
 pub mod pipe;
 
 pub use link::{AqmPart, Link, NEXT_HOST, NEXT_SHARED, NO_MONITOR};
-
 pub use pipe::Rings;
 
 use aqm::Time;
@@ -33,7 +32,9 @@ pub struct Route {
     pub fwd_len: u8,
     pub rev_len: u8,
     /// Which packets of the flow reach their host *early*: [`EARLY_DATA`] (data at the receiver),
-    /// [`EARLY_ACK`] (ACKs at the sender). Set per flow by `Sim::new` (see `Sim::deliver_early`).
+    /// [`EARLY_ACK`] (ACKs at the sender), and which pass through the shared link before their
+    /// path's last: [`THROUGH_DATA`], [`THROUGH_ACK`]. Set per flow by `Sim::new` (see
+    /// `Sim::deliver_early`, `Sim::pass_through`).
     pub early: u8,
     /// Data packets ([0]) and ACKs ([1]) of the flow on their way to their path's last link that
     /// did not pass through the shared link before it (`Sim::pass_through`): while any is, none
@@ -54,8 +55,8 @@ pub const THROUGH_DATA: u8 = 4;
 /// `Route::early`: the same for ACKs and the ACK path's last link.
 pub const THROUGH_ACK: u8 = 8;
 
-/// `Packet::hop` of a pipe entry whose packet was already delivered (`Sim::deliver_early`): it
-/// stays in its last link's pipe only to hold its place in the link's FIFO while it waits for the
+/// `Packet::hop` of a pipe entry whose packet has left early (delivered, `Sim::deliver_early`, or
+/// passed on, `Sim::pass_through`): it stays in the pipe only to hold its place in the link's FIFO while it waits for the
 /// transmitter (the buffer test counts waiting packets); the link's next arrival after its
 /// transmission has started removes it. Such an entry's time is its transmission start, not its
 /// arrival (`Link::gone_early`).

@@ -422,8 +422,8 @@ impl Sim {
         }
     }
 
-    /// `pkt` has just entered link `l`, its path's last, and reaches its host at the time the
-    /// link computed (the pipe's last entry): hand it to the host now, at that time, instead of
+    /// `pkt` has just entered link `l`, its path's last, and reaches its host at `at`, the time
+    /// the link computed (its transmission starts at `start`): hand it to the host now, at `at`, instead of
     /// scheduling an event for it — when nothing could tell the difference. Returns whether it
     /// did; the packet then stays in the pipe, marked [`DELIVERED`], only to hold its place.
     ///
@@ -437,7 +437,6 @@ impl Sim {
     /// link has none pending). Packets of one flow reach its host in FIFO order either way, and events
     /// are taken in (time, kind, index) order, so every result is the same bit for bit; only the
     /// number of events falls (one fewer per packet delivered early).
-    /// (`start`, `at`: when its transmission starts and when it reaches the host.)
     #[inline]
     fn deliver_early(&mut self, l: usize, mut pkt: Packet, (start, at): (Time, Time)) -> bool {
         // `pending`: a packet ahead of it waits for its own event
@@ -476,7 +475,7 @@ impl Sim {
     ///
     /// The last link's state changes only when a packet of this path enters it, and those leave
     /// the shared link in FIFO order: so entering it early gives the same result as entering it at its time
-    /// provided every packet of the path ahead in `l` has entered it already (none is counted in
+    /// provided every packet of the path ahead in the shared link has entered it already (none is counted in
     /// its `inbound`, none waits there for its own event), and nothing reads the link or the flow
     /// before (the same [`Sim::horizon`]; a drop there is counted at once). Only the number of
     /// events falls (one fewer per packet passed through).
@@ -715,21 +714,13 @@ fn early_delivery(sc: &Scenario, net: &Network, flows: &[Flow], routes: &mut [Ro
     }
     let alone = |l: u32| uses[l as usize] == 1 && net.links[l as usize].aqm.is_none();
     // packets may pass through the link before a path's last link when that one is theirs alone
-    let through = |last: u32, early: u8| {
-        if !alone(last) {
-            0
-        } else if early == EARLY_DATA {
-            THROUGH_DATA
-        } else {
-            THROUGH_ACK
-        }
-    };
+    let through = |last: u32, flag: u8| if alone(last) { flag } else { 0 };
     for (f, r) in flows.iter().zip(routes.iter_mut()) {
         r.early = match &sc.groups[f.group as usize].transport {
-            Transport::Udp { .. } => EARLY_DATA | through(r.last_fwd, EARLY_DATA),
+            Transport::Udp { .. } => EARLY_DATA | through(r.last_fwd, THROUGH_DATA),
             Transport::Tcp { cfg, app: TcpApp::Bulk { .. } } if cfg.recovery != crate::tcp::Recovery::Sack => {
-                let data = if alone(r.first_rev) { EARLY_DATA | through(r.last_fwd, EARLY_DATA) } else { 0 };
-                let ack = if alone(r.first_fwd) { EARLY_ACK | through(r.last_rev, EARLY_ACK) } else { 0 };
+                let data = if alone(r.first_rev) { EARLY_DATA | through(r.last_fwd, THROUGH_DATA) } else { 0 };
+                let ack = if alone(r.first_fwd) { EARLY_ACK | through(r.last_rev, THROUGH_ACK) } else { 0 };
                 data | ack
             }
             _ => 0,
