@@ -25,7 +25,8 @@ key                                    value
 ``aqm.<state>_mean``                   time average over the measurement window of each
                                        ``aqm_<state>`` column of the time series (M7b, M11): the
                                        bottleneck's, or the one measured link's;
-                                       ``aqm.<state>_p05`` its 5th percentile over the samples;
+                                       ``aqm.<state>_p05`` its 5th percentile over the samples,
+                                       ``aqm.<state>_std`` their sample standard deviation;
                                        ``links.<link>.aqm.<state>_mean`` (and ``_p05``) per link
                                        when there are several
 ``bottleneck.queue_p05_pkts``, ...     5th, 50th and 95th percentiles of the sampled queue
@@ -39,15 +40,19 @@ key                                    value
 ``sdv_throughput_bps``                 M14: sample standard deviation of all flows' throughputs
 ``web_drop_share``                     M9: drops of ``web`` flows / drops of all flows (NaN if no
                                        web flows or no drops)
+``users.jain_throughput``              Jain's index of the users' throughputs, a user being a flow
+                                       except that the connections of one web session (flows
+                                       column ``session`` >= 0) make one user, their throughputs
+                                       summed; ``users.count`` the number of users
 =====================================  =========================================================
 
 Aggregates ``<k>`` over a set of flows: ``flows`` (count), ``throughput_bps``, ``goodput_bps``,
 ``goodput_m2b_bps``, ``goodput_m2c_bps`` (sums, M1/M2/M2b/M2c), the same ``*_per_flow`` means,
-``throughput_max_bps`` (the largest flow throughput of the set), ``share`` (sum, M3),
-``drops_total``, ``bneck_arrivals``, ``drop_pct`` (M9: ``100 · (drops_total − drops_link_loss) /
-bneck_arrivals``), ``drops_matched`` (sum of the matched drops, arrivals and victims) and
-``drops_overflow`` (sum of the overflow drops), ``jain_throughput``, ``jain_goodput`` (M4) and
-``timeouts``. ``group.<name>.<k>`` also carries these aggregates over the group's flows where the
+``throughput_max_per_flow_bps`` and ``throughput_min_per_flow_bps`` (the largest and smallest flow's),
+``share`` (sum, M3), ``drops_total``, ``bneck_arrivals``, ``drop_pct`` (M9: ``100 · (drops_total −
+drops_link_loss) / bneck_arrivals``), ``drops_matched`` (sum of the matched drops, arrivals and
+victims) and ``drops_overflow`` (sum of the overflow drops), ``jain_throughput``, ``jain_goodput`` (M4)
+and ``timeouts``. ``group.<name>.<k>`` also carries these aggregates over the group's flows where the
 summary's group entry lacks the key (``group.udp1.drop_pct``, ``group.udp1.bneck_arrivals``, ...).
 """
 
@@ -173,8 +178,9 @@ def aggregate(flows, rows=None) -> dict:
         if c in f:
             out[c.replace("_bps", "_per_flow_bps")] = _sum(f.col(c, rows)) / n if n else math.nan
     if "throughput_bps" in f:
-        vals = [float(v) for v in f.col("throughput_bps", rows) if not _isnan(v)]
-        out["throughput_max_bps"] = max(vals) if vals else math.nan
+        x = [float(v) for v in f.col("throughput_bps", rows) if not _isnan(v)]
+        out["throughput_max_per_flow_bps"] = max(x) if x else math.nan
+        out["throughput_min_per_flow_bps"] = min(x) if x else math.nan
     if "drops_matched_arrival" in f and "drops_matched_victim" in f:
         out["drops_matched"] = _sum(f.col("drops_matched_arrival", rows)) + _sum(f.col("drops_matched_victim", rows))
     if "drops_overflow" in f:
@@ -259,6 +265,17 @@ def run_row(result) -> dict:
     else:
         row["web_drop_share"] = math.nan
 
+    if "throughput_bps" in f:
+        users: dict = {}
+        sess = f.cols.get("session")
+        for i in every:
+            s = sess[i] if sess is not None else -1
+            key = ("s", int(s)) if not _isnan(s) and s >= 0 else ("f", i)
+            v = f.cols["throughput_bps"][i]
+            users[key] = users.get(key, 0.0) + (0.0 if _isnan(v) else float(v))
+        row["users.count"] = float(len(users))
+        row["users.jain_throughput"] = jain(users.values())
+
     ts_cols = _columns(result, "timeseries")
     ts = _Table(ts_cols) if ts_cols is not None else None
     if ts is not None and ts.n:
@@ -287,6 +304,7 @@ def _ts_stats(ts: _Table, rows, aqm: str, queue: str, row: dict) -> None:
         if c.startswith("aqm_"):
             row[f"{aqm}{c[4:]}_mean"] = _mean(ts.col(c, rows)) if rows else math.nan
             row[f"{aqm}{c[4:]}_p05"] = _quantile(ts.col(c, rows), 0.05) if rows else math.nan
+            row[f"{aqm}{c[4:]}_std"] = _std(ts.col(c, rows)) if rows else math.nan
     if "queue_pkts" in ts:
         for q in (5, 50, 95):
             row[f"{queue}queue_p{q:02d}_pkts"] = _quantile(ts.col("queue_pkts", rows), q / 100) if rows else math.nan
