@@ -22,5 +22,9 @@ def test_max_min_per_flow_users_and_state_spread():
     users = f.groupby(key)["throughput_bps"].sum()
     assert row["users.count"] == len(users) == 31
     assert math.isclose(row["users.jain_throughput"], users.sum() ** 2 / (len(users) * (users**2).sum()))
+    tcp_users = f[f["transport"] == "tcp"].groupby(key)["throughput_bps"].sum()
+    assert row["users.count_tcp"] == len(tcp_users) == 30
+    assert math.isclose(row["users.jain_throughput_tcp"],
+                        tcp_users.sum() ** 2 / (len(tcp_users) * (tcp_users**2).sum()))
     ts = res.timeseries
     assert math.isclose(row["aqm.avg_std"], ts["aqm_avg"].std())

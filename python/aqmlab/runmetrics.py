@@ -43,7 +43,9 @@ key                                    value
 ``users.jain_throughput``              Jain's index of the users' throughputs, a user being a flow
                                        except that the connections of one web session (flows
                                        column ``session`` >= 0) make one user, their throughputs
-                                       summed; ``users.count`` the number of users
+                                       summed; ``users.count`` the number of users;
+                                       ``users.jain_throughput_tcp`` and ``users.count_tcp``
+                                       the same over the TCP flows
 =====================================  =========================================================
 
 Aggregates ``<k>`` over a set of flows: ``flows`` (count), ``throughput_bps``, ``goodput_bps``,
@@ -266,15 +268,16 @@ def run_row(result) -> dict:
         row["web_drop_share"] = math.nan
 
     if "throughput_bps" in f:
-        users: dict = {}
         sess = f.cols.get("session")
-        for i in every:
-            s = sess[i] if sess is not None else -1
-            key = ("s", int(s)) if not _isnan(s) and s >= 0 else ("f", i)
-            v = f.cols["throughput_bps"][i]
-            users[key] = users.get(key, 0.0) + (0.0 if _isnan(v) else float(v))
-        row["users.count"] = float(len(users))
-        row["users.jain_throughput"] = jain(users.values())
+        for name, rows in (("", every), ("_tcp", tcp)):
+            users: dict = {}
+            for i in rows:
+                s = sess[i] if sess is not None else -1
+                key = ("s", int(s)) if not _isnan(s) and s >= 0 else ("f", i)
+                v = f.cols["throughput_bps"][i]
+                users[key] = users.get(key, 0.0) + (0.0 if _isnan(v) else float(v))
+            row[f"users.count{name}"] = float(len(users))
+            row[f"users.jain_throughput{name}"] = jain(users.values())
 
     ts_cols = _columns(result, "timeseries")
     ts = _Table(ts_cols) if ts_cols is not None else None
