@@ -297,8 +297,8 @@ def run_row(result) -> dict:
         for name, rows in (("", every), ("_tcp", tcp)):
             users: dict = {}
             for i in rows:
-                s = sess[i] if sess is not None else -1
-                key = ("s", int(s)) if not _isnan(s) and s >= 0 else ("f", i)
+                sid = sess[i] if sess is not None else -1
+                key = ("s", int(sid)) if not _isnan(sid) and sid >= 0 else ("f", i)
                 v = f.cols["throughput_bps"][i]
                 users[key] = users.get(key, 0.0) + (0.0 if _isnan(v) else float(v))
             row[f"users.count{name}"] = float(len(users))
