@@ -25,12 +25,19 @@ key                                    value
 ``aqm.<state>_mean``                   time average over the measurement window of each
                                        ``aqm_<state>`` column of the time series (M7b, M11): the
                                        bottleneck's, or the one measured link's;
-                                       ``aqm.<state>_p05`` its 5th percentile over the samples;
-                                       ``links.<link>.aqm.<state>_mean`` (and ``_p05``) per link
+                                       ``aqm.<state>_p05`` its 5th percentile and ``aqm.<state>_min``
+                                       its minimum over the samples;
+                                       ``links.<link>.aqm.<state>_mean`` (and ``_p05``, ``_min``) per link
                                        when there are several
 ``bottleneck.queue_p05_pkts``, ...     5th, 50th and 95th percentiles of the sampled queue
                                        length (``queue_pkts``) over the window;
                                        ``links.<link>.queue_p05_pkts``, ... per measured link
+``snapshots.<k>``                      with queue snapshots (one measured link, or the bottleneck's):
+                                       ``count`` (J), ``queue_mean_pkts`` (b_avg), ``udp_pkts_mean``
+                                       (mean UDP packets per snapshot), ``udp_fraction`` (their
+                                       ratio), and of the spatial distribution M10 (200 points):
+                                       ``rho_udp_tail`` (y = 0), ``rho_udp_head`` (y = b_avg),
+                                       ``rho_udp_mean`` (over the points), ``rho_udp_head_over_tail``
 ``run.duration_s``, ``run.warmup_s``   the run length and warm-up as run (figure titles state them)
 ``fair_share_bps``                     M13: capacity / number of flows that started (dumbbells)
 ``normalised_goodput``                 M15: TCP goodput / capacity (dumbbells)
@@ -260,19 +267,58 @@ def run_row(result) -> dict:
             queue = "bottleneck." if main in (None, "bottleneck") else f"links.{main}."
             rows = ts.where("link", lambda v: v == main, win) if names else win
             _ts_stats(ts, rows, "aqm.", queue, row)
+    _snapshot_stats(result, s, row)
     return row
+
+
+def _snapshot_stats(result, s: dict, row: dict) -> None:
+    """The ``snapshots.*`` keys (module notes) of a run with queue snapshots."""
+    info = s.get("queue_snapshots")
+    cols = _columns(result, "snapshots") if info else None
+    if not cols:
+        return
+    import pandas as pd
+
+    from .models.runs import RunDataError, spatial_distribution
+
+    snaps = pd.DataFrame(dict(cols))
+    if "link" in snaps.columns and snaps["link"].nunique() > 1:
+        if not (snaps["link"] == "bottleneck").any():
+            return
+        snaps = snaps[snaps["link"] == "bottleneck"]
+    count = int(info["count"])
+    keys = ("count", "queue_mean_pkts", "udp_pkts_mean", "udp_fraction", "rho_udp_tail", "rho_udp_head",
+            "rho_udp_mean", "rho_udp_head_over_tail")
+    out = dict.fromkeys(keys, math.nan)
+    out["count"] = float(count)
+    if count > 0:
+        n = float(len(snaps))
+        udp = float(snaps["transport"].astype(str).str.strip().str.lower().eq("udp").sum()) if n else 0.0
+        out["queue_mean_pkts"] = n / count
+        out["udp_pkts_mean"] = udp / count
+        out["udp_fraction"] = udp / n if n else math.nan
+        try:
+            rho = spatial_distribution(snaps, n_grid=200, count=count)["rho_udp"].tolist()
+        except RunDataError:  # every snapshot empty
+            rho = []
+        if rho:
+            out.update(rho_udp_tail=rho[0], rho_udp_head=rho[-1], rho_udp_mean=_mean(rho),
+                       rho_udp_head_over_tail=rho[-1] / rho[0] if rho[0] > 0 else math.nan)
+    _put("snapshots", {k: float(v) for k, v in out.items()}, row)
 
 
 _LINK_LABELS = ("queue_unit", "name", "from", "to", "aqm", "index")
 
 
 def _ts_stats(ts: _Table, rows, aqm: str, queue: str, row: dict) -> None:
-    """Time averages and 5th percentiles of the AQM's state over ``rows`` of the time series, and
-    percentiles of the queue."""
+    """Time averages, 5th percentiles and minima of the AQM's state over ``rows`` of the time series,
+    and percentiles of the queue."""
     for c in ts.cols:
         if c.startswith("aqm_"):
             row[f"{aqm}{c[4:]}_mean"] = _mean(ts.col(c, rows)) if rows else math.nan
             row[f"{aqm}{c[4:]}_p05"] = _quantile(ts.col(c, rows), 0.05) if rows else math.nan
+            vals = [float(v) for v in ts.col(c, rows) if not _isnan(v)]
+            row[f"{aqm}{c[4:]}_min"] = min(vals) if vals else math.nan
     if "queue_pkts" in ts:
         for q in (5, 50, 95):
             row[f"{queue}queue_p{q:02d}_pkts"] = _quantile(ts.col("queue_pkts", rows), q / 100) if rows else math.nan
