@@ -43,8 +43,12 @@ key                                    value
 
 Aggregates ``<k>`` over a set of flows: ``flows`` (count), ``throughput_bps``, ``goodput_bps``,
 ``goodput_m2b_bps``, ``goodput_m2c_bps`` (sums, M1/M2/M2b/M2c), the same ``*_per_flow`` means,
-``share`` (sum, M3), ``drops_total``, ``bneck_arrivals``, ``drop_pct`` (M9: ``100 · (drops_total −
-drops_link_loss) / bneck_arrivals``), ``jain_throughput``, ``jain_goodput`` (M4) and ``timeouts``.
+``throughput_max_bps`` (the largest flow throughput of the set), ``share`` (sum, M3),
+``drops_total``, ``bneck_arrivals``, ``drop_pct`` (M9: ``100 · (drops_total − drops_link_loss) /
+bneck_arrivals``), ``drops_matched`` (sum of the matched drops, arrivals and victims) and
+``drops_overflow`` (sum of the overflow drops), ``jain_throughput``, ``jain_goodput`` (M4) and
+``timeouts``. ``group.<name>.<k>`` also carries these aggregates over the group's flows where the
+summary's group entry lacks the key (``group.udp1.drop_pct``, ``group.udp1.bneck_arrivals``, ...).
 """
 
 from __future__ import annotations
@@ -168,6 +172,13 @@ def aggregate(flows, rows=None) -> dict:
     for c in _PER_FLOW:
         if c in f:
             out[c.replace("_bps", "_per_flow_bps")] = _sum(f.col(c, rows)) / n if n else math.nan
+    if "throughput_bps" in f:
+        vals = [float(v) for v in f.col("throughput_bps", rows) if not _isnan(v)]
+        out["throughput_max_bps"] = max(vals) if vals else math.nan
+    if "drops_matched_arrival" in f and "drops_matched_victim" in f:
+        out["drops_matched"] = _sum(f.col("drops_matched_arrival", rows)) + _sum(f.col("drops_matched_victim", rows))
+    if "drops_overflow" in f:
+        out["drops_overflow"] = _sum(f.col("drops_overflow", rows))
     if "bneck_arrivals" in f and "drops_total" in f:
         arr = _sum(f.col("bneck_arrivals", rows))
         lost = _sum(f.col("drops_total", rows)) - (_sum(f.col("drops_link_loss", rows)) if "drops_link_loss" in f else 0.0)
@@ -209,6 +220,9 @@ def run_row(result) -> dict:
     _put("all", aggregate(f, every), row)
     for t in ("tcp", "udp"):
         _put(t, aggregate(f, f.where("transport", lambda v, t=t: v == t, every)), row)
+    for name, rows in f.groups("group", every) if "group" in f else []:
+        for k, v in aggregate(f, rows).items():
+            row.setdefault(f"group.{name}.{k}", v)
     for app, rows in f.groups("app", every):
         _put(f"app.{app}", aggregate(f, rows), row)
     for level, rows in f.groups("priority", every):
