@@ -175,3 +175,35 @@ def test_each_inventory_names_experiments_that_exist_and_reproduce_its_paper():
         for it in inv.items:
             for x in it.experiments:
                 assert x in exps and exps[x].paper == tag, (tag, it.id, x)
+
+
+class _Runs:
+    """Just what claims read of a reproduction: its runs table and coordinates."""
+
+    def __init__(self, rows, coords):
+        import pandas as pd
+
+        self.runs, self.coords, self.quick = pd.DataFrame(rows), coords, False
+
+
+@pytest.mark.parametrize("ys, lowest, holds", [
+    ([0.1, 0.3, 0.2], False, True), ([0.1, 0.2, 0.3], False, False), ([0.3, 0.1, 0.2], False, False),
+    ([0.3, 0.1, 0.2], True, True), ([0.1, 0.3, 0.05, 0.2], False, False),  # rises again after the peak
+])
+def test_a_peak_claim_needs_an_interior_extreme_and_no_reversal(ys, lowest, holds):
+    from aqmlab.reproduce.compare import evaluate_claim
+
+    ctx = _Runs([{"x": i, "seed": s, "udp.share": y} for i, y in enumerate(ys) for s in (1, 2)], ["x"])
+    c = {"text": "rises, peaks, then drops", "kind": "peak", "along": "x", "col": "udp.share", "lowest": lowest}
+    assert evaluate_claim(ctx, c)["ok"] is holds
+
+
+def test_an_order_over_columns_compares_them_in_one_unit():
+    from aqmlab.reproduce.compare import evaluate_claim
+
+    # 220 kb/s against 29 kb/s, stored in b/s: each column's own default unit must not decide
+    ctx = _Runs([{"seed": s, "udp.throughput_bps": 220e3, "tcp.throughput_max_per_flow_bps": 29e3} for s in (1, 2)], [])
+    c = {"text": "the UDP flow gets more than any TCP flow", "kind": "order",
+         "cols": ["udp.throughput_bps", "tcp.throughput_max_per_flow_bps"]}
+    assert evaluate_claim(ctx, c)["ok"] is True
+    assert evaluate_claim(ctx, dict(c, unit="kb/s"))["ok"] is True

@@ -58,6 +58,9 @@ kind       holds when
            lowest first) at every point of the other coordinates; or, with ``cols = [...]``
            (and ``labels``) instead of ``col``/``of``, the means of those columns are in that
            order at every point ``where`` selects
+``peak``   along the coordinate ``along`` the mean rises to a maximum at an interior point and
+           falls after it (``lowest = true``: a valley), by more than ``min_change`` (relative to
+           the extreme) each side, never back by more than ``slack``; where is not checked
 ``trend``  along the coordinate ``along`` the mean is ``increasing``/``decreasing``
            (``direction``): from the first to the last point it moves that way by more than
            ``min_change`` (relative to the first, default 0), and never the other way by more
@@ -83,12 +86,12 @@ from .stats import interval_for, metric, where_mask
 COMMON = {"label", "text", "source", "col", "unit", "scale", "where", "note", "explain", "figure", "line"}
 VALUE_KEYS = COMMON | {"value", "tolerance", "stat", "at"}
 CLAIM_KEYS = COMMON | {"kind", "min", "max", "range", "stat", "of", "is", "order", "ascending", "along",
-                       "direction", "slack", "min_change", "cols", "labels"}
+                       "direction", "slack", "min_change", "cols", "labels", "lowest"}
 TABLE_KEYS = {"figure", "source", "line", "title", "where", "tolerance", "explain", "note", "rows", "columns",
               "cells", "cell_explain", "col", "unit", "scale", "stat", "at"}
 #: what a row or column of a ``[[table]]`` may set for its cells
 AXIS_KEYS = {"label", "col", "unit", "scale", "where", "stat", "at", "explain", "tolerance", "note"}
-KINDS = ("bound", "best", "worst", "order", "trend")
+KINDS = ("bound", "best", "worst", "order", "trend", "peak")
 REASON_KINDS = ("paper inconsistency", "unstated parameter", "known model difference", "set-up difference",
                 "measurement", "quick mode", "unexplained")
 #: relative tolerance of a published value when its entry gives none
@@ -150,6 +153,9 @@ def parse_references(raw: dict) -> tuple[list[dict], list[dict], list[dict]]:
             if "of" not in c or not isinstance(c.get("order"), list) or len(c["order"]) < 2:
                 raise ExperimentError(f"{w}: an order needs of = \"<coordinate>\" and order = [two or more values], "
                                       f"or cols = [two or more columns]")
+        elif kind == "peak":
+            if "along" not in c or not isinstance(c.get("lowest", False), bool):
+                raise ExperimentError(f"{w}: a peak needs along = \"<coordinate>\" (and lowest = true for a valley)")
         elif kind == "trend":
             if "along" not in c or c.get("direction") not in ("increasing", "decreasing"):
                 raise ExperimentError(f"{w}: a trend needs along = \"<coordinate>\" and direction = "
@@ -464,7 +470,8 @@ def _order_of_cols(ctx: Context, c: dict, out: dict) -> dict:
     labels = [str(x) for x in c.get("labels", c["cols"])]
     series = []
     for col, lab in zip(c["cols"], labels):
-        m = _metric(dict(c, col=col), lab)
+        # every column in the claim's unit, or all unscaled: never each in its own default unit
+        m = _metric(dict(c, col=col) if "unit" in c or "scale" in c else dict(c, col=col, unit="", scale=1.0), lab)
         if m.col not in ctx.runs.columns:
             if not ctx.runs.empty:
                 out["agreement"] = f"no column {m.col}"
@@ -552,6 +559,8 @@ def evaluate_claim(ctx: Context, c: dict) -> dict:
         out["agreement"] = "holds at every point" if not fails else "not at " + "; ".join(fails[:3]) + (
             " …" if len(fails) > 3 else "")
         return _verdict(out, c, not fails)
+    if kind == "peak":
+        return _peak(c, out, m, pts, keys)
     # trend
     along = c["along"]
     if along not in keys:
@@ -574,6 +583,42 @@ def evaluate_claim(ctx: Context, c: dict) -> dict:
     if n == 0:
         return out
     out["ours"] = f"{c['direction']} along {along} in {n - len(fails)} of {n} series"
+    out["agreement"] = "holds" if not fails else "not for " + "; ".join(fails[:3])
+    return _verdict(out, c, not fails)
+
+
+def _peak(c: dict, out: dict, m, pts: list, keys: list) -> dict:
+    """``peak``: along ``along`` the mean rises to a maximum at an interior point and falls after it
+    (``lowest``: falls to a minimum and rises after it), moving by more than ``min_change``
+    (relative to the extreme) on each side and never back by more than ``slack`` (relative to the
+    largest value, default 0.05). The paper need not say where the extreme is; we report ours."""
+    along = c["along"]
+    if along not in keys:
+        out["agreement"] = f"{along} is not a coordinate"
+        return out
+    slack, minc = float(c.get("slack", 0.05)), float(c.get("min_change", 0.0))
+    sign = -1.0 if c.get("lowest") else 1.0
+    fails, places, n = [], [], 0
+    for key, ps in _groups(pts, [along]).items():
+        ps = sorted(ps, key=lambda p: float(p[0][along]))
+        if len(ps) < 3:
+            continue
+        n += 1
+        ys = np.array([p[2] for p in ps]) * sign
+        k = int(np.argmax(ys))
+        scale = max(np.abs(ys).max(), 1e-300)
+        where = f"{along} = {ps[k][0][along]}"
+        places.append(where)
+        up, down = np.diff(ys[:k + 1]), np.diff(ys[k:])
+        ok = (0 < k < len(ys) - 1 and ys[k] - ys[0] > minc * abs(ys[k]) and ys[k] - ys[-1] > minc * abs(ys[k])
+              and not (up < -slack * scale).any() and not (down > slack * scale).any())
+        if not ok:
+            fails.append(_at(key) + f" (extreme at {where})")
+    if n == 0:
+        return out
+    word = "valley" if c.get("lowest") else "peak"
+    out["ours"] = f"{word} inside the range in {n - len(fails)} of {n} series (at " + "; ".join(
+        dict.fromkeys(places)) + ")"
     out["agreement"] = "holds" if not fails else "not for " + "; ".join(fails[:3])
     return _verdict(out, c, not fails)
 
