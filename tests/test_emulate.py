@@ -192,15 +192,15 @@ def test_bad_options_are_one_line_errors(scenario, args, fragment):
 @pytest.mark.parametrize("after", [["-c", "echo hi"], ["--help"], ["--", "x"], ["iperf3", "-c", "$AQMLAB_RECEIVER"]])
 def test_the_command_after_dashes_is_passed_whole(after):
     from aqmlab.cli import build_parser, split_emulate_command
-    from aqmlab.emulate.cli import _split_rest
+    from aqmlab.cli.emulate import split_rest
 
     argv, cmd = split_emulate_command(["emulate", "s.toml", "--cc", "reno", "--", *after])
     assert argv == ["emulate", "s.toml", "--cc", "reno"] and cmd == after
     a = build_parser().parse_args(argv)
     a.command = cmd
-    assert _split_rest(a) == after and a.cc == ["reno"]
+    assert split_rest(a) == after and a.cc == ["reno"]
     late = build_parser().parse_args(["emulate", "s.toml", "--quiet"])  # options after the scenario
-    assert _split_rest(late) == [] and late.quiet
+    assert split_rest(late) == [] and late.quiet
     assert split_emulate_command(["run", "s.toml", "--", "-x"]) == (["run", "s.toml", "--", "-x"], None)
 
 

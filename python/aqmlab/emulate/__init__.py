@@ -11,7 +11,8 @@ simulator's format. See docs/emulation.md.
     res = emulate("examples/dumbbell-red.toml", overrides=["simulation.duration=20s"])   # needs root
 """
 
-from .netns import EmulationError, leftovers, privilege_problem
-from .run import Terminated, emulate
+from ..base.errors import EmulationError, PlanError, Terminated
+from .netns import leftovers, privilege_problem
+from .run import emulate
 
-__all__ = ["emulate", "EmulationError", "Terminated", "privilege_problem", "leftovers"]
+__all__ = ["emulate", "EmulationError", "PlanError", "Terminated", "privilege_problem", "leftovers"]

@@ -27,7 +27,7 @@ Example::
     df[["x0_over_c", "b", "mu0", "tcp_share"]]
 """
 
-from ._common import ModelError, NotConvergedError, ParameterError, RunDataError
+from ..base.errors import ModelError, NotConvergedError, ParameterError, RunDataError
 
 # The solvers pull in scipy and matplotlib; load them on first use so that importing this package
 # (the `aqmlab` command does, to build its parser) stays cheap.

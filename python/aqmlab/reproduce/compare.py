@@ -52,8 +52,8 @@ import math
 import numpy as np
 import pandas as pd
 
-from .context import Context, Output
-from .stats import interval_for, metric, where_mask
+from ..analysis.context import Context, Output
+from ..analysis.stats import interval_for, metric, where_mask
 
 COMMON = {"label", "text", "source", "col", "unit", "scale", "where", "note", "explain"}
 VALUE_KEYS = COMMON | {"value", "tolerance", "stat", "at"}
@@ -66,7 +66,7 @@ REASON_KINDS = ("paper inconsistency", "unstated parameter", "known model differ
 
 def parse_references(raw: dict) -> tuple[list[dict], list[dict]]:
     """The ``[[reference]]`` (values) and ``[[claim]]`` entries of a reference.toml, checked."""
-    from .experiment import ExperimentError
+    from ..base.errors import ExperimentError
 
     extra = set(raw) - {"reference", "claim"}
     if extra:
@@ -112,7 +112,7 @@ def parse_references(raw: dict) -> tuple[list[dict], list[dict]]:
 
 def _keys(d: dict, known: set, w: str, required: tuple) -> None:
     """Unknown keys and missing required strings of one entry are errors."""
-    from .experiment import ExperimentError
+    from ..base.errors import ExperimentError
 
     for k in d:
         if k not in known:
@@ -123,7 +123,7 @@ def _keys(d: dict, known: set, w: str, required: tuple) -> None:
 
 
 def _explain(d: dict, w: str) -> None:
-    from .experiment import ExperimentError
+    from ..base.errors import ExperimentError
 
     e = d.get("explain")
     if e is None:
@@ -369,7 +369,7 @@ def reference_output(ctx: Context) -> Output | None:
     exp = ctx.exp
     if not exp.references and not exp.claims:
         return None
-    from .tables import _md
+    from ..analysis.markdown import md_table as _md
 
     sc = score(ctx)
     parts = []
