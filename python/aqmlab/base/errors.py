@@ -4,46 +4,46 @@ The engine defines two and raises them (``aqmlab._core``); they are re-exported 
 else derives from them or from a built-in class, as listed (the classes marked "public" are also
 exported by the ``aqmlab`` package itself):
 
-===========================  ======================================  =================================================
-class                        base classes                            raised when
-===========================  ======================================  =================================================
-``ScenarioError`` (public)   ``ValueError`` (defined by the engine)  a mistake in a scenario or in the arguments of
-                                                                     :func:`aqmlab.run` / :func:`aqmlab.validate`
-                                                                     (a bad key or value, a bad seed);
-                                                                     ``str(e)`` is ``'<file>: <key path>: <what is
-                                                                     wrong>'``
-``ScenarioFileError``        ``ScenarioError``, ``FileNotFoundError``  a scenario file that does not exist
-``SimulationError`` (public) ``RuntimeError`` (defined by the        a run failed in the engine (never a user's
-                             engine)                                 mistake: please report it)
-``RunFailed`` (public)       ``SimulationError``                     a sweep's runs failed (in the engine, or their
-                                                                     worker died again and again), raised after its
-                                                                     other runs are stored
-``SweepError`` (public)      ``ValueError``                          a mistake in a sweep (``--vary``, templates,
-                                                                     seeds, ``jobs``, the executor); one line
-``CacheError``               ``SweepError``                          the result cache cannot be used (read-only,
-                                                                     full, not a directory)
-``CorruptEntry``             ``Exception``                           a cache entry whose files do not match its
-                                                                     meta.json (found, removed and made again)
-``CacheWarning``             ``UserWarning``                         the warning given for a corrupt cache entry
-``EngineMismatch``           ``RuntimeError``                        a Dask worker's engine build is not the
-                                                                     client's
-``OutDirError``              ``Exception``                           a run's output folder holds something a run
-                                                                     must not replace
-``SpecError``                ``ValueError``                          a bad figure or table specification (a metric,
-                                                                     a ``where``)
-``PlotError``                ``ValueError``                          a mistake in what ``aqmlab plot`` was asked
-``ExperimentError``          ``ValueError``                          a mistake in an experiment definition
-``ModelError``               ``Exception``                           base of the analytical models' errors
-``ParameterError``           ``ModelError``, ``ValueError``          a model parameter outside what it accepts
-``NotConvergedError``        ``ModelError``                          a model's solver found no solution
-``RunDataError``             ``ModelError``                          a run folder that is missing, incomplete or
-                                                                     does not fit a model
-``EmulationError``           ``Exception``                           ``aqmlab emulate`` cannot set up or run
-``PlanError``                ``EmulationError``                      a scenario value emulation cannot honour
-``Terminated``               ``KeyboardInterrupt``                   SIGTERM during an emulation run
-``UserError``                ``Exception``                           a command-line mistake: one ``error:`` line,
-                                                                     exit status 2
-===========================  ======================================  =================================================
+============================  ========================================  ============================================
+class                         base classes                              raised when
+============================  ========================================  ============================================
+``ScenarioError`` (public)    ``ValueError`` (the engine's)             a mistake in a scenario or in the arguments
+                                                                        of :func:`aqmlab.run` /
+                                                                        :func:`aqmlab.validate` (a bad key or value,
+                                                                        a bad seed); ``str(e)`` is
+                                                                        ``'<file>: <key path>: <what is wrong>'``
+``ScenarioFileError``         ``ScenarioError``, ``FileNotFoundError``  a scenario file that does not exist
+``SimulationError`` (public)  ``RuntimeError`` (the engine's)           a run failed in the engine (never a user's
+                                                                        mistake: please report it)
+``RunFailed`` (public)        ``SimulationError``                       a sweep's runs failed (in the engine, or
+                                                                        their worker died again and again), raised
+                                                                        after its other runs are stored
+``SweepError`` (public)       ``ValueError``                            a mistake in a sweep (``--vary``, templates,
+                                                                        seeds, ``jobs``, the executor); one line
+``CacheError``                ``SweepError``                            the result cache cannot be used (read-only,
+                                                                        full, not a directory)
+``CorruptEntry``              ``Exception``                             a cache entry whose files do not match its
+                                                                        meta.json (found, removed and made again)
+``CacheWarning``              ``UserWarning``                           the warning given for a corrupt cache entry
+``EngineMismatch``            ``RuntimeError``                          a Dask worker's engine build is not the
+                                                                        client's
+``OutDirError``               ``Exception``                             a run's output folder holds something a run
+                                                                        must not replace
+``SpecError``                 ``ValueError``                            a bad figure or table specification (a
+                                                                        metric, a ``where``)
+``PlotError``                 ``ValueError``                            a mistake in what ``aqmlab plot`` was asked
+``ExperimentError``           ``ValueError``                            a mistake in an experiment definition
+``ModelError``                ``Exception``                             the base of the analytical models' errors
+``ParameterError``            ``ModelError``, ``ValueError``            a model parameter outside what it accepts
+``NotConvergedError``         ``ModelError``                            a model's solver found no solution
+``RunDataError``              ``ModelError``                            a run folder that is missing, incomplete or
+                                                                        does not fit a model
+``EmulationError``            ``Exception``                             ``aqmlab emulate`` cannot set up or run
+``PlanError``                 ``EmulationError``                        a scenario value emulation cannot honour
+``Terminated``                ``KeyboardInterrupt``                     SIGTERM during an emulation run
+``UserError``                 ``Exception``                             a command-line mistake: one ``error:`` line,
+                                                                        exit status 2
+============================  ========================================  ============================================
 
 :func:`one_line` is the one-line form every error message takes.
 """

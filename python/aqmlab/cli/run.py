@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from .. import _core
-from ..base.errors import ScenarioError, UserError
+from ..base.errors import OutDirError, ScenarioError, UserError
 from .common import add_max_memory, out_dir, source
 from .output import summary_table
 
@@ -28,7 +28,6 @@ def add_parser(sub) -> None:
 
 
 def cmd_run(a) -> int:
-    from ..base.errors import OutDirError
     from ..run.rundir import check_out, default_out, remove_stale, resolved_text
 
     src = source(a.scenario)
