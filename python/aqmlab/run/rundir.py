@@ -21,16 +21,14 @@ import hashlib
 from pathlib import Path
 from typing import Sequence
 
-from . import __version__, _core
+from .. import _core
+from ..base.errors import OutDirError
+from ..base.version import __version__
 
 SCENARIO_FILE = "scenario.toml"
 # what `aqmlab run` writes; a folder holding only these (and nothing else) is a run folder
 RESULT_STEMS = ("summary", "scenario", "flows", "timeseries", "queue_snapshots", "flow_series")
 RESULT_SUFFIXES = (".json", ".toml", ".csv", ".parquet", ".pcap")
-
-
-class OutDirError(Exception):
-    """The output folder holds something a run must not replace (the message says what)."""
 
 
 def default_out(stem: str, overrides: Sequence[str], seed: int | None, scenario_seed: int | None,
@@ -77,7 +75,7 @@ def resolved_text(text: str, name: str, label: str, overrides: Sequence[str], se
 
 def same_run(old: str, new: str) -> bool:
     """Whether two resolved scenarios give the same results (equal but for name and description)."""
-    from ._compat import tomllib
+    from ..base.compat import tomllib
 
     try:
         a, b = tomllib.loads(old), tomllib.loads(new)
@@ -104,7 +102,7 @@ def _flat(d, prefix=""):
 
 def differences(old: str, new: str, limit: int = 3) -> str:
     """The first key paths whose values differ between two resolved scenarios, as ``k: a -> b``."""
-    from ._compat import tomllib
+    from ..base.compat import tomllib
 
     try:
         a, b = _flat(tomllib.loads(old)), _flat(tomllib.loads(new))

@@ -2,8 +2,8 @@
 
 Only argparse is imported at module level (the main parser imports this module); the models, scipy
 and matplotlib load when a model command runs. Option values are read as text and converted here, so
-that a bad value gives one ``error:`` line (a :class:`ModelError`, turned into the CLI's UserError by
-``aqmlab.cli.cmd_model``) rather than argparse's usage dump.
+that a bad value gives one ``error:`` line (a :class:`ModelError`, turned into a UserError by
+:func:`cmd_model`) rather than argparse's usage dump.
 
 Common options: ``--json`` (machine-readable output on stdout), ``--plot FILE`` (.png, .svg or
 .pdf), ``--run DIR ...`` (simulation results written by ``aqmlab run`` to overlay).
@@ -18,7 +18,8 @@ import math
 import re
 import sys
 
-from ._common import NotConvergedError, ParameterError
+from ..base.errors import ModelError, NotConvergedError, ParameterError, UserError
+from ..base.units import parse_duration, parse_rate
 
 DEFAULT_X0_REL = (0.1, 0.2, 0.3, 0.5, 0.7, 1, 1.5, 2, 3, 5, 7, 10)  # experiments.md, choke-model-udp-sweep
 
@@ -68,26 +69,22 @@ _PKT_RATE = re.compile(r"^\s*([0-9.eE+-]+)\s*(?:pkt/s|pps)?\s*$")
 
 def _rate(opt: str, text, packet_size: float) -> float:
     """A rate in packets/s: a plain number or ``N pkt/s``, or a bit rate (``1Mb/s``, ``600kb/s``)
-    read by the scenario files' parser (``aqmlab._core.parse_rate``) and converted with the packet
-    size (bytes)."""
+    read by the scenario files' parser (:func:`aqmlab.base.units.parse_rate`) and converted with the
+    packet size (bytes)."""
     t = str(text)
     m = _PKT_RATE.match(t)
     if m:
         return _num(opt, m.group(1))
-    from .. import _core
-
     try:
-        return _core.parse_rate(t) / (8.0 * packet_size)
+        return parse_rate(t) / (8.0 * packet_size)
     except ValueError as e:
         raise ParameterError(f"{opt}: '{t}' is not a rate in packets/s (125, 125pkt/s) nor a bit rate: {e}")
 
 
 def _time(opt: str, text) -> float:
     """A duration in seconds (``0.1``, ``100ms``), read by the scenario files' parser."""
-    from .. import _core
-
     try:
-        return _core.parse_duration(str(text))
+        return parse_duration(str(text))
     except ValueError as e:
         raise ParameterError(f"{opt}: {e}")
 
@@ -231,6 +228,20 @@ def run(args) -> int:
     return {"choke": _choke, "chokew": _chokew, "raqm": _raqm, "ward": _ward}[args.model](args)
 
 
+def add_parser(sub) -> None:
+    m = sub.add_parser("model", help="analytical models (CHOKe, CHOKeW, RAQM, WARD), optionally beside runs")
+    add_subcommands(m)
+    m.set_defaults(fn=cmd_model)
+
+
+def cmd_model(a) -> int:
+    """`aqmlab model ...`: model errors become one-line UserErrors."""
+    try:
+        return run(a)
+    except ModelError as e:
+        raise UserError(str(e))
+
+
 def _as_option(e: ParameterError, rename: dict | None = None) -> ParameterError:
     """Turn a model's ``name: problem`` message into ``--name: problem`` (the option the user typed)."""
     name, sep, rest = str(e).partition(":")
@@ -250,7 +261,7 @@ def _packet_size(args) -> float:
 
 
 def _save_plot(fig, path) -> None:
-    from .plots import save_figure
+    from ..models.plots import save_figure
 
     p = save_figure(fig, path)
     print(f"plot: {p}", file=sys.stderr)
@@ -294,7 +305,7 @@ def _choke_scheme(runs, a) -> dict:
     describe (several candidates, the rear region, byte mode), is refused."""
     opts = {"min_th": "--min-th", "max_th": "--max-th", "max_p": "--max-p"}
     given = {k: (_num(o, getattr(a, k)) if getattr(a, k) is not None else None) for k, o in opts.items()}
-    from .runs import bottleneck_setup
+    from ..models.runs import bottleneck_setup
 
     values = {k: [] for k in opts}
     for r in runs:
@@ -327,7 +338,7 @@ def _choke_scheme(runs, a) -> dict:
 def _buffer_note(compare, runs) -> list[str]:
     """Where the model's backlog b exceeds a run's buffer: the fluid model has no buffer limit, so the
     run dropped what the model queues, and the comparison at that rate is not like for like."""
-    from .runs import bottleneck_setup
+    from ..models.runs import bottleneck_setup
 
     notes = []
     for (_, row), r in zip(compare.iterrows(), runs):
@@ -344,8 +355,8 @@ def _choke(a) -> int:
     import numpy as np
     import pandas as pd
 
-    from .choke import ChokeParams, choke_sweep, solve_choke
-    from .runs import read_run, run_point, spatial_distribution
+    from ..models.choke import ChokeParams, choke_sweep, solve_choke
+    from ..models.runs import read_run, run_point, spatial_distribution
 
     pkt = _packet_size(a)
     runs, points = [], None
@@ -449,7 +460,7 @@ def _choke(a) -> int:
                          ["run", "s", "queue_mean", "model_b", "udp_share", "model_mu0", "tcp_share", "model_tcp_share"],
                          ["run", "x0/c", "sim b", "model b", "sim UDP", "model UDP", "sim TCP", "model TCP"]))
     if a.plot:
-        from .plots import plot_choke_profile, plot_choke_sweep
+        from ..models.plots import plot_choke_profile, plot_choke_sweep
 
         if kind == "sweep":
             lo = min(xs + (list(points["x0_pps"]) if runs else []))
@@ -478,7 +489,7 @@ _SPEC = re.compile(r"^\s*(?:([A-Za-z_][\w.-]*)=)?([^:]+):([^:]+):([^:]+)\s*$")
 
 
 def _class_spec(opt: str, text: str, kind: str, idx: int, pkt: float):
-    from .chokew import FlowClass
+    from ..models.chokew import FlowClass
 
     m = _SPEC.match(text)
     if not m:
@@ -499,8 +510,8 @@ def _class_spec(opt: str, text: str, kind: str, idx: int, pkt: float):
 def _classes_from_run(run, weights: dict, pkt_default: float):
     import pandas as pd
 
-    from .chokew import FlowClass
-    from .runs import run_point
+    from ..models.chokew import FlowClass
+    from ..models.runs import run_point
 
     pt = run_point(run)
     f = run.flows.copy()
@@ -535,7 +546,7 @@ def _chokew_weights(run, given: dict) -> dict:
     """Priority weights of the run's CHOKeW (``weights[k-1]`` for level k, 1 beyond the list), from its
     scenario.toml; ``--weights`` may only confirm them. Without scenario.toml, ``--weights`` (the
     default weight of level k is k)."""
-    from .runs import bottleneck_setup
+    from ..models.runs import bottleneck_setup
 
     bn = bottleneck_setup(run)
     if bn is None:
@@ -557,8 +568,8 @@ def _chokew_weights(run, given: dict) -> dict:
 
 
 def _chokew(a) -> int:
-    from .chokew import ChokewParams, chokew_p0_sweep, solve_chokew
-    from .runs import read_run
+    from ..models.chokew import ChokewParams, chokew_p0_sweep, solve_chokew
+    from ..models.runs import read_run
 
     pkt = _packet_size(a)
     sim = None
@@ -612,7 +623,7 @@ def _chokew(a) -> int:
             print(_table(sweep, ["p0", "class", "weight", "p", "r", "q", "throughput_share", "utilisation", "starved"],
                          ["p0", "class", "w", "p", "r", "q", "share/flow", "utilisation", "starved"]))
         if a.plot:
-            from .plots import plot_chokew_p0_sweep
+            from ..models.plots import plot_chokew_p0_sweep
 
             _save_plot(plot_chokew_p0_sweep(sweep), a.plot)
         return 0
@@ -643,7 +654,7 @@ def _chokew(a) -> int:
         if p0_sim is not None:
             print(f"simulation: mean p0 {p0_sim:.4g}")
     if a.plot:
-        from .plots import plot_chokew
+        from ..models.plots import plot_chokew
 
         _save_plot(plot_chokew(sol, sim), a.plot)
     return 0
@@ -655,7 +666,7 @@ def _chokew(a) -> int:
 def _raqm(a) -> int:
     import pandas as pd
 
-    from .raqm import alpha_hat, c_of_x, iterate_raqm
+    from ..models.raqm import alpha_hat, c_of_x, iterate_raqm
 
     r0 = _num("--r0", a.r0) if a.r0 is not None else 1.0
     if r0 <= 0:
@@ -695,7 +706,7 @@ def _raqm(a) -> int:
             head = ", ".join(f"{v:.4g}" for v in t.steps["x"].head(8))
             print(f"  {name}: {t.outcome}; {t.message}{extra}\n    x_k: {head}, ...")
     if a.plot:
-        from .plots import plot_raqm
+        from ..models.plots import plot_raqm
 
         static = [t.gain for t in trajs if t.mode == "static"]
         _save_plot(plot_raqm(trajs, gain_line=static[-1] if len(static) == 1 else
@@ -712,8 +723,8 @@ def _raqm(a) -> int:
 
 
 def _ward(a) -> int:
-    from .runs import sweep_points
-    from .ward import PEAK_S, PEAK_SHARE, share_curve_summary, ward_curve
+    from ..models.runs import sweep_points
+    from ..models.ward import PEAK_S, PEAK_SHARE, share_curve_summary, ward_curve
 
     pkt = _packet_size(a)
     c = _rate("--c", a.c, pkt) if a.c is not None else None
@@ -750,7 +761,7 @@ def _ward(a) -> int:
                   f"share {summ['last_share']:.4f} at the largest rate s = {summ['last_at']:.3g}; "
                   f"{'rises then falls' if summ['unimodal'] else 'not single-peaked'}")
     if a.plot:
-        from .plots import plot_ward
+        from ..models.plots import plot_ward
 
         import numpy as np
 

@@ -4,12 +4,12 @@ The runs to make are cut into *batches* (a task of a pool is a batch, not one ru
 would otherwise cost more in scheduling than in simulation). Batch sizes adapt to the measured
 time per run, aiming at :attr:`Pool.target_seconds` per batch, and shrink near the end so every
 worker stays busy. A worker makes each run of its batch, turns it into the files of its cache entry
-(:func:`aqmlab.cache.make_entry`) and returns them; this process writes them into the cache. So
+(:func:`aqmlab.sweep.cache.make_entry`) and returns them; this process writes them into the cache. So
 the local pool and a cluster leave the same entries, and cluster workers need no shared disk.
 
 Faults:
 
-* a run that fails in the engine is reported (:class:`~aqmlab.errors.RunFailed`) after the other
+* a run that fails in the engine is reported (:class:`~aqmlab.base.errors.RunFailed`) after the other
   runs are stored; after :data:`MAX_FAILURES` failed runs nothing more is started;
 * a worker process that dies (killed, out of memory) takes its batch with it: the local pool is
   restarted, a Dask scheduler reassigns the batch by itself; the runs it held are made again one by
@@ -31,17 +31,14 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-from .cache import Cache, CorruptEntry, Entry, make_entry
-from .errors import CacheError, RunFailed, SweepError
+from ..base.errors import CacheError, CacheWarning, CorruptEntry, EngineMismatch, RunFailed, SweepError
+from ..base.version import __version__, engine_build_id
+from .cache import Cache, Entry, make_entry
 
 #: how often a run may kill its worker before it is reported instead of retried
 MAX_ATTEMPTS = 3
 #: after this many failed runs no new run is started
 MAX_FAILURES = 10
-
-
-class CacheWarning(UserWarning):
-    """A corrupt cache entry was found; it is made again."""
 
 
 @dataclass
@@ -50,17 +47,10 @@ class Failure:
     message: str
 
 
-class EngineMismatch(RuntimeError):
-    """A worker's engine build differs from the client's (its results would not match the keys)."""
-
-
 # ----------------------------------------------------------------------------- worker side
 
 
 def _meta(task) -> dict:
-    from . import __version__
-    from .sweep import engine_build_id
-
     return {"scenario_label": task.label, "name": task.name, "overrides": list(task.overrides), "seed": task.seed,
             "aqmlab": __version__, "engine": engine_build_id()}
 
@@ -68,15 +58,16 @@ def _meta(task) -> dict:
 def run_task(task, max_memory=None) -> Entry:
     """Make one run and return its cache entry (raises the engine's errors). ``max_memory``: the
     client's memory budget per run (``--max-memory``), else this process's default."""
-    from . import api
+    from ..run import api
+    from ..run.source import Source
 
-    res = api.run(api.Source(task.text, task.label, task.name), seed=task.seed, overrides=list(task.overrides),
+    res = api.run(Source(task.text, task.label, task.name), seed=task.seed, overrides=list(task.overrides),
                   max_memory=max_memory, pcap_dir=False)  # sweeps keep tables, not packet traces
     return make_entry(task.key, res, _meta(task))
 
 
 def _failure(task, e: BaseException) -> Failure:
-    from ._core import ScenarioError, SimulationError
+    from ..base.errors import ScenarioError, SimulationError
 
     if isinstance(e, SimulationError):
         return Failure(task.key, f"simulation failed: {e}")
@@ -91,8 +82,6 @@ def run_batch(tasks: Sequence, engine: str, markers: str | None = None, max_memo
     directory where the run in progress is named (``<pid>`` holds its key), for the local pool to
     tell which run was being made by a worker that died. ``max_memory``: see :func:`run_task`."""
     import socket
-
-    from .sweep import engine_build_id
 
     host = socket.gethostname()
     mine = engine_build_id()
@@ -140,7 +129,7 @@ def die_with_parent(parent_pid: int) -> None:
         os._exit(1)
 
 
-def _init_local_worker(parent_pid: int) -> None:
+def init_local_worker(parent_pid: int) -> None:
     """Local pool workers: Ctrl-C is the parent's to handle (it kills the pool); die with the parent."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     die_with_parent(parent_pid)
@@ -200,7 +189,7 @@ class LocalPool(Pool):
             from concurrent.futures import ProcessPoolExecutor
 
             self._ex = ProcessPoolExecutor(max_workers=self.jobs, mp_context=multiprocessing.get_context("spawn"),
-                                           initializer=_init_local_worker, initargs=(os.getpid(),))
+                                           initializer=init_local_worker, initargs=(os.getpid(),))
             self._procs = {}
         return self._ex
 
@@ -492,7 +481,7 @@ def execute(tasks: Sequence, cache: Cache, jobs: int | None = None, progress: bo
         try:
             cache.put(entry)
         except OSError as e:
-            from ._io import os_reason
+            from ..base.io import os_reason
 
             raise CacheError(f"cache {cache.root}: cannot write: {os_reason(e)} ({stats['computed']} runs stored; "
                              "free space and run again to continue)") from None
@@ -537,8 +526,6 @@ def _run_failed(failures, by_key) -> RunFailed:
 
 def _drive(pool: Pool, todo: list, store: Callable, failures: list) -> None:
     """Hand out batches, collect entries, retry the runs of dead workers."""
-    from .sweep import engine_build_id
-
     engine = engine_build_id()
     queue = deque(todo)
     singles: deque = deque()  # runs of a dead worker: one per batch
@@ -627,4 +614,5 @@ def _retry(pool, died, pending, singles, attempts, failures):
 
 
 __all__ = ["Pool", "LocalPool", "DaskPool", "make_pool", "execute", "run_batch", "run_task", "MAX_ATTEMPTS",
-           "MAX_FAILURES", "CacheWarning", "check_jobs", "describe_task", "pending_tasks", "CorruptEntry"]
+           "MAX_FAILURES", "CacheWarning", "check_jobs", "describe_task", "pending_tasks", "CorruptEntry",
+           "init_local_worker", "die_with_parent"]

@@ -3,7 +3,7 @@
 ``tomllib`` joined the standard library in Python 3.11; on 3.10 the same parser is the ``tomli``
 package (a dependency there, see pyproject.toml). Every module imports it from here::
 
-    from ._compat import tomllib
+    from ..base.compat import tomllib
 """
 
 try:

@@ -159,10 +159,10 @@ def _arrow_table(columns: Columns):
 
 
 def parquet_bytes(columns: Columns) -> bytes:
-    """A table as Parquet: the engine's column types by :mod:`aqmlab._parquet` (no third-party
+    """A table as Parquet: the engine's column types by :mod:`aqmlab.base.parquet` (no third-party
     import), anything else by pyarrow."""
-    from . import __version__
-    from ._parquet import parquet_bytes as plain
+    from .parquet import parquet_bytes as plain
+    from .version import __version__
 
     data = plain(columns, created_by=f"aqmlab version {__version__}")
     if data is not None:

@@ -1,10 +1,10 @@
-"""Shared pieces of the analytical models: errors, parameter checks, small numerics.
+"""Shared pieces of the analytical models: parameter checks, small numerics.
 
 Every model reports failure the same way: a solver returns a result whose ``converged`` flag is
 False, whose numbers are NaN and whose ``message`` says why; ``result.require()`` turns that into a
 :class:`NotConvergedError`. Bad inputs raise :class:`ParameterError` at once, naming the parameter and
 what is allowed. Both derive from :class:`ModelError`, which the ``aqmlab model`` command prints as one
-``error:`` line.
+``error:`` line; the three live with every other exception class in :mod:`aqmlab.base.errors`.
 """
 
 from __future__ import annotations
@@ -12,23 +12,9 @@ from __future__ import annotations
 import math
 from numbers import Integral, Real  # numpy's scalar types are registered with these
 
-__all__ = ["ModelError", "ParameterError", "NotConvergedError", "RunDataError"]
+from ..base.errors import ParameterError
 
-
-class ModelError(Exception):
-    """Base class of every error the models raise on purpose."""
-
-
-class ParameterError(ModelError, ValueError):
-    """A parameter value outside what the model accepts (the message says what is allowed)."""
-
-
-class NotConvergedError(ModelError):
-    """A solver did not find a solution; raised by ``require()`` on a non-converged result."""
-
-
-class RunDataError(ModelError):
-    """A simulation run directory is missing, incomplete or does not fit the model."""
+__all__ = ["check_real", "check_int", "check_choice", "expit", "logit"]
 
 
 # ----------------------------------------------------------------------------- checks

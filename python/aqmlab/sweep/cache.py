@@ -2,12 +2,12 @@
 
 An *entry* is what a run leaves behind, as one uncompressed ZIP file
 ``<cache>/v2/<key[:2]>/<key>.zip`` (the key is the content address of the run,
-:func:`aqmlab.sweep.run_key`) holding:
+:func:`aqmlab.sweep.keys.run_key`) holding:
 
 * ``meta.json``: what was run (scenario, overrides, seed, aqmlab version, engine build, host, wall
   time) and the size and SHA-256 of every other member;
 * ``summary.json``: the run summary;
-* ``row.json``: the run's metrics row (:func:`aqmlab.runmetrics.run_row`), so gathering a sweep
+* ``row.json``: the run's metrics row (:func:`aqmlab.run.metrics.run_row`), so gathering a sweep
   reads no table;
 * one Arrow IPC file (Feather v2) per result table: ``flows.arrow``, ``timeseries.arrow``, and
   ``queue_snapshots.arrow``/``flow_series.arrow`` when the run made them (``unzip`` them and read
@@ -40,9 +40,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
-from . import __version__
-from .api import TABLES, Result
-from .errors import CacheError
+from ..base.errors import CacheError, CorruptEntry
+from ..run.result import TABLES, Result
 
 #: bump when the layout of an entry changes (also part of every run key)
 CACHE_FORMAT = 2
@@ -51,8 +50,9 @@ LAYOUT = f"v{CACHE_FORMAT}"
 STALE_TMP_SECONDS = 3600.0
 
 
-class CorruptEntry(Exception):
-    """A cache entry whose files do not match its meta.json."""
+def cache_layout() -> str:
+    """The folder of the current cache format inside a cache directory (``v2``)."""
+    return LAYOUT
 
 
 def _sha(data: bytes) -> str:
@@ -63,14 +63,19 @@ _ROW_VERSION: str | None = None
 
 
 def row_version() -> str:
-    """A fingerprint of the code that computes a run's metrics row: a row stored by other code is
-    computed again from the entry's tables."""
+    """A fingerprint of the code that computes a run's metrics row (:mod:`aqmlab.run.metrics` and
+    the Jain's index of :mod:`aqmlab.base.metrics`): a row stored by other code is computed again
+    from the entry's tables."""
     global _ROW_VERSION
     if _ROW_VERSION is None:
-        from . import runmetrics
+        from ..base import metrics as base_metrics
+        from ..run import metrics as run_metrics
 
-        with open(runmetrics.__file__, "rb") as f:
-            _ROW_VERSION = _sha(f.read())[:16]
+        h = hashlib.sha256()
+        for m in (run_metrics, base_metrics):
+            with open(m.__file__, "rb") as f:
+                h.update(f.read())
+        _ROW_VERSION = h.hexdigest()[:16]
     return _ROW_VERSION
 
 
@@ -111,8 +116,8 @@ _ZIP_TIME = (1980, 1, 1, 0, 0, 0)
 def make_entry(key: str, result: Result, meta: dict) -> Entry:
     """The cache entry of ``result``: summary, tables (Arrow IPC), metrics row, and meta.json with
     the size and checksum of each file."""
-    from ._io import arrow_bytes
-    from .runmetrics import run_row
+    from ..base.io import arrow_bytes
+    from ..run.metrics import run_row
 
     files = {"summary.json": _json_bytes(result.summary)}
     for attr, stem in TABLES.items():
@@ -221,7 +226,7 @@ class Cache:
             stored = json.loads(got["row.json"])
             if stored.get("version") == row_version():
                 return stored["row"]
-        from .runmetrics import run_row
+        from ..run.metrics import run_row
 
         res = self.load(key, ("flows", "timeseries", "snapshots"))  # (snapshots: runmetrics.py snapshots.*)
         return {"scenario": res.summary["scenario"]["name"], **run_row(res)}
@@ -230,7 +235,7 @@ class Cache:
         """The stored run as a :class:`Result` (tables as DataFrames when first used); ``tables``
         limits which tables are read (attribute names: ``flows``, ``timeseries``, ``snapshots``,
         ``flow_series``); the flows table always is."""
-        from ._io import read_arrow
+        from ..base.io import read_arrow
 
         want = set(TABLES) if tables is None else set(tables) | {"flows"}
         names = {attr: f"{stem}.arrow" for attr, stem in TABLES.items() if attr in want}
@@ -242,7 +247,7 @@ class Cache:
 
     def arrow(self, key: str, table: str):
         """One table of a stored run as a pyarrow Table (verified), or ``None`` if it has none."""
-        from ._io import read_arrow
+        from ..base.io import read_arrow
 
         name = f"{TABLES.get(table, table)}.arrow"
         got = self._read(key, (name,))
@@ -263,7 +268,7 @@ class Cache:
 
     def probe(self) -> None:
         """Prove the cache writable (and not full) before any run; raises :class:`CacheError`."""
-        from ._io import probe_writable
+        from ..base.io import probe_writable
 
         try:
             probe_writable(self.root / "tmp", f"cache {self.root}", min_free=4 << 20)
@@ -273,7 +278,7 @@ class Cache:
     def put(self, entry: Entry) -> bool:
         """Store ``entry`` atomically; ``False`` if the run was already stored whole (by another
         writer). A damaged entry of the same key is replaced."""
-        from ._io import atomic_write_bytes
+        from ..base.io import atomic_write_bytes
 
         final = self.path(entry.key)
         if final.exists() and self.check(entry.key) is None:
@@ -331,4 +336,4 @@ def open_cache(cache) -> tuple[Cache, tempfile.TemporaryDirectory | None]:
 
 
 __all__ = ["Cache", "CacheError", "CorruptEntry", "Entry", "make_entry", "open_cache", "default_cache_dir",
-           "CACHE_FORMAT", "LAYOUT", "row_version", "__version__"]
+           "cache_layout", "CACHE_FORMAT", "LAYOUT", "row_version"]

@@ -3,11 +3,11 @@
 Sources are run folders (written by ``aqmlab run``: ``summary.json``, ``flows``, ``timeseries``,
 ...) and sweep folders (written by ``aqmlab sweep``: ``runs``, ``flows``, ... tables), in any mix.
 They become one table of runs — the sweep's varied keys, ``run`` (a run folder's name, a sweep
-run's id), ``seed``, ``scenario``, ``aqm`` and every metric of :func:`aqmlab.runmetrics.run_row` —
+run's id), ``seed``, ``scenario``, ``aqm`` and every metric of :func:`aqmlab.run.metrics.run_row` —
 and the per-flow, time-series and queue-snapshot tables of those runs. A figure groups them by
 any column (``--by``), averages over seeds with intervals (95 % Student-t with three seeds or
-more, the min–max with two), and is drawn by :mod:`aqmlab.reproduce.figures` in the ``paper`` style
-by default (:mod:`aqmlab.plotstyle`).
+more, the min–max with two), and is drawn by :mod:`aqmlab.analysis.figures` in the ``paper`` style
+by default (:mod:`aqmlab.analysis.plotstyle`).
 
 =============  =========================================================================  =============
 kind           what                                                                      default ``y``
@@ -33,14 +33,12 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..base.errors import PlotError
+
 KINDS = {"line": "xy", "bar": "bar", "cdf": "rcf", "timeseries": "timeseries", "flows": "flows_bar",
          "queue": "queue_profile"}
 TABLE_FILES = {"flows": "flows", "timeseries": "timeseries", "snapshots": "queue_snapshots",
                "flow_series": "flow_series"}
-
-
-class PlotError(ValueError):
-    """A mistake in what was asked (the message names the option or source and what is allowed)."""
 
 
 # ----------------------------------------------------------------------------- reading sources
@@ -62,7 +60,7 @@ def _read_table(d: Path, stem: str):
 
 def _run_folder(d: Path):
     """A run folder as a Result-like object (summary and tables)."""
-    from .api import Result
+    from ..run.result import Result
 
     try:
         summary = json.loads((d / "summary.json").read_text(encoding="utf-8"))
@@ -92,7 +90,7 @@ def load(sources) -> Data:
     """Read run folders and sweep folders (or ``runs.csv``/``runs.parquet`` files) into one Data."""
     import pandas as pd
 
-    from .runmetrics import run_row
+    from ..run.metrics import run_row
 
     if not sources:
         raise PlotError("give at least one run or sweep folder")
@@ -183,7 +181,7 @@ class _Res:
 
 
 def context(data: Data, coords: list, out: Path, style: str = "paper", columns: int | None = None):
-    from .reproduce.context import Context
+    from ..analysis.context import Context
 
     ctx = Context(_Study(), _Res(data, coords), out)
     ctx.style, ctx.columns = style, columns
@@ -334,13 +332,13 @@ def _spread(data: Data, cols) -> None:
 def _numeric_units(data: Data, col: str) -> str | None:
     """A column of rates ("2Mb/s") or durations ("10ms") written with units becomes numbers (read by
     the scenario files' parser) in one unit, so a line plot gets a numeric axis; returns the unit."""
-    from . import _core
+    from ..base.units import parse_duration, parse_rate
 
     vals = data.runs[col]
     if not all(isinstance(v, str) for v in vals):
         return None
-    for parse, units in ((_core.parse_rate, (("Gb/s", 1e9), ("Mb/s", 1e6), ("kb/s", 1e3), ("b/s", 1.0))),
-                         (_core.parse_duration, (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)))):
+    for parse, units in ((parse_rate, (("Gb/s", 1e9), ("Mb/s", 1e6), ("kb/s", 1e3), ("b/s", 1.0))),
+                         (parse_duration, (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)))):
         try:
             nums = [parse(v) for v in vals]
         except ValueError:
@@ -362,9 +360,9 @@ def plot(sources, kind: str = "line", out="plots", style: str = "paper", columns
     """Draw one figure from run and sweep folders; returns the figure's Output (files, caption,
     comparison sentences). Keyword arguments as :func:`spec_for` (``x``, ``y``, ``by``, ``panels``,
     ``where``, ``name``, ``title``, ``xlabel``, ``ylabel``, ``logx``, ``logy``)."""
-    from . import plotstyle
-    from .reproduce.figures import make_figure
-    from .reproduce.stats import SpecError
+    from ..analysis import plotstyle
+    from ..analysis.figures import make_figure
+    from ..base.errors import SpecError
 
     try:
         plotstyle.check(style)

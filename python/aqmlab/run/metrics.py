@@ -1,6 +1,6 @@
 """One run's results as one flat row of metrics, for sweep tables.
 
-:func:`run_row` turns a :class:`~aqmlab.api.Result` into a ``dict`` of scalars whose keys are
+:func:`run_row` turns a :class:`~aqmlab.run.result.Result` into a ``dict`` of scalars whose keys are
 dotted names. Every value comes from the run's summary, flows table and time series as defined in
 docs/metrics.md; nothing here is specific to one experiment. The keys:
 
@@ -74,6 +74,8 @@ from __future__ import annotations
 
 import math
 
+from ..base.metrics import jain
+
 #: a TCP flow is counted as starved when its goodput is below this fraction of the fair share (M13)
 STARVED = 0.1
 
@@ -84,17 +86,6 @@ _PER_FLOW = ("throughput_bps", "goodput_bps", "goodput_m2b_bps", "goodput_m2c_bp
 # Computed over plain Python lists (the engine's columns), not pandas: a sweep worker computes the row
 # of every run it makes, and for small runs pandas' per-call cost would dominate. Sums are exact
 # (math.fsum) and skip NaN, as pandas' sums and means do.
-
-
-def jain(x) -> float:
-    """Jain's index (Σx)²/(n·Σx²); 1 when every value is 0, NaN for no values (or any NaN value)."""
-    x = [float(v) for v in x]
-    if not x:
-        return math.nan
-    s2 = math.fsum(v * v for v in x)
-    if math.isnan(s2):
-        return math.nan
-    return 1.0 if s2 == 0 else math.fsum(x) ** 2 / (len(x) * s2)
 
 
 def _number(v) -> bool:
@@ -331,7 +322,8 @@ def _snapshot_stats(result, s: dict, row: dict) -> None:
         return
     import pandas as pd
 
-    from .models.runs import RunDataError, spatial_distribution
+    from ..base.errors import RunDataError
+    from .snapshots import spatial_distribution
 
     snaps = pd.DataFrame(dict(cols))
     if "link" in snaps.columns and snaps["link"].nunique() > 1:

@@ -72,6 +72,16 @@ def figsize(style: str, nrows: int, ncols: int, columns: int | None = None, row_
     return width, per_row * nrows + 0.2
 
 
+def pyplot():
+    """``matplotlib.pyplot`` on the Agg backend (no display needed), imported on first use."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
 def rc_context(style: str):
     import matplotlib
 

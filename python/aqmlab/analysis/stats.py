@@ -9,6 +9,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats as _st
 
+from ..base.errors import SpecError
+
 #: labels and units of common run metrics (runmetrics.py), used when a spec gives only the column
 KNOWN = {
     "bottleneck.utilisation": ("link utilisation", "%"),
@@ -39,10 +41,6 @@ KNOWN = {
 
 _RATE = {"b/s": 1.0, "kb/s": 1e-3, "Mb/s": 1e-6, "Gb/s": 1e-9}
 _TIME = {"s": 1.0, "ms": 1e3, "us": 1e6}
-
-
-class SpecError(ValueError):
-    pass
 
 
 def auto_scale(col: str, unit: str) -> float:

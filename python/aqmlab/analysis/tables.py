@@ -17,13 +17,14 @@ import numpy as np
 import pandas as pd
 
 from .context import Context, Output
+from .markdown import md_table as _md
 from .stats import SpecError, metric, metrics, summarise, where_mask
 
 KEYS = {"name", "title", "kind", "where", "rows", "columns", "cols", "value", "caption"}
 
 
 def check_table(spec: dict, exp, where: str) -> None:
-    from .experiment import ExperimentError
+    from ..base.errors import ExperimentError
 
     if not isinstance(spec, dict) or not isinstance(spec.get("name"), str):
         raise ExperimentError(f"{where}.name: missing (the file stem)")
@@ -47,15 +48,6 @@ def check_table(spec: dict, exp, where: str) -> None:
             raise ExperimentError(f"{where}.kind: {kind!r}; one of metrics, pivot")
     except SpecError as e:
         raise ExperimentError(str(e))
-
-
-def _md(headers: list[str], rows: list[list[str]]) -> str:
-    def esc(s):
-        return str(s).replace("|", "\\|")
-
-    out = ["| " + " | ".join(esc(h) for h in headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
-    out += ["| " + " | ".join(esc(c) for c in r) + " |" for r in rows]
-    return "\n".join(out)
 
 
 def _write(ctx: Context, name: str, csv: pd.DataFrame, md: str) -> list:

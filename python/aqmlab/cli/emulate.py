@@ -1,4 +1,5 @@
-"""`aqmlab emulate SCENARIO [--seed N] [--out DIR] [--set ...] [--cc ...] [-- CMD ...]`."""
+"""`aqmlab emulate SCENARIO [--seed N] [--out DIR] [--set ...] [--cc ...] [-- CMD ...]`: the scenario
+with real Linux TCP and UDP through aqmlab's queues (:mod:`aqmlab.emulate`; root)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,11 @@ import argparse
 import sys
 from pathlib import Path
 
-EXIT_TERMINATED = 143
+from .. import _core
+from ..base.errors import EmulationError, PlanError, ScenarioError, Terminated, UserError
+from ..base.units import fmt_time
+from .common import EXIT_TERMINATED, EXIT_USAGE, Parser, source
+from .output import summary_table
 
 
 def _options(e) -> None:
@@ -23,7 +28,7 @@ def _options(e) -> None:
     e.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
 
 
-def add_subcommand(sub) -> None:
+def add_parser(sub) -> None:
     e = sub.add_parser(
         "emulate",
         usage="aqmlab emulate [options] SCENARIO [options] [-- CMD ...]",
@@ -41,10 +46,8 @@ def add_subcommand(sub) -> None:
     e.set_defaults(fn=cmd_emulate)
 
 
-def _split_rest(a) -> list[str]:
+def split_rest(a) -> list[str]:
     """Parse the options given after the scenario into `a`; return the command after `--`."""
-    from ..cli import _Parser
-
     rest = list(a.rest or [])
     cmd: list[str] = []
     if getattr(a, "command", None) is not None:  # split off by cli.main at the first `--`
@@ -55,7 +58,7 @@ def _split_rest(a) -> list[str]:
     elif rest and not rest[0].startswith("-"):
         rest, cmd = [], rest  # argparse consumed the `--` right after the scenario
     if rest:
-        late = _Parser(prog="aqmlab emulate", usage="aqmlab emulate [options] SCENARIO [options] [-- CMD ...]",
+        late = Parser(prog="aqmlab emulate", usage="aqmlab emulate [options] SCENARIO [options] [-- CMD ...]",
                        add_help=False)
         _options(late)
         late.parse_args(rest, namespace=a)
@@ -63,8 +66,6 @@ def _split_rest(a) -> list[str]:
 
 
 def _emulation_lines(res) -> list[str]:
-    from ..cli import fmt_time
-
     em = res.summary["emulation"]
     fwd = em["forwarder"]
     ccs = "; ".join(f"{g['name']}: {g['linux_cc']} (SACK {'on' if g['sack'] else 'off'})"
@@ -108,10 +109,7 @@ def _for_display(res):
 
 
 def cmd_emulate(a) -> int:
-    """The subcommand; a user's mistake prints one line and exits with 2 (also when the CLI runs as
-    ``python -m aqmlab.cli``, whose own UserError is another class than the one raised here)."""
-    from ..cli import EXIT_USAGE, UserError
-
+    """The subcommand; a user's mistake prints one line and exits with 2."""
     try:
         return _emulate(a)
     except UserError as e:
@@ -120,14 +118,10 @@ def cmd_emulate(a) -> int:
 
 
 def _emulate(a) -> int:
-    from .. import _core
-    from ..cli import UserError, _source, summary_table
-    from . import netns
-    from .netns import EmulationError
-    from .plan import PlanError
-    from .run import Terminated, emulate
+    from ..emulate import netns
+    from ..emulate.run import emulate
 
-    cmd = _split_rest(a)
+    cmd = split_rest(a)
     if a.cleanup:
         problem = netns.privilege_problem()
         if problem:
@@ -140,7 +134,7 @@ def _emulate(a) -> int:
         raise UserError("emulate: give a scenario file (or --cleanup)")
     if a.seed is not None and a.seed < 0:
         raise UserError("--seed: must be a non-negative integer")
-    src = _source(a.scenario)
+    src = source(a.scenario)
     out = Path(a.out) if a.out else Path("results") / f"{src.name}-emulated"
     if out.exists() and not out.is_dir():
         raise UserError(f"--out {out}: exists and is not a directory")
@@ -154,7 +148,7 @@ def _emulate(a) -> int:
         import json
 
         info = json.loads(_core.emulation_plan(src.text, src.name, a.set or [], a.seed))
-    except _core.ScenarioError as e:
+    except ScenarioError as e:
         raise UserError(f"{a.scenario}: {e}")
     bar = None
     progress = None
@@ -172,7 +166,7 @@ def _emulate(a) -> int:
     try:
         res = emulate(Path(a.scenario), seed=a.seed, overrides=a.set or [], cc=a.cc or [], cmd=cmd or None,
                       cmd_group=a.cmd_group, server=server, progress=progress, log=log)
-    except _core.ScenarioError as e:
+    except ScenarioError as e:
         raise UserError(f"{a.scenario}: {e}")
     except PlanError as e:
         raise UserError(f"{a.scenario}: {e}" if not str(e).startswith("--") else str(e))
