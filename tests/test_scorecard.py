@@ -207,3 +207,22 @@ def test_an_order_over_columns_compares_them_in_one_unit():
          "cols": ["udp.throughput_bps", "tcp.throughput_max_per_flow_bps"]}
     assert evaluate_claim(ctx, c)["ok"] is True
     assert evaluate_claim(ctx, dict(c, unit="kb/s"))["ok"] is True
+
+
+def test_best_at_the_same_x_reads_each_curve_where_they_overlap():
+    from aqmlab.reproduce.compare import evaluate_claim
+
+    # A reaches a given queue with more goodput than B, although at each q0 B's goodput is higher
+    rows = []
+    for q0, (qa, ga), (qb, gb) in [(20, (10, 0.90), (30, 0.95)), (50, (30, 0.96), (60, 0.97)),
+                                   (90, (60, 0.99), (90, 0.98))]:
+        for s in (1, 2):
+            rows += [{"scheme": "A", "q0": q0, "seed": s, "bottleneck.queue_mean_pkts": qa, "normalised_goodput": ga},
+                     {"scheme": "B", "q0": q0, "seed": s, "bottleneck.queue_mean_pkts": qb, "normalised_goodput": gb}]
+    ctx = _Runs(rows, ["scheme", "q0"])
+    c = {"text": "at the same average queue A has the higher goodput", "kind": "best", "of": "scheme", "is": "A",
+         "col": "normalised_goodput", "x": "bottleneck.queue_mean_pkts", "along": "q0"}
+    assert evaluate_claim(ctx, c)["ok"] is True
+    assert evaluate_claim(ctx, dict(c, x=None) | {"x": "bottleneck.queue_mean_pkts", "is": "B"})["ok"] is False
+    plain = {k: v for k, v in c.items() if k not in ("x", "along")}
+    assert evaluate_claim(ctx, plain)["ok"] is False  # at the same q0, B is higher

@@ -258,7 +258,7 @@ registry! {
     Chokew => Chokew(ChokewParams), "chokew", "CHOKeW (Wen, Fang, Sun 2008): priority-weighted matched drops; -RED, -avg, ID buffer, parallel draw";
     Choked => Choked(ChokedParams), "choked", "CHOKeD (Manzoor 2015): queue-dependent draws from the rear then the front half";
     Ward => Ward(WardParams), "ward", "WARD (Ho, Chan, Chen 2007): position-weighted two-packet comparison in DropTail";
-    Raqm => Raqm(RaqmParams), "raqm", "rate-based AQM (Wang et al.): drop probability driven by the measured input rate";
+    Raqm => Raqm(RaqmParams), "raqm", "rate-based AQM (Wang et al.): drop probability driven by the measured input rate; Eq. 3 on the base or the last applied probability";
     Pi => Pi(PiParams), "pi", "PI controller (Hollot et al. 2002) of the queue length, sampled at w Hz";
     Rem => Rem(RemParams), "rem", "Random Exponential Marking (Athuraliya et al. 2001): price-based drops";
     Fred => Fred(FredParams), "fred", "Flow RED (Lin & Morris 1997): per-active-flow limits and strikes, random drops for robust flows";

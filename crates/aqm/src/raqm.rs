@@ -11,6 +11,14 @@
 //! stability bound α̂ of Eq. 11–13. In queue-dependent mode an arrival that sees `Q` waiting
 //! packets is dropped with probability `min(1, p_k Q / q0)` (Eq. 12), otherwise with `p_k`.
 //!
+//! Eq. 3's `p_{k−1}` has two readings in queue-dependent mode (option `p_prev`). As printed, it is
+//! the previous period's `p_k` (`"base"`, the default): the queue scales only what arrivals see, so
+//! the loop pins the offered rate at `r0` and the queue settles wherever that leaves it. Read as
+//! the probability last applied to an arrival, `min(1, p_{k−1} Q / q0)` (`"applied"`), the update
+//! becomes `ln p_k = ln p_{k−1} + ln(Q / q0) + α (r_k − r0)`: an integrator of `ln(Q / q0)`, whose
+//! steady state has `Q = q0 e^{−α (r − r0)}`, close to `q0` when the offered rate is close to `r0`.
+//! In queue-independent mode the two readings coincide.
+//!
 //! Units: bytes and bytes per second for `l`, `r_k` and `r0`; α in seconds per byte.
 
 use crate::control::{check_period, check_positive, check_range, early_drop, period_ns};
@@ -66,6 +74,23 @@ pub struct RaqmParams {
     /// the current `r_k` (A28 (c)).
     #[serde(default)]
     pub raqm_alpha_lag: bool,
+    /// Which probability Eq. 3 multiplies: its `p_{k−1}` read as the previous `p_k` (`base`,
+    /// default) or as the queue-scaled probability of Eq. 12 last applied (`applied`).
+    #[serde(default)]
+    pub p_prev: PPrev,
+}
+
+/// The reading of `p_{k−1}` in Eq. 3 (`p_k = e^{α (r_k − r0)} p_{k−1}`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PPrev {
+    /// The previous period's queue-independent probability `p_{k−1}` (Eq. 3 as printed).
+    #[default]
+    Base,
+    /// The probability Eq. 12 gave the last arrival of the period, `min(1, p_{k−1} Q / q0)`
+    /// (Eq. 12 at the queue of the update instant when the period had no arrival). Equal to
+    /// `p_{k−1}` in queue-independent mode.
+    Applied,
 }
 
 /// How the drop probability applied to arrivals depends on the queue.
@@ -132,6 +157,7 @@ impl Default for RaqmParams {
             p_init: d_p_init(),
             p_floor: d_p_floor(),
             raqm_alpha_lag: false,
+            p_prev: PPrev::Base,
         }
     }
 }
@@ -198,8 +224,12 @@ pub struct Raqm<P> {
     c_max: f64,
     p_floor: f64,
     alpha_lag: bool,
+    /// Eq. 3 multiplies the last applied probability (`p_prev = "applied"`).
+    prev_applied: bool,
     /// Drop probability `p_k`.
     p_k: f64,
+    /// The probability Eq. 12 gave the last arrival.
+    p_last: f64,
     /// The last rate estimate `r_{k}` (0 before the first period, A28 (f)).
     r_prev: f64,
     /// The gain used in the last update.
@@ -231,7 +261,9 @@ impl<P: Pkt> Raqm<P> {
             c_max: params.c_max,
             p_floor: params.p_floor,
             alpha_lag: params.raqm_alpha_lag,
+            prev_applied: params.p_prev == PPrev::Applied,
             p_k: params.p_init,
+            p_last: params.p_init,
             r_prev: 0.0,
             alpha: alpha_init,
             l: 0,
@@ -254,6 +286,10 @@ impl<P: Pkt> Raqm<P> {
     /// The target rate `r0` (bytes/s).
     pub fn r0(&self) -> f64 {
         self.r0
+    }
+    /// The probability Eq. 12 gave the last arrival (`p_init` before the first).
+    pub fn p_last(&self) -> f64 {
+        self.p_last
     }
 
     /// The probability applied to an arrival that sees `q` waiting packets (step 2).
@@ -295,8 +331,15 @@ impl<P: Pkt> Raqm<P> {
         } else {
             self.alpha_for(r_k)
         };
-        // 3. Eq. 3, clamped to [p_floor, 1]
-        let p = libm::exp(self.alpha * (r_k - self.r0)) * self.p_k;
+        // 3. Eq. 3 on p_{k−1} = p_k (base) or the last applied probability, clamped to [p_floor, 1]
+        let prev = if !self.prev_applied {
+            self.p_k
+        } else if self.l > 0 {
+            self.p_last
+        } else {
+            self.p_arrival(self.fifo.len()) // no arrival this period: Eq. 12 now
+        };
+        let p = libm::exp(self.alpha * (r_k - self.r0)) * prev;
         self.p_k = if p.is_nan() { 1.0 } else { p.clamp(self.p_floor, 1.0) };
         // 4.
         self.r_prev = r_k;
@@ -317,7 +360,9 @@ impl<P: Pkt> Qdisc<P> for Raqm<P> {
         // 1. every arriving byte counts, even if dropped below (A28 (b))
         self.l += pkt.size() as u64;
         // 2-3. Eq. 12 with Q before enqueue (packets)
-        if early_drop(cx.rng, self.p_arrival(self.fifo.len())) {
+        let p = self.p_arrival(self.fifo.len());
+        self.p_last = p;
+        if early_drop(cx.rng, p) {
             let Some(marked) = cx.signal(pkt, self.ecn) else { return false };
             pkt = marked;
         }
@@ -385,8 +430,8 @@ mod tests {
             (1.0, 0.1, 50.0, 0.9, 2.0, 20.0, 0.0002, 1e-6)
         );
         assert_eq!(
-            (p.mode, p.alpha_mode, p.r0, p.alpha_init, p.raqm_alpha_lag),
-            (RaqmMode::QueueDependent, AlphaMode::Adaptive, None, None, false)
+            (p.mode, p.alpha_mode, p.r0, p.alpha_init, p.raqm_alpha_lag, p.p_prev),
+            (RaqmMode::QueueDependent, AlphaMode::Adaptive, None, None, false, PPrev::Base)
         );
         assert!(p.validate().is_ok());
         // r0 = C (bytes/s), alpha_init = 2 / r0, first timer at T
@@ -547,5 +592,143 @@ mod tests {
         let p = RaqmParams { mode: RaqmMode::QueueIndependent, p_init: 0.3, ..RaqmParams::default() };
         let q: Raqm<P> = Raqm::new(&p, link(), Limit::packets(6));
         assert_eq!((q.p_arrival(0), q.p_arrival(5)), (0.3, 0.3));
+    }
+
+    /// Drive one queue: `n` arrivals of 500 bytes, each followed by `serve` departures (0 or 1).
+    fn arrivals(q: &mut Raqm<P>, n: usize, serve: bool, rng: &mut Rng) {
+        let mut drops = Vec::new();
+        let mut cx = Cx { now: 0, rng, drops: &mut drops };
+        for _ in 0..n {
+            q.enqueue(P::new(1, 500), &mut cx);
+            if serve {
+                q.dequeue(&mut cx);
+            }
+        }
+    }
+
+    #[test]
+    fn applied_reading_multiplies_the_probability_of_the_last_arrival() {
+        // Two queues fed the same arrivals with the same random stream: the readings differ only
+        // in the update, by the factor Q / q0 of the last arrival
+        let base = RaqmParams { q0: 4.0, p_init: 0.01, ..RaqmParams::default() };
+        let applied = RaqmParams { p_prev: PPrev::Applied, ..base.clone() };
+        let mut a: Raqm<P> = Raqm::new(&base, link(), Limit::packets(100));
+        let mut b: Raqm<P> = Raqm::new(&applied, link(), Limit::packets(100));
+        let (mut ra, mut rb) = (Rng::stream(5, "raqm", 0), Rng::stream(5, "raqm", 0));
+        arrivals(&mut a, 3, false, &mut ra);
+        arrivals(&mut b, 3, false, &mut rb);
+        assert_eq!(a.len(), b.len(), "same arrivals, same draws, same decisions");
+        let n = b.len();
+        // the last arrival saw n − 1 or n waiting packets (n if it was dropped)
+        assert!(b.p_last() == b.p_arrival(n - 1) || b.p_last() == b.p_arrival(n));
+        let seen = b.p_last() / 0.01 * 4.0;
+        tick(&mut a, &mut ra);
+        tick(&mut b, &mut rb);
+        assert_eq!(a.r_k(), b.r_k());
+        assert_eq!(a.alpha(), b.alpha());
+        let step = (a.alpha() * (a.r_k() - a.r0())).exp();
+        assert!((a.p_k() - 0.01 * step).abs() < 1e-15, "base: p_1 = e^(α (r − r0)) p_0");
+        assert!((b.p_k() - a.p_k() * seen / 4.0).abs() < 1e-15, "applied: the base result × Q / q0");
+        // a period without arrivals: Eq. 12 at the queue of the update instant
+        let (pa, pb) = (a.p_k(), b.p_k());
+        let q_now = b.len() as f64;
+        tick(&mut a, &mut ra);
+        tick(&mut b, &mut rb);
+        assert_eq!(a.p_k() / pa, (a.alpha() * (a.r_k() - a.r0())).exp());
+        assert!((b.p_k() / pb - a.p_k() / pa * q_now / 4.0).abs() < 1e-12);
+        // an empty queue at the last arrival makes the next update fall to p_floor
+        let mut c: Raqm<P> = Raqm::new(&applied, link(), Limit::packets(100));
+        arrivals(&mut c, 3, true, &mut rb);
+        assert_eq!(c.p_last(), 0.0);
+        tick(&mut c, &mut rb);
+        assert_eq!(c.p_k(), applied.p_floor);
+    }
+
+    #[test]
+    fn readings_coincide_in_queue_independent_mode() {
+        let base = RaqmParams { mode: RaqmMode::QueueIndependent, p_init: 0.05, ..RaqmParams::default() };
+        let applied = RaqmParams { p_prev: PPrev::Applied, ..base.clone() };
+        let mut a: Raqm<P> = Raqm::new(&base, link(), Limit::packets(10));
+        let mut b: Raqm<P> = Raqm::new(&applied, link(), Limit::packets(10));
+        let (mut ra, mut rb) = (Rng::stream(6, "raqm", 0), Rng::stream(6, "raqm", 0));
+        for k in 0..20 {
+            arrivals(&mut a, k % 5, k % 3 == 0, &mut ra);
+            arrivals(&mut b, k % 5, k % 3 == 0, &mut rb);
+            tick(&mut a, &mut ra);
+            tick(&mut b, &mut rb);
+            assert_eq!((a.p_k(), a.len()), (b.p_k(), b.len()), "period {k}");
+        }
+    }
+
+    /// A fluid stand-in for the TCP flows of [RAQM] Eq. 4–5 in front of a RAQM queue: every
+    /// `RTT` the sources set their aggregate rate to `K / sqrt(p)`, `p` being the probability an
+    /// arrival is tested with at that moment (capped at twice the link rate, the access links'
+    /// total); the offered load is cut into 500-byte packets that the discipline admits or drops;
+    /// the link serves `C` bytes/s. `K` makes the rate equal `C` at a drop rate of 1 %.
+    /// Returns, over the second half of `periods` periods of 1 s, the time-average queue and the
+    /// mean of `q0 e^{−α (r_k − r0)}`, the queue at which the applied reading's update is neutral.
+    fn fluid(p_prev: PPrev, q0: f64, periods: u64) -> (f64, f64) {
+        const C: f64 = 1.25e6; // bytes/s (10 Mb/s)
+        const DT: f64 = 1e-3; // s
+        const RTT_STEPS: u64 = 20;
+        let k_src = C * 0.01f64.sqrt();
+        let params = RaqmParams { q0, p_prev, ..RaqmParams::default() };
+        let mut q: Raqm<P> = Raqm::new(&params, LinkInfo { rate_bps: 8.0 * C }, Limit::packets(100));
+        let mut rng = Rng::stream(7, "raqm-fluid", 0);
+        let mut drops = Vec::new();
+        let (mut rate, mut offered, mut served) = (2.0 * C, 0.0, 0.0);
+        let (mut q_sum, mut n_q, mut neutral_sum, mut n_k) = (0.0, 0u64, 0.0, 0u64);
+        let steps_per_period = (1.0 / DT) as u64;
+        for step in 0..periods * steps_per_period {
+            let mut cx = Cx { now: 0, rng: &mut rng, drops: &mut drops };
+            if step % RTT_STEPS == 0 {
+                let p = q.p_arrival(q.len());
+                rate = if p > 0.0 { (k_src / p.sqrt()).min(2.0 * C) } else { 2.0 * C };
+            }
+            offered += rate * DT / 500.0;
+            while offered >= 1.0 {
+                offered -= 1.0;
+                q.enqueue(P::new(1, 500), &mut cx);
+            }
+            served += C * DT / 500.0;
+            while served >= 1.0 {
+                served -= 1.0;
+                q.dequeue(&mut cx);
+            }
+            cx.drops.clear();
+            let second_half = step >= periods * steps_per_period / 2;
+            if second_half {
+                q_sum += q.len() as f64;
+                n_q += 1;
+            }
+            if step % steps_per_period == steps_per_period - 1 {
+                q.on_timer(&mut cx);
+                if second_half {
+                    neutral_sum += q0 * (-q.alpha() * (q.r_k() - q.r0())).exp();
+                    n_k += 1;
+                }
+            }
+        }
+        (q_sum / n_q as f64, neutral_sum / n_k as f64)
+    }
+
+    #[test]
+    fn applied_reading_settles_the_queue_near_q0_and_base_does_not() {
+        let mut applied = Vec::new();
+        for q0 in [20.0, 60.0] {
+            let (q_base, _) = fluid(PPrev::Base, q0, 300);
+            let (q_app, neutral) = fluid(PPrev::Applied, q0, 300);
+            // applied: the queue settles where the update is neutral, Q = q0 e^{−α (r − r0)}:
+            // a little below q0, since the offered rate exceeds r0 = C by the drops
+            assert!(neutral < q0);
+            assert!((q_app - neutral).abs() < 0.15 * neutral, "q0 = {q0}: queue {q_app}, neutral point {neutral}");
+            // base: nothing pulls the queue to q0 (p_k runs to its clamp at 1, and the queue
+            // sits where q0 × the drop rate the sources need leaves it)
+            assert!((q_base - q0).abs() > (q_app - q0).abs(), "q0 = {q0}: base {q_base}, applied {q_app}");
+            applied.push(q_app);
+        }
+        // applied: the queue follows q0 (three times q0, three times the queue)
+        let ratio = applied[1] / applied[0];
+        assert!((ratio - 3.0).abs() < 0.3, "ratio {ratio}");
     }
 }

@@ -54,6 +54,9 @@ kind       holds when
            max / min (``stat``), satisfies ``min``, ``max`` or ``range``
 ``best``   the ``of`` coordinate's value ``is`` has the highest mean (``worst``: lowest) at every
            point of the other coordinates
+           (with ``x = "<column>"`` and ``along = "<coordinate>"``: compared where the curves of
+           ``col`` against our mean ``x`` overlap, each read by linear interpolation; "at the same
+           average queue")
 ``order``  the values of ``of`` are in the order ``order`` (highest first; ``ascending = true``:
            lowest first) at every point of the other coordinates; or, with ``cols = [...]``
            (and ``labels``) instead of ``col``/``of``, the means of those columns are in that
@@ -86,7 +89,7 @@ from ..analysis.stats import interval_for, metric, where_mask
 COMMON = {"label", "text", "source", "col", "unit", "scale", "where", "note", "explain", "figure", "line"}
 VALUE_KEYS = COMMON | {"value", "tolerance", "stat", "at"}
 CLAIM_KEYS = COMMON | {"kind", "min", "max", "range", "stat", "of", "is", "order", "ascending", "along",
-                       "direction", "slack", "min_change", "cols", "labels", "lowest"}
+                       "direction", "slack", "min_change", "cols", "labels", "lowest", "x"}
 TABLE_KEYS = {"figure", "source", "line", "title", "where", "tolerance", "explain", "note", "rows", "columns",
               "cells", "cell_explain", "col", "unit", "scale", "stat", "at"}
 #: what a row or column of a ``[[table]]`` may set for its cells
@@ -149,6 +152,9 @@ def parse_references(raw: dict) -> tuple[list[dict], list[dict], list[dict]]:
             for k in ("of", "is"):
                 if k not in c:
                     raise ExperimentError(f"{w}.{k}: missing (the coordinate and the value that is {kind})")
+            if "x" in c and not (isinstance(c["x"], str) and isinstance(c.get("along"), str)):
+                raise ExperimentError(f"{w}: comparing at the same x needs x = \"<column>\" and along = "
+                                      f"\"<coordinate>\" (the points of each curve)")
         elif kind == "order":
             if "of" not in c or not isinstance(c.get("order"), list) or len(c["order"]) < 2:
                 raise ExperimentError(f"{w}: an order needs of = \"<coordinate>\" and order = [two or more values], "
@@ -526,6 +532,8 @@ def evaluate_claim(ctx: Context, c: dict) -> dict:
         ok = _bound_ok(c, v)
         out["agreement"] = ("" if ok else "not ") + _bound_text(c)
         return _verdict(out, c, ok)
+    if kind in ("best", "worst") and "x" in c:
+        return _best_at_same_x(ctx, c, out, m, pts, keys)
     if kind in ("best", "worst", "order"):
         of = c["of"]
         if of not in keys:
@@ -584,6 +592,55 @@ def evaluate_claim(ctx: Context, c: dict) -> dict:
         return out
     out["ours"] = f"{c['direction']} along {along} in {n - len(fails)} of {n} series"
     out["agreement"] = "holds" if not fails else "not for " + "; ".join(fails[:3])
+    return _verdict(out, c, not fails)
+
+
+def _best_at_same_x(ctx: Context, c: dict, out: dict, m, pts: list, keys: list) -> dict:
+    """``best``/``worst`` with ``x = "<column>"`` and ``along = "<coordinate>"``: each value of ``of``
+    makes a curve of our mean ``col`` against our mean ``x`` over the points of ``along``; where the
+    curves overlap in x (each read by linear interpolation between its points), ``is`` is highest
+    (lowest) at every x where a curve has a point. For a paper that compares schemes 'at the same
+    average queue' when their x values differ."""
+    of, along = c["of"], c.get("along")
+    if of not in keys or along not in keys:
+        out["agreement"] = f"{of if of not in keys else along} is not a coordinate"
+        return out
+    xm = _metric({"col": c["x"]}, c["x"])
+    if xm.col not in ctx.runs.columns:
+        out["agreement"] = f"no column {xm.col}"
+        return out
+    xs, _ = _points(ctx, dict(c, col=c["x"], unit="", scale=1.0), xm)
+    xval = {tuple((k, str(v)) for k, v in p[0].items()): p[2] for p in xs}
+    fails, n, checked = [], 0, 0
+    for key, ps in _groups(pts, [of, along]).items():
+        curves: dict = {}
+        for p in ps:
+            k = tuple((kk, str(vv)) for kk, vv in p[0].items())
+            if k in xval and np.isfinite(xval[k]):
+                curves.setdefault(str(p[0][of]), []).append((xval[k], p[2]))
+        if str(c["is"]) not in curves or len(curves) < 2:
+            continue
+        for v in curves.values():
+            v.sort()
+        lo = max(v[0][0] for v in curves.values())
+        hi = min(v[-1][0] for v in curves.values())
+        grid = sorted({x for v in curves.values() for x, _ in v if lo <= x <= hi})
+        if not grid:
+            continue
+        n += 1
+        for x in grid:
+            at = {name: float(np.interp(x, [a for a, _ in v], [b for _, b in v])) for name, v in curves.items()}
+            top = (max if c.get("kind") == "best" else min)(at, key=lambda k: at[k])
+            checked += 1
+            if top != str(c["is"]):
+                fails.append(f"{_at(key)}{', ' if key else ''}{xm.col} = {x:.3g}: {top}")
+    if n == 0:
+        out["agreement"] = "the curves do not overlap in " + c["x"]
+        return out
+    word = "highest" if c.get("kind") == "best" else "lowest"
+    out["ours"] = f"{c['is']} {word} at {checked - len(fails)} of {checked} x values where the curves overlap"
+    out["agreement"] = "holds at every x" if not fails else "not at " + "; ".join(fails[:3]) + (
+        " …" if len(fails) > 3 else "")
     return _verdict(out, c, not fails)
 
 

@@ -33,6 +33,16 @@ key                                    value
 ``bottleneck.queue_p05_pkts``, ...     5th, 50th and 95th percentiles of the sampled queue
                                        length (``queue_pkts``) over the window;
                                        ``links.<link>.queue_p05_pkts``, ... per measured link
+``bottleneck.queue_target_pkts``       the queue target of the bottleneck's discipline, for the
+                                       controllers that have one (RAQM ``q0``, PI ``q_ref``, REM
+                                       ``b0``: :data:`QUEUE_TARGETS`), as the run's overrides set
+                                       it (NaN when they do not; absent for other disciplines);
+                                       and, over the sampled queue in
+                                       the window: ``queue_rms_err_pkts``, the root-mean-square
+                                       distance of the queue from the target, and
+                                       ``queue_excess_mean_pkts``, the mean of the queue's excess
+                                       over the target (``max(0, q − target)``): the overshoot,
+                                       its height and duration together
 ``snapshots.<k>``                      with queue snapshots (one measured link, or the bottleneck's):
                                        ``count`` (J), ``queue_mean_pkts`` (b_avg), ``udp_pkts_mean``
                                        (mean UDP packets per snapshot), ``udp_fraction`` (their
@@ -75,6 +85,9 @@ from __future__ import annotations
 import math
 
 from ..base.metrics import jain
+
+#: the parameter that holds a discipline's queue-length target, by ``type`` (``queue_target_pkts``)
+QUEUE_TARGETS = {"raqm": "q0", "pi": "q_ref", "rem": "b0"}
 
 #: a TCP flow is counted as starved when its goodput is below this fraction of the fair share (M13)
 STARVED = 0.1
@@ -310,6 +323,8 @@ def run_row(result) -> dict:
             queue = "bottleneck." if main in (None, "bottleneck") else f"links.{main}."
             rows = ts.where("link", lambda v: v == main, win) if names else win
             _ts_stats(ts, rows, "aqm.", queue, row)
+            if queue == "bottleneck." and b is not None and b.get("aqm") in QUEUE_TARGETS:
+                _target_stats(ts, rows, _queue_target(result, b.get("aqm"), sc.get("overrides") or []), row)
     _snapshot_stats(result, s, row)
     return row
 
@@ -352,6 +367,51 @@ def _snapshot_stats(result, s: dict, row: dict) -> None:
 
 
 _LINK_LABELS = ("queue_unit", "name", "from", "to", "aqm", "index")
+
+
+def _queue_target(result, kind, overrides) -> float:
+    """The queue target (:data:`QUEUE_TARGETS`) of the bottleneck's discipline ``kind``: from the
+    resolved scenario when the result has it, else from the overrides (``bottleneck.aqm={...}`` or
+    ``bottleneck.aqm.<key>=...``; the last one wins); NaN when neither gives it."""
+    from ..base.compat import tomllib
+
+    key = QUEUE_TARGETS.get(kind)
+    if key is None:
+        return math.nan
+    text = getattr(result, "scenario", None)
+    if isinstance(text, str):
+        try:
+            aqm = tomllib.loads(text).get("bottleneck", {}).get("aqm", {})
+            if isinstance(aqm, dict) and aqm.get("type") == kind and _number(aqm.get(key)):
+                return float(aqm[key])
+        except tomllib.TOMLDecodeError:
+            pass
+    target = math.nan
+    for o in overrides:
+        path, _, value = str(o).partition("=")
+        path = path.strip()
+        try:
+            if path == "bottleneck.aqm":
+                v = tomllib.loads("v = " + value)["v"]
+                if isinstance(v, dict) and v.get("type") == kind:
+                    target = float(v[key]) if _number(v.get(key)) else math.nan
+            elif path == f"bottleneck.aqm.{key}":
+                v = tomllib.loads("v = " + value)["v"]
+                target = float(v) if _number(v) else math.nan
+        except (tomllib.TOMLDecodeError, ValueError):
+            continue
+    return target
+
+
+def _target_stats(ts: _Table, rows, target: float, row: dict) -> None:
+    """``bottleneck.queue_target_pkts``, ``queue_rms_err_pkts`` and ``queue_excess_mean_pkts`` (module notes)."""
+    row["bottleneck.queue_target_pkts"] = target
+    row["bottleneck.queue_rms_err_pkts"] = row["bottleneck.queue_excess_mean_pkts"] = math.nan
+    if math.isnan(target) or not rows or "queue_pkts" not in ts:
+        return
+    q = [float(v) for v in ts.col("queue_pkts", rows)]
+    row["bottleneck.queue_rms_err_pkts"] = math.sqrt(math.fsum((v - target) ** 2 for v in q) / len(q))
+    row["bottleneck.queue_excess_mean_pkts"] = math.fsum(max(0.0, v - target) for v in q) / len(q)
 
 
 def _ts_stats(ts: _Table, rows, aqm: str, queue: str, row: dict) -> None:
