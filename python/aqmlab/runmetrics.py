@@ -36,6 +36,11 @@ key                                    value
 ``normalised_goodput``                 M15: TCP goodput / capacity (dumbbells)
 ``tcp.starved``, ``group.<g>.starved``  TCP flows (of a group) whose goodput is below 10 % of the
                                        ideal fair share (:data:`STARVED`; our definition)
+``tcp.zero_goodput``,                  TCP flows (of a group) that started and delivered no data
+``group.<g>.zero_goodput``             at all in the window (goodput exactly 0: [CHOKeW]'s starved
+                                       flows, read off the RCF at goodput zero)
+``tcp.goodput_min_bps``,               the lowest goodput of a TCP flow (of a group) that started
+``group.<g>.goodput_min_bps``          (the foot of the RCF of goodput)
 ``sdv_throughput_bps``                 M14: sample standard deviation of all flows' throughputs
 ``web_drop_share``                     M9: drops of ``web`` flows / drops of all flows (NaN if no
                                        web flows or no drops)
@@ -113,6 +118,12 @@ def _quantile(values, q: float) -> float:
     t = h - lo
     a, b = x[lo], x[hi]
     return b - (b - a) * (1 - t) if t >= 0.5 else a + (b - a) * t  # (numpy's form of the interpolation)
+
+
+def _min(values) -> float:
+    """The smallest non-NaN value (NaN for none)."""
+    vals = [float(v) for v in values if not _isnan(v)]
+    return min(vals) if vals else math.nan
 
 
 def _std(values) -> float:
@@ -233,10 +244,17 @@ def run_row(result) -> dict:
     # (undefined without one capacity to share: other networks than a dumbbell)
     known = math.isfinite(row["fair_share_bps"])
     row["tcp.starved"] = float(len(low)) if known else math.nan
+    # flows with no goodput at all (not a threshold: exactly zero)
+    zero = f.where("goodput_bps", lambda v: v == 0, started_tcp) if started_tcp else []
+    row["tcp.zero_goodput"] = float(len(zero))
+    row["tcp.goodput_min_bps"] = _min(f.col("goodput_bps", started_tcp)) if started_tcp else math.nan
     if "group" in f:
         for g in s.get("groups", []):
             n_low = float(len(f.where("group", lambda v, n=g["name"]: v == n, low)))
             row[f"group.{g['name']}.starved"] = n_low if known else math.nan
+            row[f"group.{g['name']}.zero_goodput"] = float(len(f.where("group", lambda v, n=g["name"]: v == n, zero)))
+            mine = f.where("group", lambda v, n=g["name"]: v == n, started_tcp) if started_tcp else []
+            row[f"group.{g['name']}.goodput_min_bps"] = _min(f.col("goodput_bps", mine)) if mine else math.nan
     row["sdv_throughput_bps"] = _std(f.col("throughput_bps", every)) if f.n > 1 else math.nan
     web = f.where("app", lambda v: v == "web", every)
     total_drops = _sum(f.col("drops_total", every)) - _sum(f.col("drops_link_loss", every))
