@@ -168,9 +168,10 @@ def test_reproduce_one_small_experiment(tiny, tmp_path):
     assert "| RED |" in report  # the table
     assert "UDP share, RED" in report and "a made-up value" in report  # the reference value
     # the scorecard opens the report: the wrong value is a miss without a reason, the claim holds
-    card = report.split("## Scorecard", 1)[1].split("## Experiments", 1)[0]
-    assert "| [tiny](#tiny) | 0 / 1 | 1 / 1 | value \u201cUDP share, RED\u201d — unexplained |" in card, card
-    assert report.index("## Scorecard") < report.index("## tiny")
+    card = report.split("## Scorecard", 1)[1].split("## Contents", 1)[0]
+    assert "| [tiny](#tiny) | 0 / 1 | 1 / 1 | 1 |" in card, card
+    assert "value \u201cUDP share, RED\u201d: published 0.001, ours 0.9" in card and "— *unexplained*" in card, card
+    assert report.index("## Scorecard") < report.index("## Contents") < report.index("## tiny")
     summary = report.split("## Summary of the experiments", 1)[1].split("## tiny", 1)[0]
     row = next(l for l in summary.splitlines() if l.startswith("| [tiny](#tiny)"))
     assert [c.strip() for c in row.split("|")[3:5]] == ["8", "ran"], row  # runs and state, never "ok"

@@ -223,7 +223,7 @@ class Cache:
                 return stored["row"]
         from .runmetrics import run_row
 
-        res = self.load(key, ("flows", "timeseries"))
+        res = self.load(key, ("flows", "timeseries", "snapshots"))  # (snapshots: runmetrics.py snapshots.*)
         return {"scenario": res.summary["scenario"]["name"], **run_row(res)}
 
     def load(self, key: str, tables: Iterable[str] | None = None) -> Result:

@@ -25,12 +25,20 @@ key                                    value
 ``aqm.<state>_mean``                   time average over the measurement window of each
                                        ``aqm_<state>`` column of the time series (M7b, M11): the
                                        bottleneck's, or the one measured link's;
-                                       ``aqm.<state>_p05`` its 5th percentile over the samples;
-                                       ``links.<link>.aqm.<state>_mean`` (and ``_p05``) per link
+                                       ``aqm.<state>_p05`` its 5th percentile, ``aqm.<state>_min``
+                                       its minimum and ``aqm.<state>_std`` the sample standard
+                                       deviation over the samples;
+                                       ``links.<link>.aqm.<state>_mean`` (and ``_p05``, ``_min``, ``_std``) per link
                                        when there are several
 ``bottleneck.queue_p05_pkts``, ...     5th, 50th and 95th percentiles of the sampled queue
                                        length (``queue_pkts``) over the window;
                                        ``links.<link>.queue_p05_pkts``, ... per measured link
+``snapshots.<k>``                      with queue snapshots (one measured link, or the bottleneck's):
+                                       ``count`` (J), ``queue_mean_pkts`` (b_avg), ``udp_pkts_mean``
+                                       (mean UDP packets per snapshot), ``udp_fraction`` (their
+                                       ratio), and of the spatial distribution M10 (200 points):
+                                       ``rho_udp_tail`` (y = 0), ``rho_udp_head`` (y = b_avg),
+                                       ``rho_udp_mean`` (over the points), ``rho_udp_head_over_tail``
 ``run.duration_s``, ``run.warmup_s``   the run length and warm-up as run (figure titles state them)
 ``fair_share_bps``                     M13: capacity / number of flows that started (dumbbells)
 ``normalised_goodput``                 M15: TCP goodput / capacity (dumbbells)
@@ -44,12 +52,22 @@ key                                    value
 ``sdv_throughput_bps``                 M14: sample standard deviation of all flows' throughputs
 ``web_drop_share``                     M9: drops of ``web`` flows / drops of all flows (NaN if no
                                        web flows or no drops)
+``users.jain_throughput``              Jain's index of the users' throughputs, a user being a flow
+                                       except that the connections of one web session (flows
+                                       column ``session`` >= 0) make one user, their throughputs
+                                       summed; ``users.count`` the number of users;
+                                       ``users.jain_throughput_tcp`` and ``users.count_tcp``
+                                       the same over the TCP flows
 =====================================  =========================================================
 
 Aggregates ``<k>`` over a set of flows: ``flows`` (count), ``throughput_bps``, ``goodput_bps``,
 ``goodput_m2b_bps``, ``goodput_m2c_bps`` (sums, M1/M2/M2b/M2c), the same ``*_per_flow`` means,
+``throughput_max_per_flow_bps`` and ``throughput_min_per_flow_bps`` (the largest and smallest flow's),
 ``share`` (sum, M3), ``drops_total``, ``bneck_arrivals``, ``drop_pct`` (M9: ``100 · (drops_total −
-drops_link_loss) / bneck_arrivals``), ``jain_throughput``, ``jain_goodput`` (M4) and ``timeouts``.
+drops_link_loss) / bneck_arrivals``), ``drops_matched`` (sum of the matched drops, arrivals and
+victims) and ``drops_overflow`` (sum of the overflow drops), ``jain_throughput``, ``jain_goodput`` (M4)
+and ``timeouts``. ``group.<name>.<k>`` also carries these aggregates over the group's flows where the
+summary's group entry lacks the key (``group.udp1.drop_pct``, ``group.udp1.bneck_arrivals``, ...).
 """
 
 from __future__ import annotations
@@ -179,6 +197,14 @@ def aggregate(flows, rows=None) -> dict:
     for c in _PER_FLOW:
         if c in f:
             out[c.replace("_bps", "_per_flow_bps")] = _sum(f.col(c, rows)) / n if n else math.nan
+    if "throughput_bps" in f:
+        x = [float(v) for v in f.col("throughput_bps", rows) if not _isnan(v)]
+        out["throughput_max_per_flow_bps"] = max(x) if x else math.nan
+        out["throughput_min_per_flow_bps"] = min(x) if x else math.nan
+    if "drops_matched_arrival" in f and "drops_matched_victim" in f:
+        out["drops_matched"] = _sum(f.col("drops_matched_arrival", rows)) + _sum(f.col("drops_matched_victim", rows))
+    if "drops_overflow" in f:
+        out["drops_overflow"] = _sum(f.col("drops_overflow", rows))
     if "bneck_arrivals" in f and "drops_total" in f:
         arr = _sum(f.col("bneck_arrivals", rows))
         lost = _sum(f.col("drops_total", rows)) - (_sum(f.col("drops_link_loss", rows)) if "drops_link_loss" in f else 0.0)
@@ -220,6 +246,9 @@ def run_row(result) -> dict:
     _put("all", aggregate(f, every), row)
     for t in ("tcp", "udp"):
         _put(t, aggregate(f, f.where("transport", lambda v, t=t: v == t, every)), row)
+    for name, rows in f.groups("group", every) if "group" in f else []:
+        for k, v in aggregate(f, rows).items():
+            row.setdefault(f"group.{name}.{k}", v)
     for app, rows in f.groups("app", every):
         _put(f"app.{app}", aggregate(f, rows), row)
     for level, rows in f.groups("priority", every):
@@ -263,6 +292,18 @@ def run_row(result) -> dict:
     else:
         row["web_drop_share"] = math.nan
 
+    if "throughput_bps" in f:
+        sess = f.cols.get("session")
+        for name, rows in (("", every), ("_tcp", tcp)):
+            users: dict = {}
+            for i in rows:
+                sid = sess[i] if sess is not None else -1
+                key = ("s", int(sid)) if not _isnan(sid) and sid >= 0 else ("f", i)
+                v = f.cols["throughput_bps"][i]
+                users[key] = users.get(key, 0.0) + (0.0 if _isnan(v) else float(v))
+            row[f"users.count{name}"] = float(len(users))
+            row[f"users.jain_throughput{name}"] = jain(users.values())
+
     ts_cols = _columns(result, "timeseries")
     ts = _Table(ts_cols) if ts_cols is not None else None
     if ts is not None and ts.n:
@@ -278,19 +319,59 @@ def run_row(result) -> dict:
             queue = "bottleneck." if main in (None, "bottleneck") else f"links.{main}."
             rows = ts.where("link", lambda v: v == main, win) if names else win
             _ts_stats(ts, rows, "aqm.", queue, row)
+    _snapshot_stats(result, s, row)
     return row
+
+
+def _snapshot_stats(result, s: dict, row: dict) -> None:
+    """The ``snapshots.*`` keys (module notes) of a run with queue snapshots."""
+    info = s.get("queue_snapshots")
+    cols = _columns(result, "snapshots") if info else None
+    if not cols:
+        return
+    import pandas as pd
+
+    from .models.runs import RunDataError, spatial_distribution
+
+    snaps = pd.DataFrame(dict(cols))
+    if "link" in snaps.columns and snaps["link"].nunique() > 1:
+        if not (snaps["link"] == "bottleneck").any():
+            return
+        snaps = snaps[snaps["link"] == "bottleneck"]
+    count = int(info["count"])
+    keys = ("count", "queue_mean_pkts", "udp_pkts_mean", "udp_fraction", "rho_udp_tail", "rho_udp_head",
+            "rho_udp_mean", "rho_udp_head_over_tail")
+    out = dict.fromkeys(keys, math.nan)
+    out["count"] = float(count)
+    if count > 0:
+        n = float(len(snaps))
+        udp = float(snaps["transport"].astype(str).str.strip().str.lower().eq("udp").sum()) if n else 0.0
+        out["queue_mean_pkts"] = n / count
+        out["udp_pkts_mean"] = udp / count
+        out["udp_fraction"] = udp / n if n else math.nan
+        try:
+            rho = spatial_distribution(snaps, n_grid=200, count=count)["rho_udp"].tolist()
+        except RunDataError:  # every snapshot empty
+            rho = []
+        if rho:
+            out.update(rho_udp_tail=rho[0], rho_udp_head=rho[-1], rho_udp_mean=_mean(rho),
+                       rho_udp_head_over_tail=rho[-1] / rho[0] if rho[0] > 0 else math.nan)
+    _put("snapshots", {k: float(v) for k, v in out.items()}, row)
 
 
 _LINK_LABELS = ("queue_unit", "name", "from", "to", "aqm", "index")
 
 
 def _ts_stats(ts: _Table, rows, aqm: str, queue: str, row: dict) -> None:
-    """Time averages and 5th percentiles of the AQM's state over ``rows`` of the time series, and
-    percentiles of the queue."""
+    """Time averages, 5th percentiles and minima of the AQM's state over ``rows`` of the time series,
+    and percentiles of the queue."""
     for c in ts.cols:
         if c.startswith("aqm_"):
             row[f"{aqm}{c[4:]}_mean"] = _mean(ts.col(c, rows)) if rows else math.nan
             row[f"{aqm}{c[4:]}_p05"] = _quantile(ts.col(c, rows), 0.05) if rows else math.nan
+            row[f"{aqm}{c[4:]}_std"] = _std(ts.col(c, rows)) if rows else math.nan
+            vals = [float(v) for v in ts.col(c, rows) if not _isnan(v)]
+            row[f"{aqm}{c[4:]}_min"] = min(vals) if vals else math.nan
     if "queue_pkts" in ts:
         for q in (5, 50, 95):
             row[f"{queue}queue_p{q:02d}_pkts"] = _quantile(ts.col("queue_pkts", rows), q / 100) if rows else math.nan

@@ -17,6 +17,29 @@ each with its source in the paper:
     note = "..."                        # how the value was read (population, window ...)
     explain = "unstated parameter: ..." # the reason, shown only if the value is missed
 
+Every entry may also say where in the paper it comes from: ``figure = "Table 2"`` (the paper's
+figure or table, as its inventory ``papers/<tag>.toml`` lists it; a list for several) and
+``line = 106`` (the line of the paper's text, or ``[first, last]``).
+
+``[[table]]``: a **published table**, cell by cell; each numeric cell is one published value::
+
+    [[table]]
+    figure = "Table 1"                     # required, as are source and rows/columns/cells
+    source = "[WARD] §3.2, Table 1"
+    line = 110
+    title = "..."
+    where = { scheme = "WARD" }            # common to every cell (optional)
+    rows = [{ label = "TCP_avg", col = "tcp.throughput_per_flow_bps", unit = "kb/s" }, ...]
+    columns = { coord = "load", values = [0, 0.1, 0.2] }    # or a list like rows
+    cells = [[29.30, 27.35, 26.51], ["–", 64.60, 95.26]]   # a string: a cell the paper leaves empty
+    cell_explain = [["TCP_avg", "0.1", "measurement: ..."]]  # optional, per cell
+
+Rows and columns are lists of tables with ``label`` and any of ``col``, ``unit``, ``scale``,
+``where``, ``stat``, ``at``, ``explain``, ``tolerance``, ``note``, or the shorthand ``{ coord,
+values, labels }``; ``col``, ``unit`` and ``scale`` are given once among the table, the row and the
+column; ``where`` and ``at`` are merged. The report prints the table as the paper does, each cell
+``paper / ours (ours ÷ paper)``.
+
 A value counts as matched only at the paper's point: with ``stat = "mean"`` (the default) the
 selection must be one run point (an error otherwise); with ``stat = "max"``/``"min"`` both the
 value and the place of the extreme must agree. A point that was not run (``--quick``) is "not
@@ -32,7 +55,12 @@ kind       holds when
 ``best``   the ``of`` coordinate's value ``is`` has the highest mean (``worst``: lowest) at every
            point of the other coordinates
 ``order``  the values of ``of`` are in the order ``order`` (highest first; ``ascending = true``:
-           lowest first) at every point of the other coordinates
+           lowest first) at every point of the other coordinates; or, with ``cols = [...]``
+           (and ``labels``) instead of ``col``/``of``, the means of those columns are in that
+           order at every point ``where`` selects
+``peak``   along the coordinate ``along`` the mean rises to a maximum at an interior point and
+           falls after it (``lowest = true``: a valley), by more than ``min_change`` (relative to
+           the extreme) each side, never back by more than ``slack``; where is not checked
 ``trend``  along the coordinate ``along`` the mean is ``increasing``/``decreasing``
            (``direction``): from the first to the last point it moves that way by more than
            ``min_change`` (relative to the first, default 0), and never the other way by more
@@ -55,41 +83,63 @@ import pandas as pd
 from .context import Context, Output
 from .stats import interval_for, metric, where_mask
 
-COMMON = {"label", "text", "source", "col", "unit", "scale", "where", "note", "explain"}
+COMMON = {"label", "text", "source", "col", "unit", "scale", "where", "note", "explain", "figure", "line"}
 VALUE_KEYS = COMMON | {"value", "tolerance", "stat", "at"}
 CLAIM_KEYS = COMMON | {"kind", "min", "max", "range", "stat", "of", "is", "order", "ascending", "along",
-                       "direction", "slack", "min_change"}
-KINDS = ("bound", "best", "worst", "order", "trend")
+                       "direction", "slack", "min_change", "cols", "labels", "lowest"}
+TABLE_KEYS = {"figure", "source", "line", "title", "where", "tolerance", "explain", "note", "rows", "columns",
+              "cells", "cell_explain", "col", "unit", "scale", "stat", "at"}
+#: what a row or column of a ``[[table]]`` may set for its cells
+AXIS_KEYS = {"label", "col", "unit", "scale", "where", "stat", "at", "explain", "tolerance", "note"}
+KINDS = ("bound", "best", "worst", "order", "trend", "peak")
 REASON_KINDS = ("paper inconsistency", "unstated parameter", "known model difference", "set-up difference",
                 "measurement", "quick mode", "unexplained")
+#: relative tolerance of a published value when its entry gives none
+TOLERANCE = 0.25
 
 
-def parse_references(raw: dict) -> tuple[list[dict], list[dict]]:
-    """The ``[[reference]]`` (values) and ``[[claim]]`` entries of a reference.toml, checked."""
+def parse_references(raw: dict) -> tuple[list[dict], list[dict], list[dict]]:
+    """The published values (``[[reference]]`` entries and every numeric cell of the ``[[table]]``
+    entries), the ``[[claim]]`` entries and the tables of a reference.toml, checked.
+
+    Each value and claim gets ``loc``, where it is in the file (for error messages); a table's
+    cells get ``table`` (the table's index) and ``cell`` (row, column)."""
     from .experiment import ExperimentError
 
-    extra = set(raw) - {"reference", "claim"}
+    extra = set(raw) - {"reference", "claim", "table"}
     if extra:
-        raise ExperimentError(f"{sorted(extra)[0]}: unknown key; the file holds [[reference]] and [[claim]] entries")
+        raise ExperimentError(f"{sorted(extra)[0]}: unknown key; the file holds [[reference]], [[table]] and "
+                              f"[[claim]] entries")
     refs, claims = list(raw.get("reference", [])), list(raw.get("claim", []))
     for i, r in enumerate(refs):
         w = f"reference[{i}]"
         _keys(r, VALUE_KEYS, w, ("label", "col"))
-        if not isinstance(r.get("value"), (int, float)):
-            raise ExperimentError(f"{w}.value: a published value is a number (bounds and ranges are "
-                                  f"[[claim]] entries)")
-        if r.get("stat", "mean") not in ("mean", "max", "min"):
-            raise ExperimentError(f"{w}.stat: one of mean, max, min")
-        if r.get("stat", "mean") != "mean" and "at" not in r:
-            raise ExperimentError(f"{w}.at: a maximum or minimum needs the paper's point (at = {{...}})")
-        _explain(r, w)
+        _check_value(r, w)
+        r["loc"] = w
+    tables = []
+    for t, spec in enumerate(raw.get("table", [])):
+        tab, cells = _parse_table(spec, f"table[{t}]", t)
+        tables.append(tab)
+        refs += cells
     for i, c in enumerate(claims):
         w = f"claim[{i}]"
-        _keys(c, CLAIM_KEYS, w, ("text", "col"))
+        _keys(c, CLAIM_KEYS, w, ("text",) if "cols" in c else ("text", "col"))
         kind = c.get("kind", "bound")
         if kind not in KINDS:
             raise ExperimentError(f"{w}.kind: one of {', '.join(KINDS)}")
-        if kind == "bound":
+        if "cols" in c:
+            cols = c["cols"]
+            if kind != "order" or "col" in c or "of" in c:
+                raise ExperimentError(f"{w}.cols: only an order claim compares columns (kind = \"order\", no col, "
+                                      f"no of)")
+            if not isinstance(cols, list) or len(cols) < 2 or not all(isinstance(x, str) for x in cols):
+                raise ExperimentError(f"{w}.cols: two or more column names")
+            labels = c.get("labels", cols)
+            if not isinstance(labels, list) or len(labels) != len(cols):
+                raise ExperimentError(f"{w}.labels: one label per column of cols")
+        elif "labels" in c:
+            raise ExperimentError(f"{w}.labels: only with cols")
+        elif kind == "bound":
             forms = [k for k in ("min", "max", "range") if k in c]
             if not forms or ("range" in forms and len(forms) > 1):
                 raise ExperimentError(f"{w}: a bound needs min, max, min and max, or range")
@@ -101,13 +151,174 @@ def parse_references(raw: dict) -> tuple[list[dict], list[dict]]:
                     raise ExperimentError(f"{w}.{k}: missing (the coordinate and the value that is {kind})")
         elif kind == "order":
             if "of" not in c or not isinstance(c.get("order"), list) or len(c["order"]) < 2:
-                raise ExperimentError(f"{w}: an order needs of = \"<coordinate>\" and order = [two or more values]")
+                raise ExperimentError(f"{w}: an order needs of = \"<coordinate>\" and order = [two or more values], "
+                                      f"or cols = [two or more columns]")
+        elif kind == "peak":
+            if "along" not in c or not isinstance(c.get("lowest", False), bool):
+                raise ExperimentError(f"{w}: a peak needs along = \"<coordinate>\" (and lowest = true for a valley)")
         elif kind == "trend":
             if "along" not in c or c.get("direction") not in ("increasing", "decreasing"):
                 raise ExperimentError(f"{w}: a trend needs along = \"<coordinate>\" and direction = "
                                       f"\"increasing\" or \"decreasing\"")
         _explain(c, w)
-    return refs, claims
+        _source_keys(c, w)
+        c["loc"] = w
+    return refs, claims, tables
+
+
+def _check_value(r: dict, w: str) -> None:
+    from .experiment import ExperimentError
+
+    if not isinstance(r.get("value"), (int, float)) or isinstance(r.get("value"), bool):
+        raise ExperimentError(f"{w}.value: a published value is a number (bounds and ranges are "
+                              f"[[claim]] entries)")
+    if r.get("stat", "mean") not in ("mean", "max", "min"):
+        raise ExperimentError(f"{w}.stat: one of mean, max, min")
+    if r.get("stat", "mean") != "mean" and "at" not in r:
+        raise ExperimentError(f"{w}.at: a maximum or minimum needs the paper's point (at = {{...}})")
+    tol = r.get("tolerance", TOLERANCE)
+    if not isinstance(tol, (int, float)) or isinstance(tol, bool) or tol < 0:
+        raise ExperimentError(f"{w}.tolerance: a relative tolerance, a number ≥ 0 (0.25 = ±25 %)")
+    _explain(r, w)
+    _source_keys(r, w)
+
+
+def _source_keys(d: dict, w: str) -> None:
+    """``figure`` (the paper's figure or table: a string or a list of them) and ``line`` (the line of
+    the paper's text, or [first, last])."""
+    from .experiment import ExperimentError
+
+    f = d.get("figure")
+    if f is not None and not (isinstance(f, str) or (isinstance(f, list) and f and all(isinstance(x, str) for x in f))):
+        raise ExperimentError(f"{w}.figure: the paper's figure or table, e.g. \"Table 2\" (or a list of them)")
+    ln = d.get("line")
+    if ln is not None:
+        ok = (isinstance(ln, int) and not isinstance(ln, bool) and ln > 0) or (
+            isinstance(ln, list) and len(ln) == 2 and all(isinstance(x, int) and x > 0 for x in ln) and ln[0] <= ln[1])
+        if not ok:
+            raise ExperimentError(f"{w}.line: a line number of the paper's text, or [first, last]")
+
+
+def figures_of(d: dict) -> list[str]:
+    """The paper's figures and tables an entry names (``figure``), as a list."""
+    f = d.get("figure")
+    return [] if f is None else [f] if isinstance(f, str) else list(f)
+
+
+def line_text(d: dict) -> str:
+    ln = d.get("line")
+    if ln is None:
+        return ""
+    return f"l. {ln}" if isinstance(ln, int) else f"ll. {ln[0]}–{ln[1]}"
+
+
+def _table_axis(v, w: str) -> list[dict]:
+    """A table's rows or columns: a list of tables, or ``{coord, values, labels}``."""
+    from .experiment import ExperimentError
+
+    if isinstance(v, dict):
+        for k in v:
+            if k not in ("coord", "values", "labels"):
+                raise ExperimentError(f"{w}.{k}: unknown key; the shorthand is {{ coord, values, labels }}")
+        coord, values = v.get("coord"), v.get("values")
+        if not isinstance(coord, str) or not isinstance(values, list) or not values:
+            raise ExperimentError(f"{w}: give coord = \"<coordinate>\" and values = [...]")
+        labels = v.get("labels", [f"{x:g}" if isinstance(x, float) else str(x) for x in values])
+        if not isinstance(labels, list) or len(labels) != len(values):
+            raise ExperimentError(f"{w}.labels: one label per value")
+        return [{"label": str(lab), "where": {coord: x}} for lab, x in zip(labels, values)]
+    if not isinstance(v, list) or not v or not all(isinstance(x, dict) for x in v):
+        raise ExperimentError(f"{w}: a list of {{ label = ..., ... }} tables, or {{ coord, values }}")
+    for i, x in enumerate(v):
+        for k in x:
+            if k not in AXIS_KEYS:
+                raise ExperimentError(f"{w}[{i}].{k}: unknown key; known: {', '.join(sorted(AXIS_KEYS))}")
+        if not isinstance(x.get("label"), str):
+            raise ExperimentError(f"{w}[{i}].label: missing")
+        if "where" in x and not isinstance(x["where"], dict):
+            raise ExperimentError(f"{w}[{i}].where: expected a table {{ coordinate = value }}")
+    return [dict(x) for x in v]
+
+
+def _parse_table(spec: dict, w: str, index: int) -> tuple[dict, list[dict]]:
+    """One ``[[table]]``: the table (for the report's grid) and its numeric cells as published values."""
+    from .experiment import ExperimentError
+
+    if not isinstance(spec, dict):
+        raise ExperimentError(f"{w}: expected a table")
+    for k in spec:
+        if k not in TABLE_KEYS:
+            raise ExperimentError(f"{w}.{k}: unknown key; known: {', '.join(sorted(TABLE_KEYS))}")
+    if not isinstance(spec.get("figure"), str):
+        raise ExperimentError(f"{w}.figure: missing (the paper's table, e.g. \"Table 2\")")
+    if not isinstance(spec.get("source"), str):
+        raise ExperimentError(f"{w}.source: missing")
+    _source_keys(spec, w)
+    if "explain" in spec:
+        _explain(spec, w)
+    rows, cols = _table_axis(spec.get("rows"), f"{w}.rows"), _table_axis(spec.get("columns"), f"{w}.columns")
+    cells = spec.get("cells")
+    if not isinstance(cells, list) or len(cells) != len(rows) or not all(
+            isinstance(r, list) and len(r) == len(cols) for r in cells):
+        raise ExperimentError(f"{w}.cells: {len(rows)} rows of {len(cols)} cells (a number, or a string for a cell "
+                              f"the paper leaves empty)")
+    rlabels, clabels = [r["label"] for r in rows], [c["label"] for c in cols]
+    cex = {}
+    for k, e in enumerate(spec.get("cell_explain", [])):
+        if not (isinstance(e, list) and len(e) == 3 and all(isinstance(x, str) for x in e)):
+            raise ExperimentError(f"{w}.cell_explain[{k}]: [row label, column label, reason]")
+        if e[0] not in rlabels or e[1] not in clabels:
+            raise ExperimentError(f"{w}.cell_explain[{k}]: no cell {e[0]!r}, {e[1]!r}")
+        _explain({"explain": e[2]}, f"{w}.cell_explain[{k}]")
+        cex[(e[0], e[1])] = e[2]
+    for x in rows + cols:
+        if "explain" in x:
+            _explain(x, f"{w}")
+    out = []
+    for i, row in enumerate(rows):
+        for j, col in enumerate(cols):
+            v = cells[i][j]
+            cw = f"{w}.cells[{i}][{j}]"
+            if isinstance(v, str):
+                continue  # a cell the paper leaves empty
+            if not isinstance(v, (int, float)) or isinstance(v, bool):
+                raise ExperimentError(f"{cw}: a number, or a string for a cell the paper leaves empty")
+            e = {"label": f"{spec['figure']}: {row['label']}, {col['label']}", "value": v, "source": spec["source"],
+                 "figure": spec["figure"], "table": index, "cell": (i, j), "loc": cw}
+            if "line" in spec:
+                e["line"] = spec["line"]
+            for k in ("col", "unit", "scale", "stat"):
+                given = [d[k] for d in (spec, row, col) if k in d]
+                if len(given) > 1:
+                    raise ExperimentError(f"{cw}: {k} is given {len(given)} times (table, row, column: give it once)")
+                if given:
+                    e[k] = given[0]
+            if "col" not in e:
+                raise ExperimentError(f"{cw}: no col (give it on the table, its row or its column)")
+            for k in ("where", "at"):
+                merged: dict = {}
+                for d in (spec, row, col):
+                    for key, val in (d.get(k) or {}).items():
+                        if key in merged:
+                            raise ExperimentError(f"{cw}: {k}.{key} is given twice (table, row, column)")
+                        merged[key] = val
+                if merged:
+                    e[k] = merged
+            for k in ("tolerance", "note"):
+                for d in (row, col, spec):
+                    if k in d:
+                        e[k] = d[k]
+                        break
+            reason = cex.get((row["label"], col["label"])) or row.get("explain") or col.get("explain") or spec.get(
+                "explain")
+            if reason:
+                e["explain"] = reason
+            _check_value(e, cw)
+            out.append(e)
+    tab = {"index": index, "figure": spec["figure"], "title": spec.get("title", ""), "source": spec["source"],
+           "line": spec.get("line"), "note": spec.get("note", ""), "rows": rlabels, "columns": clabels,
+           "cells": cells}
+    return tab, out
 
 
 def _keys(d: dict, known: set, w: str, required: tuple) -> None:
@@ -165,7 +376,9 @@ def _fmt(m, iv, scale=None) -> str:
 
 def _base(r: dict, label: str) -> dict:
     return {"label": label, "source": r.get("source", ""), "note": r.get("note", ""), "ours": "-",
-            "ok": None, "agreement": "not run", "reason": ""}
+            "ok": None, "agreement": "not run", "reason": "", "figure": figures_of(r), "line": line_text(r),
+            "table": r.get("table"), "cell": r.get("cell"), "published_value": r.get("value"),
+            "ours_value": None, "tolerance": r.get("tolerance", TOLERANCE) if "value" in r else None}
 
 
 def _verdict(out: dict, r: dict, ok) -> dict:
@@ -186,7 +399,7 @@ def evaluate(ctx: Context, r: dict) -> dict:
         out["agreement"] = f"no column {m.col}"
         return out
     stat = r.get("stat", "mean")
-    tol = r.get("tolerance", 0.25)
+    tol = r.get("tolerance", TOLERANCE)
     where = r.get("where") or {}
     if stat == "mean":
         if len(pts) > 1:  # excluded when the file is read (experiment.py); kept out of the tally here
@@ -210,6 +423,7 @@ def evaluate(ctx: Context, r: dict) -> dict:
         out["ours"] = _fmt(m, pick[1]) + (f" at {place}" if place else "")
         out["published"] += " at " + ", ".join(f"{k} = {val}" for k, val in r["at"].items())
         v = pick[2]
+    out["ours_value"] = float(v)
     ok = abs(v - r["value"]) <= tol * abs(r["value"]) if r["value"] != 0 else abs(v) <= tol
     if r["value"] != 0:
         out["agreement"] = f"{100 * (v - r['value']) / abs(r['value']):+.0f} % ({'within' if ok else 'outside'} " \
@@ -250,10 +464,43 @@ def _at(key) -> str:
     return ", ".join(f"{k} = {v}" for k, v in key) or "the only point"
 
 
+def _order_of_cols(ctx: Context, c: dict, out: dict) -> dict:
+    """An ``order`` claim over columns: at every point ``where`` selects, the means of ``cols`` are in
+    that order (highest first; ``ascending``: lowest first)."""
+    labels = [str(x) for x in c.get("labels", c["cols"])]
+    series = []
+    for col, lab in zip(c["cols"], labels):
+        # every column in the claim's unit, or all unscaled: never each in its own default unit
+        m = _metric(dict(c, col=col) if "unit" in c or "scale" in c else dict(c, col=col, unit="", scale=1.0), lab)
+        if m.col not in ctx.runs.columns:
+            if not ctx.runs.empty:
+                out["agreement"] = f"no column {m.col}"
+            return out
+        pts, _ = _points(ctx, dict(c, col=col), m)
+        series.append({tuple((k, str(v)) for k, v in p[0].items()): p[2] for p in pts})
+    keys = [k for k in series[0] if all(k in s for s in series[1:])]
+    if not keys:
+        return out
+    asc = c.get("ascending", False)
+    fails = []
+    for key in keys:
+        vals = [s[key] for s in series]
+        got = sorted(range(len(vals)), key=lambda i: vals[i], reverse=not asc)
+        if got != list(range(len(vals))):
+            fails.append(f"{_at(key)}: " + (" < " if asc else " > ").join(labels[i] for i in got))
+    what = (" < " if asc else " > ").join(labels)
+    out["ours"] = f"{what} at {len(keys) - len(fails)} of {len(keys)} points"
+    out["agreement"] = "holds at every point" if not fails else "not at " + "; ".join(fails[:3]) + (
+        " …" if len(fails) > 3 else "")
+    return _verdict(out, c, not fails)
+
+
 def evaluate_claim(ctx: Context, c: dict) -> dict:
     """One claim: does it hold in our runs?"""
-    m = _metric(c, c["text"])
     out = _base(c, c["text"])
+    if "cols" in c:
+        return _order_of_cols(ctx, c, out)
+    m = _metric(c, c["text"])
     kind = c.get("kind", "bound")
     pts, keys = _points(ctx, c, m)
     if not pts:
@@ -312,6 +559,8 @@ def evaluate_claim(ctx: Context, c: dict) -> dict:
         out["agreement"] = "holds at every point" if not fails else "not at " + "; ".join(fails[:3]) + (
             " …" if len(fails) > 3 else "")
         return _verdict(out, c, not fails)
+    if kind == "peak":
+        return _peak(c, out, m, pts, keys)
     # trend
     along = c["along"]
     if along not in keys:
@@ -334,6 +583,42 @@ def evaluate_claim(ctx: Context, c: dict) -> dict:
     if n == 0:
         return out
     out["ours"] = f"{c['direction']} along {along} in {n - len(fails)} of {n} series"
+    out["agreement"] = "holds" if not fails else "not for " + "; ".join(fails[:3])
+    return _verdict(out, c, not fails)
+
+
+def _peak(c: dict, out: dict, m, pts: list, keys: list) -> dict:
+    """``peak``: along ``along`` the mean rises to a maximum at an interior point and falls after it
+    (``lowest``: falls to a minimum and rises after it), moving by more than ``min_change``
+    (relative to the extreme) on each side and never back by more than ``slack`` (relative to the
+    largest value, default 0.05). The paper need not say where the extreme is; we report ours."""
+    along = c["along"]
+    if along not in keys:
+        out["agreement"] = f"{along} is not a coordinate"
+        return out
+    slack, minc = float(c.get("slack", 0.05)), float(c.get("min_change", 0.0))
+    sign = -1.0 if c.get("lowest") else 1.0
+    fails, places, n = [], [], 0
+    for key, ps in _groups(pts, [along]).items():
+        ps = sorted(ps, key=lambda p: float(p[0][along]))
+        if len(ps) < 3:
+            continue
+        n += 1
+        ys = np.array([p[2] for p in ps]) * sign
+        k = int(np.argmax(ys))
+        scale = max(np.abs(ys).max(), 1e-300)
+        where = f"{along} = {ps[k][0][along]}"
+        places.append(where)
+        up, down = np.diff(ys[:k + 1]), np.diff(ys[k:])
+        ok = (0 < k < len(ys) - 1 and ys[k] - ys[0] > minc * abs(ys[k]) and ys[k] - ys[-1] > minc * abs(ys[k])
+              and not (up < -slack * scale).any() and not (down > slack * scale).any())
+        if not ok:
+            fails.append(_at(key) + f" (extreme at {where})")
+    if n == 0:
+        return out
+    word = "valley" if c.get("lowest") else "peak"
+    out["ours"] = f"{word} inside the range in {n - len(fails)} of {n} series (at " + "; ".join(
+        dict.fromkeys(places)) + ")"
     out["agreement"] = "holds" if not fails else "not for " + "; ".join(fails[:3])
     return _verdict(out, c, not fails)
 
@@ -365,6 +650,59 @@ def misses(sc: dict) -> list[str]:
     return out
 
 
+def _num(v: float) -> str:
+    """A number as a table cell: up to four significant digits, no exponent for usual magnitudes."""
+    if v is None or not math.isfinite(v):
+        return "-"
+    a = abs(v)
+    if a == 0 or 1e-3 <= a < 1e6:
+        return f"{v:.4g}"
+    return f"{v:.3g}"
+
+
+def cell_text(x: dict) -> str:
+    """A published value beside ours: ``paper / ours (ours ÷ paper)``, with ✓ or ✗."""
+    pub = _num(x["published_value"])
+    if x["ok"] is None:
+        return f"{pub} / {x['agreement']}" if x["agreement"] in ("not run", "not run at the paper's point") \
+            else f"{pub} / –"
+    ours = x["ours_value"]
+    ratio = f" ({ours / x['published_value']:.2f})" if x["published_value"] else ""
+    return f"{pub} / {_num(ours)}{ratio} {'✓' if x['ok'] else '✗'}"
+
+
+def table_grid(tab: dict, rows: list[dict]) -> str:
+    """A published table as the paper prints it, each cell ``paper / ours (ratio)``."""
+    from .tables import _md
+
+    by_cell = {x["cell"]: x for x in rows if x.get("table") == tab["index"]}
+    grid = []
+    for i, r in enumerate(tab["rows"]):
+        line = [r]
+        for j in range(len(tab["columns"])):
+            x = by_cell.get((i, j))
+            line.append(cell_text(x) if x is not None else str(tab["cells"][i][j]))
+        grid.append(line)
+    return _md([""] + tab["columns"], grid)
+
+
+def _table_notes(tab: dict, rows: list[dict]) -> list[str]:
+    """The reasons of a table's missed cells, each once, with the cells it applies to."""
+    mine = [x for x in rows if x.get("table") == tab["index"]]
+    ok, n, nr = tally(mine)
+    notes = [f"{ok} of {n} cells matched" + (f" ({nr} not run)" if nr else "") + " (cell: paper / ours "
+             f"(ours ÷ paper); ✓ within ±{100 * (mine[0]['tolerance'] if mine else TOLERANCE):.0f} %)."]
+    reasons: dict = {}
+    for x in mine:
+        if x["ok"] is False:
+            reasons.setdefault(x["reason"], []).append(x["label"].split(": ", 1)[-1])
+    for reason, cells in reasons.items():
+        notes.append(f"{reason} ({'; '.join(cells[:6])}{' …' if len(cells) > 6 else ''})")
+    if tab.get("note"):
+        notes.append(tab["note"])
+    return notes
+
+
 def reference_output(ctx: Context) -> Output | None:
     exp = ctx.exp
     if not exp.references and not exp.claims:
@@ -373,22 +711,27 @@ def reference_output(ctx: Context) -> Output | None:
 
     sc = score(ctx)
     parts = []
-    if sc["values"]:
+    singles = [x for x in sc["values"] if x.get("table") is None]
+    if singles:
         parts.append(("Published values", _md(
             ["quantity", "published", "source", "ours", "agreement", "reason if missed"],
-            [[x["label"] + (f" ({x['note']})" if x["note"] else ""), x["published"], x["source"], x["ours"],
-              x["agreement"], x["reason"]] for x in sc["values"]])))
+            [[x["label"] + (f" ({x['note']})" if x["note"] else ""), x["published"], _cite(x), x["ours"],
+              x["agreement"], x["reason"]] for x in singles])))
+    for tab in exp.ref_tables:
+        title = f"{tab['source']}" + (f": {tab['title']}" if tab["title"] else "")
+        cite = f" ({line_text(tab)} of the paper's text)" if tab.get("line") else ""
+        parts.append((title + cite, table_grid(tab, sc["values"]), _table_notes(tab, sc["values"])))
     if sc["claims"]:
         parts.append(("Claims of the paper", _md(
             ["claim", "source", "ours", "verdict", "reason if not reproduced"],
-            [[x["label"] + (f" ({x['note']})" if x["note"] else ""), x["source"], x["ours"],
+            [[x["label"] + (f" ({x['note']})" if x["note"] else ""), _cite(x), x["ours"],
               ("reproduced: " if x["ok"] else "not reproduced: " if x["ok"] is False else "") + x["agreement"],
               x["reason"]] for x in sc["claims"]])))
-    md = "\n\n".join(f"{t}\n\n{m}" for t, m in parts)
+    md = "\n\n".join(_part_md(p) for p in parts)
     ctx.out.mkdir(parents=True, exist_ok=True)
     p1, p2 = ctx.out / "reference.csv", ctx.out / "reference.md"
-    pd.DataFrame([dict(x, kind="value") for x in sc["values"]] + [dict(x, kind="claim") for x in sc["claims"]]
-                 ).to_csv(p1, index=False)
+    pd.DataFrame([dict(x, kind="value", figure="; ".join(x["figure"])) for x in sc["values"]]
+                 + [dict(x, kind="claim", figure="; ".join(x["figure"])) for x in sc["claims"]]).to_csv(p1, index=False)
     p2.write_text(md + "\n", encoding="utf-8")
     v, c = tally(sc["values"]), tally(sc["claims"])
     notes = [f"{v[0]} of {v[1]} published values matched" + (f" ({v[2]} not run)" if v[2] else "")
@@ -397,3 +740,15 @@ def reference_output(ctx: Context) -> Output | None:
     o.score = sc
     o.parts = parts
     return o
+
+
+def _part_md(part: tuple) -> str:
+    """A part of reference.md: its title, its table and (for a published table) its notes."""
+    text = f"{part[0]}\n\n{part[1]}"
+    if len(part) > 2 and part[2]:
+        text += "\n\n" + "\n".join(f"* {n}" for n in part[2])
+    return text
+
+
+def _cite(x: dict) -> str:
+    return x["source"] + (f" ({x['line']})" if x.get("line") else "")

@@ -96,8 +96,9 @@ class Experiment:
     quick: dict
     figures: list  # raw tables
     tables: list
-    references: list = field(default_factory=list)
+    references: list = field(default_factory=list)  # published values, a [[table]]'s cells included
     claims: list = field(default_factory=list)
+    ref_tables: list = field(default_factory=list)  # the published tables of reference.toml (compare.py)
     raw: dict = field(default_factory=dict)
     full_set: list = field(default_factory=list)
 
@@ -250,8 +251,10 @@ def load_experiment(path: str | os.PathLike) -> Experiment:
         from .compare import parse_references
 
         try:
-            exp.references, exp.claims = parse_references(tomllib.loads(rf.read_text(encoding="utf-8")))
+            exp.references, exp.claims, exp.ref_tables = parse_references(
+                tomllib.loads(rf.read_text(encoding="utf-8")))
             _check_points(exp)
+            _check_figures(exp)
         except (tomllib.TOMLDecodeError, ExperimentError) as e:
             raise ExperimentError(f"{rf}: {e}")
     return exp
@@ -264,18 +267,34 @@ def _check_points(exp: Experiment) -> None:
     varying = ([exp.variants_name] if len(exp.variants) > 1 else []) + [
         n for a in exp.axes if len(a.values) > 1 for n in (a.names or (a.name,))]
     coords = set(exp.coord_names)
-    for i, r in enumerate(exp.references):
+    for r in exp.references:
         where = set((r.get("where") or {}).keys()) | set((r.get("at") or {}).keys())
         for k in where - coords:
-            raise ExperimentError(f"reference[{i}].where.{k}: not a coordinate ({', '.join(exp.coord_names)})")
+            raise ExperimentError(f"{r['loc']}.where.{k}: not a coordinate ({', '.join(exp.coord_names)})")
         free = [c for c in varying if c not in where]
         if free:
-            raise ExperimentError(f"reference[{i}].where: name the paper's point: {', '.join(free)} varies "
+            raise ExperimentError(f"{r['loc']}.where: name the paper's point: {', '.join(free)} varies "
                                   f"(a value counts only at the paper's point)")
-    for i, c in enumerate(exp.claims):
+    for c in exp.claims:
         for k in list((c.get("where") or {}).keys()) + [c[k] for k in ("of", "along") if k in c]:
             if k not in coords:
-                raise ExperimentError(f"claim[{i}]: {k!r} is not a coordinate ({', '.join(exp.coord_names)})")
+                raise ExperimentError(f"{c['loc']}: {k!r} is not a coordinate ({', '.join(exp.coord_names)})")
+
+
+def _check_figures(exp: Experiment) -> None:
+    """Each value's and claim's ``figure`` is a figure or table of the paper's inventory
+    (``papers/<paper>.toml`` beside the experiments), when the paper has one."""
+    from .compare import figures_of
+    from .papers import inventory_for
+
+    inv = inventory_for(exp.path.parent, exp.paper)
+    if inv is None:
+        return
+    for r in exp.references + exp.claims:
+        for f in figures_of(r):
+            if f not in inv.ids:
+                raise ExperimentError(f"{r['loc']}.figure: {f!r} is not a figure or table of [{exp.paper}] "
+                                      f"({inv.path.name} lists {', '.join(inv.ids)})")
 
 
 def _parse(raw: dict, d: Path) -> Experiment:

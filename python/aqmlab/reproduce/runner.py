@@ -14,7 +14,7 @@ from .. import __version__, _core
 from ..executors import pending_tasks
 from ..sweep import SweepError, SweepResult, execute, open_cache
 from . import report as rep
-from .compare import misses, reference_output, tally
+from .compare import reference_output
 from .context import Context
 from .experiment import Experiment, ExperimentError, find_experiments, experiments_dir, load_experiment
 from .figures import make_figure
@@ -391,29 +391,6 @@ def _debug() -> bool:
     return bool(os.environ.get("AQMLAB_DEBUG"))
 
 
-def scorecard_rows(done: list[Done]) -> list[list[str]]:
-    """One row per experiment: id, values matched / compared, claims reproduced / compared, and
-    each miss with its reason."""
-    rows = []
-    for d in done:
-        link = f"[{d.exp.id}](#{rep.anchor(d.exp.id)})"
-        if d.skipped:
-            rows.append([link, "-", "-", "not run: " + d.skipped.splitlines()[0]])
-            continue
-        if d.score is None:
-            rows.append([link, "none recorded", "none recorded", ""])
-            continue
-        v, c = tally(d.score["values"]), tally(d.score["claims"])
-
-        def frac(t):
-            if not t[1] and not t[2]:
-                return "none recorded"
-            return f"{t[0]} / {t[1]}" + (f" ({t[2]} not run)" if t[2] else "")
-
-        rows.append([link, frac(v), frac(c), "; ".join(misses(d.score)) or "—"])
-    return rows
-
-
 def study_title(done: list[Done]) -> tuple[str, str]:
     """The report's title and its first sentence: the papers' reproduction for the experiments that
     ship with aqmlab, else the study's own (``title`` in the experiments folder's ``study.toml``,
@@ -450,30 +427,15 @@ def write_report(done: list[Done], out: Path, quick: bool, seconds: float) -> li
                         + (", the papers' published values and qualitative claims beside ours" if papers else "")
                         + ", and below each figure and table an automatic comparison (which series is highest, "
                         "time averages, agreement with the models)."))
-    # contents: the summary, then one entry per experiment
+    # the front page: the scorecard, then the contents
+    from .scorecard import front_page
+
+    card = front_page(done, out, quick)
+    blocks += card
     blocks.append(("h2", "Contents"))
-    has_scores = any(d.score for d in done)
-    items = (["[Scorecard](#scorecard)"] if has_scores else []) + ["[Summary of the experiments](#summary-of-the-experiments)"]
+    items = (["[Scorecard](#scorecard)"] if card else []) + ["[Summary of the experiments](#summary-of-the-experiments)"]
     items += [f"[{d.exp.id}](#{rep.anchor(d.exp.id)}) — {d.exp.title}" for d in done]
     blocks.append(("ul", items))
-    if has_scores:
-        blocks.append(("h2", "Scorecard"))
-        blocks.append(("p", "Published values (matched: within the stated tolerance, at the paper's own point) and the "
-                            "papers' qualitative claims (reproduced: the statement holds in our runs), per experiment. "
-                            "Each miss names the kind of its reason: *paper inconsistency*, *unstated parameter*, "
-                            "*known model difference*, *set-up difference*, *measurement*, or *unexplained*; the "
-                            "reason itself, with what was measured and checked, is in the experiment's table of "
-                            "values and claims. \u201cnone recorded\u201d: our sources give no published value or "
-                            "claim for that experiment."))
-        rows = scorecard_rows(done)
-        blocks.append(("table", _md(["experiment", "values matched", "claims reproduced", "misses (reason)"], rows)))
-        tv = [tally(d.score["values"]) for d in done if d.score]
-        tc = [tally(d.score["claims"]) for d in done if d.score]
-        blocks.append(("p", f"In all: {sum(t[0] for t in tv)} of {sum(t[1] for t in tv)} published values matched, "
-                            f"{sum(t[0] for t in tc)} of {sum(t[1] for t in tc)} claims reproduced"
-                            + (f" ({sum(t[2] for t in tv) + sum(t[2] for t in tc)} not run in this mode)"
-                               if sum(t[2] for t in tv) + sum(t[2] for t in tc) else "") + "."))
-        blocks.append(("top", "Contents"))
     # every experiment with its runs, state and figures (links to each)
     blocks.append(("h2", "Summary of the experiments"))
     rows = []
@@ -522,10 +484,12 @@ def write_report(done: list[Done], out: Path, quick: bool, seconds: float) -> li
         ref = next((o for o in d.outputs if o.name == "reference"), None)
         if ref is not None:
             blocks.append(("h3", "Published values and claims"))
-            for title_, md in getattr(ref, "parts", [("", ref.markdown)]):
-                if title_:
-                    blocks.append(("p", f"**{title_}**"))
-                blocks.append(("table", md))
+            for part in getattr(ref, "parts", [("", ref.markdown)]):
+                if part[0]:
+                    blocks.append(("p", f"**{part[0]}**"))
+                blocks.append(("table", part[1]))
+                if len(part) > 2 and part[2]:
+                    blocks.append(("ul", part[2]))
             if ref.notes:
                 blocks.append(("ul", ref.notes))
         if d.errors:
