@@ -19,7 +19,7 @@ distributed = pytest.importorskip("distributed")
 
 import aqmlab  # noqa: E402
 from conftest import SMALL  # noqa: E402
-from aqmlab.cache import Cache  # noqa: E402
+from aqmlab.sweep.cache import Cache  # noqa: E402
 from aqmlab.sweep import cache_layout  # noqa: E402
 
 SCEN = SMALL.replace('name = "small"', 'name = "clustered"').replace('\nwarmup = "2s"', "")
@@ -200,7 +200,7 @@ def test_reproduce_on_the_cluster(cluster, tmp_path):
     """`aqmlab reproduce --scheduler`: the runs on the cluster, figures drawn where the cache is."""
     from test_reproduce import TINY_EXPERIMENT, TINY_REFERENCE, TINY_SCENARIO
 
-    from aqmlab.executors import execute
+    from aqmlab.sweep.executors import execute
     from aqmlab.reproduce import load_experiment
     from aqmlab.sweep import SweepResult
 

@@ -15,8 +15,10 @@ import time
 
 import pytest
 
-from aqmlab import runmetrics
+import aqmlab
+from aqmlab import _core
 from aqmlab.emulate import leftovers, privilege_problem
+from aqmlab.run import metrics as runmetrics
 
 NO_ROOT = privilege_problem()
 needs_root = pytest.mark.skipif(NO_ROOT is not None, reason=f"emulation needs privileges: {NO_ROOT}")
@@ -192,16 +194,57 @@ def test_bad_options_are_one_line_errors(scenario, args, fragment):
 @pytest.mark.parametrize("after", [["-c", "echo hi"], ["--help"], ["--", "x"], ["iperf3", "-c", "$AQMLAB_RECEIVER"]])
 def test_the_command_after_dashes_is_passed_whole(after):
     from aqmlab.cli import build_parser, split_emulate_command
-    from aqmlab.emulate.cli import _split_rest
+    from aqmlab.cli.emulate import split_rest
 
     argv, cmd = split_emulate_command(["emulate", "s.toml", "--cc", "reno", "--", *after])
     assert argv == ["emulate", "s.toml", "--cc", "reno"] and cmd == after
     a = build_parser().parse_args(argv)
     a.command = cmd
-    assert _split_rest(a) == after and a.cc == ["reno"]
+    assert split_rest(a) == after and a.cc == ["reno"]
     late = build_parser().parse_args(["emulate", "s.toml", "--quiet"])  # options after the scenario
-    assert _split_rest(late) == [] and late.quiet
+    assert split_rest(late) == [] and late.quiet
     assert split_emulate_command(["run", "s.toml", "--", "-x"]) == (["run", "s.toml", "--", "-x"], None)
+
+
+ONOFF = """
+name = "onoff"
+[simulation]
+duration = "30s"
+[bottleneck]
+rate = "1Mb/s"
+delay = "10ms"
+limit = 50
+[[flows]]
+name = "bursty"
+transport = "udp"
+app = "onoff"
+count = 3
+rate = "2Mb/s"
+on_time = "50ms"
+off_time = "200ms"
+distribution = "pareto"
+shape = 1.2
+[[flows]]
+name = "short"
+transport = "udp"
+app = "onoff"
+count = 2
+rate = "64kb/s"
+on_time = "1ms"
+off_time = "1ms"
+"""
+
+
+@pytest.mark.parametrize("seed", [1, 7])
+def test_the_plans_on_off_bursts_send_what_the_simulator_sends(seed):
+    """The emulation plan's ON/OFF bursts (the engine's own sources, driven as the engine drives
+    them) hold as many packets as the simulated run sends, also when the ON periods are mostly too
+    short for a packet (the "short" group sends none)."""
+    plan = json.loads(_core.emulation_plan(ONOFF, "onoff", [], seed))
+    planned = [sum(n for _, n in p["bursts"]) for g in plan["groups"] for p in g["pairs"]]
+    sent = aqmlab.run(ONOFF, seed=seed).flows.sort_values("flow_id")["sent_pkts"].tolist()
+    assert planned == sent
+    assert planned[-2:] == [0, 0] and all(n > 0 for n in planned[:3])
 
 
 def test_without_privileges_says_so_in_one_line(scenario):

@@ -20,7 +20,7 @@ import pandas as pd
 import pytest
 
 import aqmlab
-from aqmlab.cache import Cache
+from aqmlab.sweep.cache import Cache
 from aqmlab.sweep import cache_layout
 from conftest import SMALL
 from conftest import aqmlab as cli
@@ -150,7 +150,7 @@ def test_cache_filling_up_mid_sweep_keeps_what_was_stored(scen, tmp_path):
     """Entries of ~1 MB on an 8 MB disk: the sweep stops with one line, the stored entries are whole."""
     scen.write_text(BIG)
     mnt, wrap = in_mount(tmp_path, "8m")
-    check = ("import sys; from aqmlab.cache import Cache; from pathlib import Path; c = Cache(sys.argv[1]); "
+    check = ("import sys; from aqmlab.sweep.cache import Cache; from pathlib import Path; c = Cache(sys.argv[1]); "
              "es = sorted((Path(sys.argv[1]) / 'v2').glob('*/*.zip')); "
              "print(len(es), all(c.check(e.stem) is None for e in es), "
              "[p.name for p in (Path(sys.argv[1]) / 'tmp').iterdir() if not p.name.startswith('.aqmlab-probe')])")
@@ -197,7 +197,7 @@ POISON = '''
 import os, signal
 seed = os.environ.get("AQMLAB_TEST_KILL_SEED")
 if seed is not None:
-    import aqmlab.executors as ex
+    from aqmlab.sweep import executors as ex
     real = ex.run_task
     once = os.environ.get("AQMLAB_TEST_KILL_ONCE")
 
@@ -242,7 +242,7 @@ def test_a_pool_broken_between_looks_fails_the_batch_instead_of_raising(monkeypa
     submission then fails like the pool's other batches (and is retried with them), not raise."""
     from concurrent.futures.process import BrokenProcessPool
 
-    from aqmlab.executors import LocalPool
+    from aqmlab.sweep.executors import LocalPool
 
     class Broken:
         def submit(self, *a, **k):
@@ -291,7 +291,7 @@ def test_damaged_entries_are_made_again_with_a_warning(scen, tmp_path):
 
 
 def test_damaged_entry_warns_in_python(scen, tmp_path):
-    from aqmlab.executors import CacheWarning
+    from aqmlab.base.errors import CacheWarning
 
     aqmlab.sweep(scen, seeds=2, cache=tmp_path / "c", jobs=1)
     e = entries(tmp_path / "c")[0]

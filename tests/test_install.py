@@ -25,17 +25,17 @@ PACKAGE = ROOT / "python" / "aqmlab"
 
 
 def test_no_module_imports_tomllib_but_the_compat_shim():
-    """``tomllib`` is new in Python 3.11: every module takes it from ``aqmlab._compat``."""
+    """``tomllib`` is new in Python 3.11: every module takes it from ``aqmlab.base.compat``."""
     offenders = []
     for f in PACKAGE.rglob("*.py"):
-        if f.name == "_compat.py":
+        if f.relative_to(PACKAGE).as_posix() == "base/compat.py":
             continue
         for node in ast.walk(ast.parse(f.read_text(encoding="utf-8"))):
             names = [a.name for a in node.names] if isinstance(node, ast.Import) else (
                 [node.module] if isinstance(node, ast.ImportFrom) and node.level == 0 else [])
             if any(n and n.split(".")[0] == "tomllib" for n in names):
                 offenders.append(f"{f.relative_to(ROOT)}:{node.lineno}")
-    assert not offenders, f"import tomllib from aqmlab._compat instead: {offenders}"
+    assert not offenders, f"import tomllib from aqmlab.base.compat instead: {offenders}"
 
 
 def test_python_3_10_import_path_uses_tomli(tmp_path):
@@ -48,8 +48,8 @@ def test_python_3_10_import_path_uses_tomli(tmp_path):
         tomli.loads, tomli.load, tomli.TOMLDecodeError = real.loads, real.load, real.TOMLDecodeError
         sys.modules["tomli"] = tomli
         sys.modules["tomllib"] = None          # `import tomllib` now raises ModuleNotFoundError
-        import aqmlab, aqmlab.cli, aqmlab.sweep, aqmlab.reproduce, aqmlab.rundir
-        from aqmlab._compat import tomllib
+        import aqmlab, aqmlab.cli, aqmlab.sweep, aqmlab.reproduce, aqmlab.run.rundir
+        from aqmlab.base.compat import tomllib
         assert tomllib is tomli, tomllib
         from aqmlab.cli import main
         assert main(["list", "experiments"]) == 0

@@ -234,7 +234,7 @@ def test_figures_of_per_flow_series(tiny, tmp_path):
     import numpy as np
 
     import aqmlab
-    from aqmlab.api import Source
+    from aqmlab.run import Source
     from aqmlab.sweep import Cache
 
     f = tiny / "tiny" / "experiment.toml"

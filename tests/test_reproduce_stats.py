@@ -6,8 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from aqmlab.reproduce.figures import agreement
-from aqmlab.reproduce.stats import bounds, interval, interval_for, metric, summarise
+from aqmlab.analysis.figures import agreement
+from aqmlab.analysis.stats import bounds, interval, interval_for, metric, summarise
 
 
 @pytest.mark.parametrize("col, lo, hi", [

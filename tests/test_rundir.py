@@ -3,7 +3,7 @@ beside every result (python/aqmlab/rundir.py; docs/scenarios.md, "Where results 
 
 import json
 
-from aqmlab._compat import tomllib
+from aqmlab.base.compat import tomllib
 
 CHOKE = 'bottleneck.aqm={type="choke", min_th=40, max_th=80, w_q=0.002, max_p=0.1}'
 SHORT = "simulation.duration=20s"

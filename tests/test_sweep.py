@@ -12,7 +12,8 @@ import pytest
 import importlib
 
 import aqmlab
-import aqmlab.api
+from aqmlab.base import version
+from aqmlab.run import api as run_api
 
 sw = importlib.import_module("aqmlab.sweep")  # the module (the attribute aqmlab.sweep is the function)
 from conftest import aqmlab as cli
@@ -57,13 +58,13 @@ def scen(tmp_path):
 def count_runs(monkeypatch):
     """Count engine invocations (runs made in this process, i.e. with jobs=1)."""
     calls = []
-    real = aqmlab.api.run
+    real = run_api.run
 
     def counting(*a, **k):
         calls.append(k.get("seed"))
         return real(*a, **k)
 
-    monkeypatch.setattr(aqmlab.api, "run", counting)
+    monkeypatch.setattr(run_api, "run", counting)
     return calls
 
 
@@ -151,10 +152,10 @@ def test_cache_key_changes_with_everything_that_changes_the_result(scen, monkeyp
     assert sw.run_key(text, "sweepme", ["flows[0].count=2", "simulation.seed=1"], 1) != base
     assert sw.run_key(text, "sweepme", ["flows[0].count=2"], 2) != base
     assert sw.run_key(text, "other", ["flows[0].count=2"], 1) != base  # the default name is in the summary
-    monkeypatch.setattr(sw, "__version__", "99.0.0")
+    monkeypatch.setattr(sw.keys, "__version__", "99.0.0")
     assert sw.run_key(text, "sweepme", ["flows[0].count=2"], 1) != base
     monkeypatch.undo()
-    monkeypatch.setattr(sw, "_BUILD_ID", "another-engine")
+    monkeypatch.setattr(version, "_BUILD_ID", "another-engine")
     assert sw.run_key(text, "sweepme", ["flows[0].count=2"], 1) != base
 
 

@@ -10,17 +10,116 @@ Python API::
     res.jain(group="tcp")
     df = aqmlab.sweep("s.toml", vary={"flows[0].count": [10, 20]}, seeds=3)   # one row per run
 
-The simulation engine is Rust (``aqmlab._core``); this package loads scenarios, runs them and
-writes tidy results (CSV, Parquet, JSON). Importing it loads no pandas, pyarrow, matplotlib or
-scipy: they are imported when a DataFrame, a Parquet file, a figure or a model is first needed.
+The simulation engine is Rust (``aqmlab._core``, described by ``_core.pyi``); this package loads
+scenarios, runs them and writes tidy results (CSV, Parquet, JSON). Importing it loads no pandas,
+pyarrow, matplotlib or scipy: they are imported when a DataFrame, a Parquet file, a figure or a
+model is first needed.
 
-Errors (see :mod:`aqmlab.errors`): ``ScenarioError`` for a bad scenario or bad arguments,
+Errors (all in :mod:`aqmlab.base.errors`): ``ScenarioError`` for a bad scenario or bad arguments,
 ``SweepError`` for a bad sweep, ``SimulationError``/``RunFailed`` when a run fails.
+
+**Layers.** The package is built in layers, each a subpackage that imports only itself, lower
+layers and the engine; the four apps are siblings that never import each other; nothing imports
+this module, which only re-exports (``tests/test_layers.py`` checks all of it; docs/architecture.md
+draws it)::
+
+    cli                                   the `aqmlab` command, one module per subcommand
+    reproduce   plot   emulate   bench    the apps (siblings)
+    analysis                              statistics, figures, tables, plot style
+    models                                the analytical models
+    sweep                                 sweeps, run keys, the cache, executors
+    run                                   one run: source, run, result, run folder
+    base                                  errors, version, units, Jain's index, file formats
+    _core                                 the engine (Rust)
+
+Every module, by layer:
+
+==============================  ================================================================
+module                          contents
+==============================  ================================================================
+``base``                        the lowest layer
+``base.errors``                 every exception class (the engine's two re-exported)
+``base.version``                ``__version__`` and the engine build's fingerprint
+``base.units``                  the engine's unit parsers; printed forms of rates, times, numbers
+``base.metrics``                Jain's index, written once
+``base.io``                     bounded reads, atomic writes, tables as CSV, Parquet and Arrow
+``base.parquet``                a standard-library Parquet writer for the engine's tables
+``base.compat``                 ``tomllib`` on Python 3.10
+``run``                         one scenario run
+``run.source``                  a scenario (path, TOML text, dict) read into a ``Source``
+``run.api``                     ``run``, ``validate``, ``names``, ``spatial_distribution``
+``run.result``                  ``Result``: a run's summary and tables
+``run.rundir``                  where a run's results go; the resolved ``scenario.toml``
+``run.metrics``                 a run's results as one flat row of metrics
+``run.snapshots``               the spatial distribution of flows in the queue
+``sweep``                       sweeps: a scenario × dimensions × seeds, cached
+``sweep.grammar``               value lists, values, ``${...}`` templates
+``sweep.spec``                  ``Sweep``, ``Dimension``, ``Choice``, tasks; ``sweep()``
+``sweep.keys``                  run keys (content addresses)
+``sweep.cache``                 the result cache: one verified file per run
+``sweep.executors``             where runs are made: here, a local pool, a Dask cluster
+``sweep.gather``                ``SweepResult``: runs and tables gathered from the cache
+``models``                      the papers' analytical models (loaded lazily)
+``models.common``               parameter checks and small numerics
+``models.choke``                the CHOKe fluid model; Perfect CHOKe; the large-N limit
+``models.chokew``               the CHOKeW steady state
+``models.raqm``                 RAQM's stability bound and iterated loop
+``models.ward``                 the WARD statement and a reference curve
+``models.runs``                 run folders read for comparison with the models
+``models.plots``                model figures with simulation points
+``analysis``                    figures and tables of gathered runs (for ``plot`` and ``reproduce``)
+``analysis.context``            what figure and table code gets and returns
+``analysis.stats``              metric specifications, means with intervals
+``analysis.figures``            the figure kinds
+``analysis.tables``             metric tables and pivots
+``analysis.overlays``           model curves over simulations
+``analysis.plotstyle``          the ``paper`` and ``draft`` styles
+``analysis.markdown``           Markdown tables
+``reproduce``                   the papers' experiments, run, drawn and reported
+``reproduce.experiment``        experiment.toml read and checked; an experiment as a sweep
+``reproduce.compare``           published values, tables and claims beside ours
+``reproduce.papers``            the papers' inventories: every figure and table of each paper
+``reproduce.scorecard``         the report's front page: counts per paper, figure and experiment
+``reproduce.report``            report.md and report.html
+``reproduce.runner``            ``aqmlab reproduce``
+``reproduce.figures``           names for experiments' ``hook.py`` (from ``analysis.figures``)
+``reproduce.context``           names for experiments' ``hook.py`` (from ``analysis.context``)
+``plot``                        ``aqmlab plot`` from Python
+``plot.draw``                   run and sweep folders read and drawn
+``emulate``                     real Linux TCP through the same queues (root)
+``emulate.netns``               namespaces, TUN devices, addresses, processes
+``emulate.plan``                the engine's emulation plan, checked; Linux congestion controls
+``emulate.run``                 one emulation run
+``emulate.results``             an emulation's results in the simulator's format
+``emulate.agent``               the traffic agents (standard library only, run in namespaces)
+``emulate.fidelity``            emulation against simulation (``python -m``)
+``emulate.limits``              the forwarder's limits (``python -m``)
+``bench``                       ``aqmlab bench``
+``bench.points``                the engine's benchmark points (``python -m aqmlab.bench``)
+``bench.overhead``              import, whole-run and sweep overhead
+``bench.choke``                 the CHOKe family against RED
+``bench.htsim``                 aqmlab beside htsim
+``cli``                         the ``aqmlab`` command (``aqmlab.cli:main``)
+``cli.app``                     the parser and ``main``
+``cli.common``                  exit codes, one-line errors, shared options
+``cli.output``                  the printed tables
+``cli.run``                     ``aqmlab run``
+``cli.validate``                ``aqmlab validate``
+``cli.list``                    ``aqmlab list``
+``cli.bench``                   ``aqmlab bench``
+``cli.sweep``                   ``aqmlab sweep``
+``cli.reproduce``               ``aqmlab reproduce``
+``cli.plot``                    ``aqmlab plot``
+``cli.model``                   ``aqmlab model``
+``cli.emulate``                 ``aqmlab emulate``
+==============================  ================================================================
+
+``experiments/`` holds the experiment folders (data, installed with the package).
 """
 
-from ._core import __version__
-from .errors import RunFailed, ScenarioError, SimulationError, SweepError
-from .api import Result, names, run, spatial_distribution, validate
+from .base.errors import RunFailed, ScenarioError, SimulationError, SweepError
+from .base.version import __version__
+from .run import Result, names, run, spatial_distribution, validate
 from .sweep import sweep
 
 __all__ = ["run", "validate", "names", "spatial_distribution", "sweep", "Result", "ScenarioError", "SweepError",

@@ -16,7 +16,8 @@ use pyo3::exceptions::{PyKeyboardInterrupt, PyOSError, PyRuntimeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use serde_json::{json, Value};
-use sim::scenario::{StartSpec, TcpApp, Transport};
+use sim::hosts::start_time;
+use sim::scenario::{TcpApp, Transport};
 use sim::traffic::onoff::UdpSource;
 
 /// Load and validate (the simulator's memory budget does not apply: nothing is simulated). The
@@ -60,20 +61,24 @@ fn link_json(l: &sim::scenario::LinkSpec) -> Value {
 
 /// ON/OFF bursts of a UDP source from `start` until `end`: `[first packet time, packets]`, the
 /// packets of a burst leaving at `first + floor(k · 8 · size · 10^9 / rate)` (traffic::onoff).
+/// The source is driven as the engine drives it (`sim::apps`): its horizon is `end`, and a time
+/// at which it is still searching for a non-empty ON period is resumed, not counted as a packet.
 fn bursts(mut src: UdpSource, start: Time, end: Time) -> Vec<(Time, u64)> {
     let mut out: Vec<(Time, u64)> = Vec::new();
+    src.set_horizon(end);
     let mut t = src.start(start);
-    let mut periods = src.on_periods;
-    out.push((t, 0));
+    let mut periods = None;
     while t < end {
+        if src.searching() {
+            t = src.resume(t);
+            continue;
+        }
+        if periods != Some(src.on_periods) {
+            periods = Some(src.on_periods);
+            out.push((t, 0));
+        }
         out.last_mut().expect("burst").1 += 1;
         t = src.advance();
-        if src.on_periods != periods {
-            periods = src.on_periods;
-            if t < end {
-                out.push((t, 0));
-            }
-        }
     }
     out
 }
@@ -114,10 +119,7 @@ pub fn emulation_plan(text: &str, name: &str, overrides: Vec<String>, seed: Opti
         let mut pairs = Vec::new();
         for i in 0..g.count as usize {
             let mut rng = Rng::stream(seed, &format!("flow:{}", g.name), i as u64);
-            let start = match g.start {
-                StartSpec::At(t) => t,
-                StartSpec::Uniform(lo, hi) => lo + ((hi - lo) as f64 * rng.uniform()).round() as Time,
-            };
+            let start = start_time(g.start, &mut rng);
             let (sr, sd) = (g.sender_rate.get(i).0, g.sender_delay.get(i).0);
             let (rr, rd) = (g.receiver_rate.get(i).0, g.receiver_delay.get(i).0);
             let bursts = match &g.transport {

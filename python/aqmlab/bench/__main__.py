@@ -1,7 +1,7 @@
 import json
 import sys
 
-from . import POINTS, measure
+from .points import POINTS, measure
 
 if __name__ == "__main__":
     if len(sys.argv) != 2 or sys.argv[1] not in POINTS:

@@ -15,7 +15,7 @@ import json
 import statistics
 import subprocess
 
-from . import POINTS, run_point
+from .points import POINTS, run_point
 
 
 def run_htsim(binary: str, opts: dict) -> dict:

@@ -68,8 +68,8 @@ def main(argv=None) -> int:
     a = p.parse_args(argv)
     import pandas as pd
 
-    import aqmlab
-    from aqmlab.emulate import emulate
+    from ..run.api import run
+    from .run import emulate
 
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -78,7 +78,7 @@ def main(argv=None) -> int:
     for i, (aqm, n, udp) in enumerate(points):
         text = SCENARIO.format(duration=a.duration, warmup=a.duration / 4, tcp=n, udp=udp)
         ov = [f"bottleneck.aqm={AQMS[aqm]}"]
-        sim = _row(aqmlab.run(text, overrides=ov))
+        sim = _row(run(text, overrides=ov))
         runs = [("newreno", "reno", [])] + [("newreno", cc, [cc]) for cc in a.cc]
         for variant, linux, cc in runs:
             print(f"[{i + 1}/{len(points)}] {aqm} {n} TCP ({linux}) + UDP {udp:g} Mb/s", file=sys.stderr, flush=True)

@@ -102,7 +102,7 @@ def core_table(packets: int) -> list[str]:
 
 
 def flood_table() -> list[str]:
-    from . import emulate
+    from .run import emulate
 
     out = ["| offered (pkt/s) | app sent (pkt/s) | forwarder read (pkt/s) | delivered (pkt/s) | lost in the senders' "
            "hosts | forwarder CPU | waiting for a CPU | CPU per packet | late p50 | late p99 |",
@@ -127,7 +127,7 @@ def flood_table() -> list[str]:
 
 
 def timing_table() -> list[str]:
-    from . import emulate
+    from .run import emulate
 
     out = ["| bottleneck | utilisation | departures | late p50 | late p99 | late p99.9 | late max | > 1 ms late | "
            "waiting for a CPU |", "|---|---|---|---|---|---|---|---|---|"]

@@ -25,6 +25,8 @@ import subprocess
 import time
 from pathlib import Path
 
+from ..base.errors import EmulationError
+
 PREFIX = "aqmlab-"
 NETNS_DIR = Path("/run/netns")
 SENDER_BASE = int(ipaddress.IPv4Address("10.1.0.0"))
@@ -38,10 +40,6 @@ CAP_SYS_ADMIN = 21
 
 _NAME = re.compile(r"^aqmlab-(\d+)-")
 _runs = 0
-
-
-class EmulationError(Exception):
-    """A run could not be set up or failed; the message is one line a user can act on."""
 
 
 def sender_addr(i: int) -> str:

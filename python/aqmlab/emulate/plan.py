@@ -23,17 +23,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .netns import MAX_PAIRS, EmulationError
+from ..base.errors import PlanError
+from .netns import MAX_PAIRS
 
 LINUX_CC = {"reno": "reno", "newreno": "reno", "sack": "reno", "cubic": "cubic", "vegas": "vegas"}
 APPS = ("bulk", "cbr", "onoff")
 MAX_LEVEL = 8
 MIN_MSS, MAX_MTU = 128, 9000
 UDP_MIN = 28 + 12
-
-
-class PlanError(EmulationError):
-    """A scenario value emulation cannot honour: ``<key path>: <why>``."""
 
 
 def available_cc() -> list[str]:

@@ -14,7 +14,8 @@ import platform
 import numpy as np
 import pandas as pd
 
-from ..api import Result
+from ..base.metrics import jain
+from ..run.result import Result
 from .netns import receiver_addr, sender_addr
 
 REASONS = ("early", "forced", "matched_arrival", "matched_victim", "overflow", "link_loss")
@@ -23,11 +24,9 @@ NAN = float("nan")
 
 
 def _jain(x) -> float | None:
+    """Jain's index of ``x`` (:func:`aqmlab.base.metrics.jain`); None (JSON null) for no values."""
     x = np.asarray(x, dtype=float)
-    if x.size == 0:
-        return None
-    s2 = float((x * x).sum())
-    return 1.0 if s2 == 0 else float(x.sum() ** 2 / (x.size * s2))
+    return None if x.size == 0 else jain(x)
 
 
 def _clean(v):

@@ -15,8 +15,10 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from .. import _core
-from ..api import Result, read_source
-from .netns import (RECEIVER_BASE, RECEIVER_NET, SENDER_BASE, TUN, EmulationError, Network, privilege_problem,
+from ..base.errors import EmulationError, Terminated
+from ..run.result import Result
+from ..run.source import read_source
+from .netns import (RECEIVER_BASE, RECEIVER_NET, SENDER_BASE, TUN, Network, privilege_problem,
                     receiver_addr, sender_addr, sweep)
 from .plan import Spec, prepare
 
@@ -30,10 +32,6 @@ COMMON_SYSCTL = {
     "net.ipv6.conf.default.disable_ipv6": 1,
     "net.ipv4.tcp_no_metrics_save": 1,
 }
-
-
-class Terminated(KeyboardInterrupt):
-    """SIGTERM arrived: the run is stopped and cleaned up like after Ctrl-C."""
 
 
 class _Signals:

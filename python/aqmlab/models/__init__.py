@@ -13,12 +13,15 @@ module         model                                                            
 ``ward``       WARD: the stated UDP-share peak 1/(2e) and a reference curve           [WARD] §3.2
 ``runs``       reading ``aqmlab run`` directories (and queue snapshots) to compare
 ``plots``      figures with model curves and simulation points (matplotlib, Agg)
+``common``     parameter checks and small numerics shared by the models
 =============  ===================================================================  ==================
 
 Solvers return results with a ``converged`` flag (numbers are NaN when it is False, and
 ``message`` says why) or DataFrames with a ``converged`` column; ``require()`` raises
 :class:`NotConvergedError`. Bad parameters raise :class:`ParameterError`. The command line is
-``aqmlab model choke|chokew|raqm|ward``; docs in ``docs/models/``.
+``aqmlab model choke|chokew|raqm|ward`` (:mod:`aqmlab.cli.model`); docs in ``docs/models/``. The
+errors live with every other exception class in :mod:`aqmlab.base.errors`; this layer imports
+:mod:`aqmlab.run` and :mod:`aqmlab.base` only.
 
 Example::
 
@@ -27,7 +30,7 @@ Example::
     df[["x0_over_c", "b", "mu0", "tcp_share"]]
 """
 
-from ._common import ModelError, NotConvergedError, ParameterError, RunDataError
+from ..base.errors import ModelError, NotConvergedError, ParameterError, RunDataError
 
 # The solvers pull in scipy and matplotlib; load them on first use so that importing this package
 # (the `aqmlab` command does, to build its parser) stays cheap.

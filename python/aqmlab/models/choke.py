@@ -33,15 +33,8 @@ import pandas as pd
 from scipy import optimize
 from scipy.integrate import solve_ivp
 
-from ._common import (
-    NotConvergedError,
-    ParameterError,
-    check_choice,
-    check_int,
-    check_real,
-    expit,
-    logit,
-)
+from ..base.errors import NotConvergedError, ParameterError
+from .common import check_choice, check_int, check_real, expit, logit
 
 __all__ = [
     "ChokeParams",

@@ -16,7 +16,7 @@ import pandas as pd
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from ._common import ModelError, ParameterError
+from ..base.errors import ModelError, ParameterError
 
 __all__ = [
     "save_figure",

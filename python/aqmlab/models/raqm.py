@@ -25,7 +25,8 @@ import numpy as np
 import pandas as pd
 from scipy import optimize
 
-from ._common import NotConvergedError, ParameterError, check_int, check_real
+from ..base.errors import NotConvergedError, ParameterError
+from .common import check_int, check_real
 
 __all__ = [
     "c_of_x",

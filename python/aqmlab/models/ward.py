@@ -29,7 +29,8 @@ import math
 import numpy as np
 import pandas as pd
 
-from ._common import ParameterError, check_real
+from ..base.errors import ParameterError
+from .common import check_real
 from .choke import large_n_share
 
 __all__ = ["PEAK_SHARE", "PEAK_S", "reference_share", "ward_curve", "share_curve_summary"]

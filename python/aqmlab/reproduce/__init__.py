@@ -9,14 +9,15 @@ generic kind covers). The generic machinery lives here:
 module             contents
 =================  ==================================================================================
 ``experiment``     reading and checking experiment.toml; an experiment as a :class:`~aqmlab.sweep.Sweep`
-``stats``          metric specs (column, label, unit, scale), means with 95 % confidence intervals
-``figures``        the figure kinds (xy, bar, timeseries, flows_bar, rcf, ...), PNG and SVG
-``tables``         metric tables and pivots, CSV and Markdown
-``overlays``       model curves from :mod:`aqmlab.models` drawn over the simulations
-``compare``        published reference values beside ours
+``compare``        published reference values and claims beside ours (the scorecard's rows)
 ``report``         report.md / report.html
 ``runner``         ``aqmlab reproduce``: one pool and one cache for all experiments
+``figures``,       the names an experiment's ``hook.py`` imports, from :mod:`aqmlab.analysis.figures`
+``context``        and :mod:`aqmlab.analysis.context`
 =================  ==================================================================================
+
+Metric specs, figures, tables, model overlays and the plot style are shared with ``aqmlab plot``
+and live in :mod:`aqmlab.analysis`.
 
 The format is documented in docs/reproduce.md.
 """

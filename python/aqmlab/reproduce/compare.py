@@ -80,8 +80,8 @@ import math
 import numpy as np
 import pandas as pd
 
-from .context import Context, Output
-from .stats import interval_for, metric, where_mask
+from ..analysis.context import Context, Output
+from ..analysis.stats import interval_for, metric, where_mask
 
 COMMON = {"label", "text", "source", "col", "unit", "scale", "where", "note", "explain", "figure", "line"}
 VALUE_KEYS = COMMON | {"value", "tolerance", "stat", "at"}
@@ -104,7 +104,7 @@ def parse_references(raw: dict) -> tuple[list[dict], list[dict], list[dict]]:
 
     Each value and claim gets ``loc``, where it is in the file (for error messages); a table's
     cells get ``table`` (the table's index) and ``cell`` (row, column)."""
-    from .experiment import ExperimentError
+    from ..base.errors import ExperimentError
 
     extra = set(raw) - {"reference", "claim", "table"}
     if extra:
@@ -167,7 +167,7 @@ def parse_references(raw: dict) -> tuple[list[dict], list[dict], list[dict]]:
 
 
 def _check_value(r: dict, w: str) -> None:
-    from .experiment import ExperimentError
+    from ..base.errors import ExperimentError
 
     if not isinstance(r.get("value"), (int, float)) or isinstance(r.get("value"), bool):
         raise ExperimentError(f"{w}.value: a published value is a number (bounds and ranges are "
@@ -186,7 +186,7 @@ def _check_value(r: dict, w: str) -> None:
 def _source_keys(d: dict, w: str) -> None:
     """``figure`` (the paper's figure or table: a string or a list of them) and ``line`` (the line of
     the paper's text, or [first, last])."""
-    from .experiment import ExperimentError
+    from ..base.errors import ExperimentError
 
     f = d.get("figure")
     if f is not None and not (isinstance(f, str) or (isinstance(f, list) and f and all(isinstance(x, str) for x in f))):
@@ -214,7 +214,7 @@ def line_text(d: dict) -> str:
 
 def _table_axis(v, w: str) -> list[dict]:
     """A table's rows or columns: a list of tables, or ``{coord, values, labels}``."""
-    from .experiment import ExperimentError
+    from ..base.errors import ExperimentError
 
     if isinstance(v, dict):
         for k in v:
@@ -242,7 +242,7 @@ def _table_axis(v, w: str) -> list[dict]:
 
 def _parse_table(spec: dict, w: str, index: int) -> tuple[dict, list[dict]]:
     """One ``[[table]]``: the table (for the report's grid) and its numeric cells as published values."""
-    from .experiment import ExperimentError
+    from ..base.errors import ExperimentError
 
     if not isinstance(spec, dict):
         raise ExperimentError(f"{w}: expected a table")
@@ -323,7 +323,7 @@ def _parse_table(spec: dict, w: str, index: int) -> tuple[dict, list[dict]]:
 
 def _keys(d: dict, known: set, w: str, required: tuple) -> None:
     """Unknown keys and missing required strings of one entry are errors."""
-    from .experiment import ExperimentError
+    from ..base.errors import ExperimentError
 
     for k in d:
         if k not in known:
@@ -334,7 +334,7 @@ def _keys(d: dict, known: set, w: str, required: tuple) -> None:
 
 
 def _explain(d: dict, w: str) -> None:
-    from .experiment import ExperimentError
+    from ..base.errors import ExperimentError
 
     e = d.get("explain")
     if e is None:
@@ -673,7 +673,7 @@ def cell_text(x: dict) -> str:
 
 def table_grid(tab: dict, rows: list[dict]) -> str:
     """A published table as the paper prints it, each cell ``paper / ours (ratio)``."""
-    from .tables import _md
+    from ..analysis.markdown import md_table as _md
 
     by_cell = {x["cell"]: x for x in rows if x.get("table") == tab["index"]}
     grid = []
@@ -707,7 +707,7 @@ def reference_output(ctx: Context) -> Output | None:
     exp = ctx.exp
     if not exp.references and not exp.claims:
         return None
-    from .tables import _md
+    from ..analysis.markdown import md_table as _md
 
     sc = score(ctx)
     parts = []

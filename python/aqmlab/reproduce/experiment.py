@@ -40,18 +40,15 @@ from __future__ import annotations
 
 import os
 import re
-from .._compat import tomllib
+from ..base.compat import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..base.errors import ExperimentError
 from ..sweep import Choice, Dimension, Sweep, SweepError
 
 EXPERIMENT_FILE = "experiment.toml"
 REFERENCE_FILE = "reference.toml"
-
-
-class ExperimentError(ValueError):
-    """A mistake in an experiment definition; the text starts with the file and the key."""
 
 
 def experiments_dir(explicit: str | os.PathLike | None = None) -> Path:
@@ -354,8 +351,8 @@ def _parse(raw: dict, d: Path) -> Experiment:
     )
     if not (d / exp.scenario).is_file():
         raise ExperimentError(f"scenario: {exp.scenario}: no such file in {d}")
-    from .figures import check_figure
-    from .tables import check_table
+    from ..analysis.figures import check_figure
+    from ..analysis.tables import check_table
 
     for i, fig in enumerate(exp.figures):
         check_figure(fig, exp, f"figures[{i}]")

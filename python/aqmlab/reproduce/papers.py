@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .._compat import tomllib
+from ..base.compat import tomllib
 
 PAPERS_DIR = "papers"
 ITEM_KEYS = {"id", "line", "title", "kind", "simulation", "experiments", "values", "why"}
@@ -55,7 +55,7 @@ class Inventory:
 
 
 def _error(msg: str):
-    from .experiment import ExperimentError
+    from ..base.errors import ExperimentError
 
     return ExperimentError(msg)
 

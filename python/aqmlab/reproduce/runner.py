@@ -6,19 +6,20 @@ import json
 import shutil
 import sys
 import time
-from .._compat import tomllib
+from ..base.compat import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .. import __version__, _core
-from ..executors import pending_tasks
+from .. import _core
+from ..base.version import __version__
+from ..sweep.executors import pending_tasks
 from ..sweep import SweepError, SweepResult, execute, open_cache
 from . import report as rep
 from .compare import reference_output
-from .context import Context
+from ..analysis.context import Context
 from .experiment import Experiment, ExperimentError, find_experiments, experiments_dir, load_experiment
-from .figures import make_figure
-from .tables import make_table
+from ..analysis.figures import make_figure
+from ..analysis.tables import make_table
 
 
 @dataclass
@@ -156,7 +157,7 @@ def setup_lines(exp: Experiment, sweep, tasks, quick: bool, extra_set) -> list[s
     if exp.set:
         lines.append("Every run: `" + "`, `".join(exp.set) + "`.")
     seeds = sorted({t.seed for t in tasks})
-    from .stats import MIN_T_SEEDS, interval_note
+    from ..analysis.stats import MIN_T_SEEDS, interval_note
 
     method = "t95" if sweep.seeds >= MIN_T_SEEDS else ("range" if sweep.seeds == 2 else "none")
     lines.append(f"{sweep.seeds} seed(s) per point ({', '.join(map(str, seeds[:8]))}{'…' if len(seeds) > 8 else ''}); "
@@ -279,7 +280,7 @@ class DrawJob:
 def draw(job: DrawJob) -> Done:
     """Gather one experiment's runs from the cache and write its tables, figures and comparison
     (in a worker process)."""
-    from ..cache import Cache
+    from ..sweep.cache import Cache
 
     t1 = time.time()
     d = Done(job.exp)
@@ -340,8 +341,8 @@ class _Drawer:
         import os
         from concurrent.futures import ProcessPoolExecutor
 
-        from ..executors import _init_local_worker
-        from .figures import _plt
+        from ..analysis.plotstyle import pyplot as _plt
+        from ..sweep.executors import init_local_worker as _init_local_worker
 
         fork = sys.platform.startswith("linux") and "fork" in multiprocessing.get_all_start_methods()
         if fork:
@@ -414,7 +415,7 @@ def study_title(done: list[Done]) -> tuple[str, str]:
 
 
 def write_report(done: list[Done], out: Path, quick: bool, seconds: float) -> list[Path]:
-    from .tables import _md
+    from ..analysis.markdown import md_table as _md
 
     title, what = study_title(done)
     papers = title == "aqmlab: reproduction of the papers"

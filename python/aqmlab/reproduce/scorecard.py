@@ -141,10 +141,9 @@ def summary_figure(done, out: Path) -> tuple[list[Path], str]:
     good = [(p, x) for p, x in pts if x["published_value"] > 0 and x["ours_value"] > 0]
     if not good:
         return [], ""
-    from . import figures
-    from .. import plotstyle
+    from ..analysis import plotstyle
 
-    plt = figures._plt()
+    plt = plotstyle.pyplot()
     with plotstyle.rc_context("paper"):
         fig, ax = plt.subplots(figsize=(plotstyle.WIDTHS[1], 3.2))
         lo = min(min(x["published_value"], x["ours_value"]) for _, x in good) / 2
@@ -181,7 +180,7 @@ def front_page(done, out: Path, quick: bool) -> list:
     """The scorecard's blocks for report.md/html (empty when nothing was recorded)."""
     if not any(d.score for d in done):
         return []
-    from .tables import _md
+    from ..analysis.markdown import md_table as _md
 
     roots = {d.exp.path.parent for d in done}
     invs = {}

@@ -1,0 +1,18 @@
+"""Turning gathered runs into figures and tables: shared by ``aqmlab plot`` and ``aqmlab reproduce``.
+
+=============  =====================================================================================
+module         contents
+=============  =====================================================================================
+``context``    what figure and table code gets (:class:`Context`: an experiment, its gathered runs,
+               an output folder) and what it returns (:class:`Output`)
+``stats``      metric specifications (column, label, unit, scale), means with 95 % intervals
+``figures``    the figure kinds (xy, bar, timeseries, flows_bar, rcf, queue_profile, ...)
+``tables``     metric tables and pivots, CSV and Markdown
+``overlays``   model curves from :mod:`aqmlab.models` drawn over the simulations
+``plotstyle``  how figures look: the ``paper`` and ``draft`` styles
+``markdown``   Markdown tables
+=============  =====================================================================================
+
+Uses :mod:`aqmlab.models`, :mod:`aqmlab.sweep`, :mod:`aqmlab.run` and :mod:`aqmlab.base`; pandas,
+numpy, scipy and matplotlib load with these modules (``import aqmlab`` loads none of them).
+"""

@@ -1,0 +1,186 @@
+"""Every exception class of aqmlab, in one place.
+
+The engine defines two and raises them (``aqmlab._core``); they are re-exported here. Everything
+else derives from them or from a built-in class, as listed (the classes marked "public" are also
+exported by the ``aqmlab`` package itself):
+
+============================  ========================================  ============================================
+class                         base classes                              raised when
+============================  ========================================  ============================================
+``ScenarioError`` (public)    ``ValueError`` (the engine's)             a mistake in a scenario or in the arguments
+                                                                        of :func:`aqmlab.run` /
+                                                                        :func:`aqmlab.validate` (a bad key or value,
+                                                                        a bad seed); ``str(e)`` is
+                                                                        ``'<file>: <key path>: <what is wrong>'``
+``ScenarioFileError``         ``ScenarioError``, ``FileNotFoundError``  a scenario file that does not exist
+``SimulationError`` (public)  ``RuntimeError`` (the engine's)           a run failed in the engine (never a user's
+                                                                        mistake: please report it)
+``RunFailed`` (public)        ``SimulationError``                       a sweep's runs failed (in the engine, or
+                                                                        their worker died again and again), raised
+                                                                        after its other runs are stored
+``SweepError`` (public)       ``ValueError``                            a mistake in a sweep (``--vary``, templates,
+                                                                        seeds, ``jobs``, the executor); one line
+``CacheError``                ``SweepError``                            the result cache cannot be used (read-only,
+                                                                        full, not a directory)
+``CorruptEntry``              ``Exception``                             a cache entry whose files do not match its
+                                                                        meta.json (found, removed and made again)
+``CacheWarning``              ``UserWarning``                           the warning given for a corrupt cache entry
+``EngineMismatch``            ``RuntimeError``                          a Dask worker's engine build is not the
+                                                                        client's
+``OutDirError``               ``Exception``                             a run's output folder holds something a run
+                                                                        must not replace
+``SpecError``                 ``ValueError``                            a bad figure or table specification (a
+                                                                        metric, a ``where``)
+``PlotError``                 ``ValueError``                            a mistake in what ``aqmlab plot`` was asked
+``ExperimentError``           ``ValueError``                            a mistake in an experiment definition
+``ModelError``                ``Exception``                             the base of the analytical models' errors
+``ParameterError``            ``ModelError``, ``ValueError``            a model parameter outside what it accepts
+``NotConvergedError``         ``ModelError``                            a model's solver found no solution
+``RunDataError``              ``ModelError``                            a run folder that is missing, incomplete or
+                                                                        does not fit a model
+``EmulationError``            ``Exception``                             ``aqmlab emulate`` cannot set up or run
+``PlanError``                 ``EmulationError``                        a scenario value emulation cannot honour
+``Terminated``                ``KeyboardInterrupt``                     SIGTERM during an emulation run
+``UserError``                 ``Exception``                             a command-line mistake: one ``error:`` line,
+                                                                        exit status 2
+============================  ========================================  ============================================
+
+:func:`one_line` is the one-line form every error message takes.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .._core import ScenarioError, SimulationError
+
+_LONG_WORD = 200  # longest word (run of non-space characters) an error quotes whole; a file path fits
+_KEEP = 60
+
+
+def _elide(m) -> str:
+    word = m.group(0)
+    tail = word[-3:]
+    tail = tail[len(tail.rstrip("\"'`,;:.)]}")):] if tail else ""
+    return f"{word[:_KEEP]}\u2026{tail} ({len(word)} characters)"
+
+
+def one_line(msg: str) -> str:
+    """``msg`` as one line of reasonable length: control characters (newlines, tabs, ...) escaped as
+    ``\\n`` etc., and a word longer than 200 characters (a value of 100,000) cut to its first 60, an
+    ellipsis, its closing quote and its length -- as the engine's errors do."""
+    if not msg.isprintable():
+        msg = "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in msg)
+    if len(msg) > _LONG_WORD:
+        msg = re.sub(r"\S{%d,}" % (_LONG_WORD + 1), _elide, msg)
+    return msg
+
+
+# ----------------------------------------------------------------------------- running a scenario
+
+
+class ScenarioFileError(ScenarioError, FileNotFoundError):
+    """A scenario file that does not exist; both an :class:`aqmlab.ScenarioError` and a
+    ``FileNotFoundError``."""
+
+
+class OutDirError(Exception):
+    """The output folder holds something a run must not replace (the message says what)."""
+
+
+# ----------------------------------------------------------------------------- sweeps and the cache
+
+
+class SweepError(ValueError):
+    """A mistake in a sweep's definition or set-up (bad --vary, bad template, a scenario that does not
+    validate, a cache that cannot be written, an executor that cannot be reached); one line."""
+
+    def __init__(self, message="", *args):
+        super().__init__(one_line(str(message)), *args)
+
+
+class CacheError(SweepError):
+    """The result cache cannot be used (read-only, full, not a directory)."""
+
+
+class RunFailed(SimulationError):
+    """Runs of a sweep failed (in the engine, or their worker died repeatedly); the message names the
+    first and counts the others. Every other run is stored."""
+
+    def __init__(self, message: str, failures=()):
+        super().__init__(message)
+        self.failures = list(failures)
+
+
+class CorruptEntry(Exception):
+    """A cache entry whose files do not match its meta.json."""
+
+
+class CacheWarning(UserWarning):
+    """A corrupt cache entry was found; it is made again."""
+
+
+class EngineMismatch(RuntimeError):
+    """A worker's engine build differs from the client's (its results would not match the keys)."""
+
+
+# ----------------------------------------------------------------------------- figures, tables, experiments
+
+
+class SpecError(ValueError):
+    """A bad metric, ``where`` or other part of a figure or table specification."""
+
+
+class PlotError(ValueError):
+    """A mistake in what was asked (the message names the option or source and what is allowed)."""
+
+
+class ExperimentError(ValueError):
+    """A mistake in an experiment definition; the text starts with the file and the key."""
+
+
+# ----------------------------------------------------------------------------- analytical models
+
+
+class ModelError(Exception):
+    """Base class of every error the models raise on purpose."""
+
+
+class ParameterError(ModelError, ValueError):
+    """A parameter value outside what the model accepts (the message says what is allowed)."""
+
+
+class NotConvergedError(ModelError):
+    """A solver did not find a solution; raised by ``require()`` on a non-converged result."""
+
+
+class RunDataError(ModelError):
+    """A simulation run directory is missing, incomplete or does not fit the model."""
+
+
+# ----------------------------------------------------------------------------- emulation
+
+
+class EmulationError(Exception):
+    """A run could not be set up or failed; the message is one line a user can act on."""
+
+
+class PlanError(EmulationError):
+    """A scenario value emulation cannot honour: ``<key path>: <why>``."""
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM arrived: the run is stopped and cleaned up like after Ctrl-C."""
+
+
+# ----------------------------------------------------------------------------- the command line
+
+
+class UserError(Exception):
+    """An error the user can act on: printed as one line, exit code 2."""
+
+
+__all__ = ["ScenarioError", "ScenarioFileError", "SimulationError", "RunFailed", "SweepError", "CacheError",
+           "CorruptEntry", "CacheWarning", "EngineMismatch", "OutDirError", "SpecError", "PlotError",
+           "ExperimentError", "ModelError", "ParameterError", "NotConvergedError", "RunDataError", "EmulationError",
+           "PlanError", "Terminated", "UserError", "one_line"]

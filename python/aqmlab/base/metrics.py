@@ -1,0 +1,27 @@
+"""Measures written once and used everywhere: Jain's index of fairness.
+
+:func:`jain` is the one Python form of the index; :meth:`aqmlab.Result.jain`, the sweep tables'
+``jain_*`` columns (:mod:`aqmlab.run.metrics`), the figures and the emulated runs' summaries all
+call it. (The engine computes the summary's ``fairness`` section itself, in Rust, by the same
+formula.)
+"""
+
+from __future__ import annotations
+
+import math
+
+
+def jain(x) -> float:
+    """Jain's index (Σx)²/(n·Σx²); 1 when every value is 0, NaN for no values (or any NaN value).
+
+    Sums are exact (``math.fsum``), so the index does not depend on the order of the values."""
+    x = [float(v) for v in x]
+    if not x:
+        return math.nan
+    s2 = math.fsum(v * v for v in x)
+    if math.isnan(s2):
+        return math.nan
+    return 1.0 if s2 == 0 else math.fsum(x) ** 2 / (len(x) * s2)
+
+
+__all__ = ["jain"]

@@ -1,0 +1,61 @@
+"""The ``aqmlab`` command: its parser, one subcommand per module of this package, and :func:`main`."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from ..base.errors import ScenarioError, SimulationError, UserError
+from ..base.version import __version__
+from . import bench, emulate, model, plot, reproduce, run, sweep, validate
+from . import list as list_
+from .common import EXIT_FAILED, EXIT_INTERRUPTED, Parser, err
+
+#: the subcommands' modules, in the order ``aqmlab --help`` lists them
+COMMANDS = (run, validate, list_, bench, sweep, reproduce, plot, model, emulate)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = Parser(prog="aqmlab", description="Packet-level simulation of active queue management.")
+    p.add_argument("--version", action="version", version=f"aqmlab {__version__}")
+    sub = p.add_subparsers(dest="cmd", required=True, parser_class=Parser)
+    for command in COMMANDS:
+        command.add_parser(sub)
+    return p
+
+
+def split_emulate_command(argv: list[str]) -> tuple[list[str], list[str] | None]:
+    """``aqmlab emulate ... -- CMD ...``: the arguments before the first ``--``, and CMD (None without
+    one). CMD is the user's, whatever it looks like (``-x``, ``--help``): argparse would read a CMD
+    that starts with ``-`` as options of ours."""
+    if "emulate" in argv and "--" in argv and argv.index("emulate") < argv.index("--"):
+        i = argv.index("--")
+        return argv[:i], argv[i + 1:]
+    return argv, None
+
+
+def main(argv=None) -> int:
+    argv, after = split_emulate_command(list(sys.argv[1:] if argv is None else argv))
+    args = build_parser().parse_args(argv)
+    if after is not None:
+        args.command = after
+    if getattr(args, "max_memory", None):
+        # read by the engine in this process and in every worker it starts (sent with each batch to a cluster)
+        os.environ["AQMLAB_MAX_MEMORY"] = args.max_memory
+    seed = getattr(args, "seed", None)
+    if seed is not None and not 0 <= seed <= (1 << 64) - 1:
+        return err(f"--seed: must be an integer from 0 to 2^64-1 (18446744073709551615), got {seed}")
+    try:
+        return args.fn(args)
+    except UserError as e:
+        return err(str(e))
+    except ScenarioError as e:  # from the API layer, already '<file>: <key path>: <why>'
+        return err(str(e))
+    except SimulationError as e:
+        return err(f"{getattr(args, 'scenario', '')}: simulation failed: {e}", EXIT_FAILED)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:  # e.g. `aqmlab list aqm | head -1`
+        return 0

@@ -1,0 +1,121 @@
+"""What every ``aqmlab`` command shares: exit codes, one-line errors and warnings, the argument
+parser class, and the options and checks several commands take (``--out``, ``--jobs``,
+``--cache``, ``--executor``/``--scheduler``, ``--max-memory``)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from ..base.errors import ScenarioError, UserError, one_line
+from ..base.units import parse_size
+from ..run.source import read_source
+
+EXIT_USAGE = 2
+EXIT_FAILED = 1
+EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 143
+
+
+def err(msg: str, code: int = EXIT_USAGE) -> int:
+    """Print ``error: <msg>`` (one line) on stderr; returns ``code`` (the exit status)."""
+    print(f"error: {one_line(msg)}", file=sys.stderr)
+    return code
+
+
+def warn(msg: str) -> None:
+    """Print ``warning: <msg>`` (one line) on stderr."""
+    print(f"warning: {one_line(msg)}", file=sys.stderr)
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse's parser whose usage errors are one line and exit status 2."""
+
+    def error(self, message):  # argparse's usage errors: one line, exit 2
+        self.print_usage(sys.stderr)
+        print(f"error: {one_line(message)}", file=sys.stderr)
+        sys.exit(EXIT_USAGE)
+
+
+def source(path: str):
+    """The scenario file ``path`` (a :class:`~aqmlab.run.source.Source`), or a UserError."""
+    try:
+        return read_source(Path(path))
+    except ScenarioError as e:  # missing, a directory, not text, too large, unreadable
+        raise UserError(str(e))
+
+
+def out_dir(out: Path) -> Path:
+    """``--out``: a directory we can write into, checked before any run."""
+    from ..base.io import probe_writable
+
+    if out.exists() and not out.is_dir():
+        raise UserError(f"--out {out}: exists and is not a directory")
+    try:
+        probe_writable(out, f"--out {out}")
+    except OSError as e:
+        raise UserError(str(e.strerror or e))
+    return out
+
+
+# ----------------------------------------------------------------------------- sweeps' and reproductions' options
+
+
+def cache_arg(a):
+    """``--cache DIR`` / ``--no-cache`` as the ``cache`` argument of a sweep."""
+    if a.no_cache:
+        return False
+    return a.cache if a.cache else True
+
+
+def jobs_arg(a):
+    """``--jobs``: None (every core) or a positive integer."""
+    if a.jobs is not None and a.jobs < 1:
+        raise UserError("--jobs: must be a positive integer")
+    return a.jobs
+
+
+def executor_args(a) -> dict:
+    """--executor/--scheduler as keyword arguments of execute(); a Dask scheduler is reached here,
+    before any run."""
+    from ..base.errors import SweepError
+    from ..sweep.executors import make_pool
+
+    executor = a.executor or ("dask" if a.scheduler else "local")
+    if executor == "local":
+        if a.scheduler:
+            raise UserError("--scheduler: only with --executor dask")
+        return {}
+    try:
+        return {"executor": make_pool("dask", scheduler=a.scheduler)}
+    except SweepError as e:
+        raise UserError(str(e))
+
+
+def add_executor_args(p) -> None:
+    p.add_argument("--executor", choices=["local", "dask"],
+                   help="where runs are made: local processes (default) or a Dask cluster (needs --scheduler)")
+    p.add_argument("--scheduler", metavar="tcp://HOST:PORT",
+                   help="the Dask scheduler's address (implies --executor dask; see docs/reproduce.md)")
+
+
+def memory_arg(s: str) -> str:
+    """``--max-memory``: a size such as ``8GB`` (checked here, passed on as text)."""
+    try:
+        parse_size(s)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e))
+    return s
+
+
+def add_max_memory(*parsers) -> None:
+    for sp in parsers:
+        sp.add_argument("--max-memory", type=memory_arg, metavar="SIZE",
+                        help="refuse a run whose memory estimate exceeds SIZE, e.g. 8GB "
+                             "(default: $AQMLAB_MAX_MEMORY, else half the physical memory)")
+
+
+__all__ = ["EXIT_USAGE", "EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_TERMINATED", "UserError", "err", "warn", "Parser",
+           "source", "out_dir", "cache_arg", "jobs_arg", "executor_args", "add_executor_args", "memory_arg",
+           "add_max_memory"]

@@ -1,0 +1,159 @@
+"""A scenario as given (a path, a TOML string or a dict), read into its TOML text.
+
+:func:`read_source` accepts what :func:`aqmlab.run` accepts and returns a :class:`Source`: the text
+and where it came from (for error messages and default names). :func:`check_seed` and
+:func:`check_overrides` check the other arguments of a run the same way, as
+:class:`aqmlab.ScenarioError`.
+"""
+
+from __future__ import annotations
+
+import numbers
+import os
+from pathlib import Path
+from typing import Iterable, Mapping
+
+from ..base.errors import ScenarioError, ScenarioFileError
+
+
+#: seeds are unsigned 64-bit integers
+SEED_MAX = (1 << 64) - 1
+#: how deeply a dict scenario or an override value may nest (TOML needs far less)
+MAX_DEPTH = 64
+
+
+class Source:
+    """A scenario's text with where it came from (for error messages and default names)."""
+
+    __slots__ = ("text", "label", "name")
+
+    def __init__(self, text: str, label: str, name: str):
+        self.text = text
+        self.label = label  # file path as given, or "<string>" / "<dict>"
+        self.name = name  # default scenario name (file stem)
+
+    def __repr__(self):
+        return f"Source(label={self.label!r}, name={self.name!r})"
+
+    def __eq__(self, other):
+        return isinstance(other, Source) and (self.text, self.label, self.name) == (other.text, other.label, other.name)
+
+    def __reduce__(self):
+        return (Source, (self.text, self.label, self.name))
+
+
+def _looks_like_toml(s: str) -> bool:
+    if "\n" in s:
+        return True
+    from ..base.compat import tomllib
+
+    try:
+        return bool(tomllib.loads(s))
+    except (tomllib.TOMLDecodeError, RecursionError):
+        return False
+
+
+def read_source(scenario) -> Source:
+    """Accept a path, a TOML string or a dict, and return its TOML text.
+
+    A string is a path if a file of that name exists or it is not TOML text (one line that TOML does
+    not read, such as ``runs/a=b.toml``). Raises :class:`aqmlab.ScenarioError` for anything else:
+    a missing file (also a ``FileNotFoundError``), a directory, a file that is not UTF-8 text or is
+    larger than 16 MiB, a dict with a value TOML cannot hold. A :class:`Source` is returned as is.
+    """
+    from ..base.io import read_text_bounded
+
+    if isinstance(scenario, Source):
+        return scenario
+    if isinstance(scenario, Mapping):
+        return Source(dict_to_toml(scenario), "<dict>", "scenario")
+    if isinstance(scenario, str) and not os.path.exists(scenario) and _looks_like_toml(scenario):
+        return Source(scenario, "<string>", "scenario")
+    if isinstance(scenario, (str, os.PathLike)):
+        p = Path(scenario)
+        try:
+            return Source(read_text_bounded(p), str(scenario), p.stem)
+        except FileNotFoundError:
+            raise ScenarioFileError(f"{scenario}: no such file") from None
+        except IsADirectoryError:
+            raise ScenarioError(f"{scenario}: is a directory, not a scenario file") from None
+        except UnicodeDecodeError:
+            raise ScenarioError(f"{scenario}: not a text (UTF-8) file") from None
+        except ValueError as e:
+            raise ScenarioError(f"{scenario}: {e}") from None
+        except OSError as e:
+            raise ScenarioError(f"{scenario}: cannot read: {e.strerror or e}") from None
+    raise ScenarioError(f"scenario: expected a path, a TOML string or a dict, not {type(scenario).__name__}")
+
+
+def _check_toml_value(v, where: str, depth: int = 0) -> None:
+    if depth > MAX_DEPTH:
+        raise ScenarioError(f"<dict>: {where}: nested more than {MAX_DEPTH} levels deep")
+    if isinstance(v, Mapping):
+        for k, x in v.items():
+            if not isinstance(k, str):
+                raise ScenarioError(f"<dict>: {where + '.' if where else ''}{k!r}: keys must be strings, "
+                                    f"not {type(k).__name__}")
+            _check_toml_value(x, f"{where}.{k}" if where else k, depth + 1)
+    elif isinstance(v, (list, tuple)):
+        for i, x in enumerate(v):
+            _check_toml_value(x, f"{where}[{i}]", depth + 1)
+    elif v is None:
+        raise ScenarioError(f"<dict>: {where}: None has no TOML form; leave the key out for its default")
+    elif not isinstance(v, (str, bool, numbers.Integral, numbers.Real)) and not hasattr(v, "isoformat"):
+        raise ScenarioError(f"<dict>: {where}: a {type(v).__name__} is not a scenario value "
+                            f"(strings, numbers, booleans, lists and tables are)")
+
+
+def _plain(v):
+    """numpy scalars and tuples as the Python values tomli_w writes."""
+    if isinstance(v, Mapping):
+        return {k: _plain(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_plain(x) for x in v]
+    if isinstance(v, bool) or isinstance(v, (str, int, float)):
+        return v
+    if isinstance(v, numbers.Integral):
+        return int(v)
+    if isinstance(v, numbers.Real):
+        return float(v)
+    return v
+
+
+def dict_to_toml(d: Mapping) -> str:
+    """A scenario given as a dict, as TOML text; a value TOML cannot hold is a ScenarioError with
+    its key path."""
+    import tomli_w
+
+    _check_toml_value(d, "")
+    try:
+        return tomli_w.dumps(_plain(d))
+    except (TypeError, ValueError) as e:
+        raise ScenarioError(f"<dict>: {e}") from None
+
+
+def check_seed(seed, what: str = "seed"):
+    """``None`` or an integer in 0..2^64-1; anything else is a ScenarioError."""
+    if seed is None:
+        return None
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
+        raise ScenarioError(f"{what}: must be an integer from 0 to 2^64-1, got {seed!r}")
+    seed = int(seed)
+    if not 0 <= seed <= SEED_MAX:
+        raise ScenarioError(f"{what}: must be an integer from 0 to 2^64-1 (18446744073709551615), got {seed}")
+    return seed
+
+
+def check_overrides(overrides, what: str = "overrides") -> list[str]:
+    """A list of ``"key.path=value"`` strings; a single string is one override."""
+    if overrides is None:
+        return []
+    if isinstance(overrides, str):
+        return [overrides]
+    if isinstance(overrides, Mapping) or not isinstance(overrides, Iterable):
+        raise ScenarioError(f"{what}: expected a list of \"key.path=value\" strings, got {type(overrides).__name__}")
+    out = list(overrides)
+    for o in out:
+        if not isinstance(o, str):
+            raise ScenarioError(f"{what}: expected \"key.path=value\" strings, got {o!r}")
+    return out

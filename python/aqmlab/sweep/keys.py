@@ -1,0 +1,51 @@
+"""Run keys: the content address of one run, under which the cache stores it.
+
+A key is a SHA-256 over a canonical form of what determines a run's result: the parsed base
+scenario (so comments and layout do not count, but every value does), its default name, the
+overrides in order, the seed, the aqmlab version, the cache format and a fingerprint of the engine
+binary (so a rebuilt engine never reuses old results).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Sequence
+
+from ..base.compat import tomllib
+from ..base.version import __version__, engine_build_id
+from .cache import CACHE_FORMAT
+
+
+def canonical_scenario(text: str):
+    """The parsed scenario (for hashing): layout and comments do not matter, values do."""
+    try:
+        return tomllib.loads(text)
+    except (tomllib.TOMLDecodeError, RecursionError):
+        return {"__text__": text}
+
+
+def key_hasher(text: str, name: str, overrides: Sequence[str], canonical=None):
+    """The SHA-256 state of a run's key before its seed (shared by the seeds of a point)."""
+    material = {
+        "format": CACHE_FORMAT,
+        "aqmlab": __version__,
+        "engine": engine_build_id(),
+        "scenario": canonical_scenario(text) if canonical is None else canonical,
+        "name": name,
+        "overrides": list(overrides),
+    }
+    blob = json.dumps(material, sort_keys=True, default=str, ensure_ascii=True, separators=(",", ":"))
+    return hashlib.sha256(blob.encode())
+
+
+def seeded(h, seed: int) -> str:
+    """The key of the run with ``seed``, from the state :func:`key_hasher` returned."""
+    h = h.copy()
+    h.update(b"|seed=%d" % int(seed))
+    return h.hexdigest()
+
+
+def run_key(text: str, name: str, overrides: Sequence[str], seed: int) -> str:
+    """The content address of one run (see the module notes)."""
+    return seeded(key_hasher(text, name, overrides), seed)
