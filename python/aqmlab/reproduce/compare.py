@@ -53,7 +53,7 @@ kind       holds when
 ``bound``  our mean at each point ``where`` selects (``stat = "each"``, default), or their mean /
            max / min (``stat``), satisfies ``min``, ``max`` or ``range``
 ``best``   the ``of`` coordinate's value ``is`` has the highest mean (``worst``: lowest) at every
-           point of the other coordinates
+           point of the other coordinates (strictly: a tie is not highest; orders are strict too)
            (with ``x = "<column>"`` and ``along = "<coordinate>"``: compared where the curves of
            ``col`` against our mean ``x`` overlap, each read by linear interpolation; "at the same
            average queue")
@@ -470,6 +470,19 @@ def _at(key) -> str:
     return ", ".join(f"{k} = {v}" for k, v in key) or "the only point"
 
 
+def _strictly_ordered(vals: list, ascending: bool) -> bool:
+    """Each value above the next (below, ``ascending``): equal values are not in an order."""
+    return all((a < b) if ascending else (a > b) for a, b in zip(vals, vals[1:]))
+
+
+def _chain(names: list, vals: dict, m, ascending: bool) -> str:
+    """``"A > B = C"``: the order found, ties shown as such."""
+    out = names[0]
+    for a, b in zip(names, names[1:]):
+        out += (" = " if vals[a] == vals[b] else (" < " if ascending else " > ")) + b
+    return out
+
+
 def _order_of_cols(ctx: Context, c: dict, out: dict) -> dict:
     """An ``order`` claim over columns: at every point ``where`` selects, the means of ``cols`` are in
     that order (highest first; ``ascending``: lowest first)."""
@@ -491,9 +504,9 @@ def _order_of_cols(ctx: Context, c: dict, out: dict) -> dict:
     fails = []
     for key in keys:
         vals = [s[key] for s in series]
-        got = sorted(range(len(vals)), key=lambda i: vals[i], reverse=not asc)
-        if got != list(range(len(vals))):
-            fails.append(f"{_at(key)}: " + (" < " if asc else " > ").join(labels[i] for i in got))
+        if not _strictly_ordered(vals, asc):
+            got = sorted(range(len(vals)), key=lambda i: vals[i], reverse=not asc)
+            fails.append(f"{_at(key)}: " + _chain([labels[i] for i in got], dict(zip(labels, vals)), None, asc))
     what = (" < " if asc else " > ").join(labels)
     out["ours"] = f"{what} at {len(keys) - len(fails)} of {len(keys)} points"
     out["agreement"] = "holds at every point" if not fails else "not at " + "; ".join(fails[:3]) + (
@@ -546,17 +559,21 @@ def evaluate_claim(ctx: Context, c: dict) -> dict:
                 want = [str(x) for x in c["order"] if str(x) in vals]
                 if len(want) < 2:
                     continue
-                got = sorted(want, key=lambda k: vals[k], reverse=not c.get("ascending", False))
                 n += 1
-                if got != want:
-                    fails.append(f"{_at(key)}: {' > '.join(got) if not c.get('ascending') else ' < '.join(got)}")
+                if not _strictly_ordered([vals[k] for k in want], c.get("ascending", False)):
+                    got = sorted(want, key=lambda k: vals[k], reverse=not c.get("ascending", False))
+                    fails.append(f"{_at(key)}: " + _chain(got, vals, m, c.get("ascending", False)))
             else:
                 if str(c["is"]) not in vals or len(vals) < 2:
                     continue
                 n += 1
-                top = (max if kind == "best" else min)(vals, key=lambda k: vals[k])
-                if top != str(c["is"]):
-                    fails.append(f"{_at(key)}: {top}")
+                me = vals[str(c["is"])]
+                others = [v for k, v in vals.items() if k != str(c["is"])]
+                ok = all(me > v for v in others) if kind == "best" else all(me < v for v in others)
+                if not ok:  # a tie is not "highest" (or "lowest")
+                    top = (max if kind == "best" else min)(vals, key=lambda k: vals[k])
+                    tied = [k for k, v in vals.items() if v == vals[top]]
+                    fails.append(f"{_at(key)}: " + (top if len(tied) == 1 else " = ".join(tied) + " (tie)"))
         if n == 0:
             return out
         if kind == "order":

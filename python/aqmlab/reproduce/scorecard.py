@@ -97,6 +97,9 @@ def per_figure(done, invs) -> list[list[str]]:
             rows.append([f"[{p}] {it.id}", (it.title or "").replace("|", "\\|"), exps,
                          _frac(tally(vals)) if it.simulation else "—", _frac(tally(cls)) if it.simulation else "—",
                          note.replace("|", "\\|")])
+        for eid, why in inv.extra:
+            rows.append([f"[{p}] (no figure)", "", _link(eid) if eid in ran else f"{eid} (not in this report)",
+                         "—", "—", ("reproduces no figure or table of the paper: " + why).replace("|", "\\|")])
     return rows
 
 
