@@ -67,6 +67,8 @@ def per_paper(done, invs) -> list[list[str]]:
         vals = [x for d in mine if d.score for x in d.score["values"]]
         cls = [x for d in mine if d.score for x in d.score["claims"]]
         inv = invs.get(p)
+        if inv is None and not vals and not cls:
+            continue  # an experiment of our own: no paper to count
         if inv is not None:
             sims = [i for i in inv.items if i.simulation]
             named = {f for x in vals + cls for f in x["figure"]}
