@@ -255,3 +255,22 @@ def test_a_tie_is_neither_highest_nor_lowest(kind, holds):
              "col": "tcp.zero_goodput"}
     r = evaluate_claim(ctx, order)
     assert r["ok"] is False and ("RIO = CHOKeW" in r["agreement"] or "CHOKeW = RIO" in r["agreement"]), r
+
+
+def test_the_papers_are_covered():
+    """At least 380 published values and claims are recorded over the five papers, and every
+    simulation figure and table has items or says why it has none."""
+    exps = list_experiments(EXPERIMENTS)
+    per_paper: dict = {}
+    for e in exps:
+        per_paper[e.paper] = per_paper.get(e.paper, 0) + len(e.references) + len(e.claims)
+    assert sum(per_paper[p] for p in ("CHOKeW", "TWL", "CHOKeD", "RAQM", "WARD")) >= 380, per_paper
+    assert all(per_paper[p] >= 20 for p in ("CHOKeW", "TWL", "CHOKeD", "RAQM", "WARD")), per_paper
+    invs = _inventories()
+    assert set(invs) == {"CHOKeW", "TWL", "CHOKeD", "RAQM", "WARD"}
+    for tag, inv in invs.items():
+        named = {f for e in exps if e.paper == tag for r in e.references + e.claims for f in
+                 ([r["figure"]] if isinstance(r.get("figure"), str) else r.get("figure", []))}
+        for it in inv.items:
+            if it.simulation and it.experiments:
+                assert it.id in named or it.values, (tag, it.id, "no item and no note on why")
