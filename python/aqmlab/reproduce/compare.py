@@ -614,10 +614,10 @@ def evaluate_claim(ctx: Context, c: dict) -> dict:
 
 def _best_at_same_x(ctx: Context, c: dict, out: dict, m, pts: list, keys: list) -> dict:
     """``best``/``worst`` with ``x = "<column>"`` and ``along = "<coordinate>"``: each value of ``of``
-    makes a curve of our mean ``col`` against our mean ``x`` over the points of ``along``; where the
-    curves overlap in x (each read by linear interpolation between its points), ``is`` is highest
-    (lowest) at every x where a curve has a point. For a paper that compares schemes 'at the same
-    average queue' when their x values differ."""
+    makes a curve of our mean ``col`` against our mean ``x`` over the points of ``along``; against
+    each other curve, wherever the two overlap in x (both read by linear interpolation between their
+    points), ``is`` is higher (lower) at every x where either has a point. For a paper that compares
+    schemes 'at the same average queue' when their x values differ."""
     of, along = c["of"], c.get("along")
     if of not in keys or along not in keys:
         out["agreement"] = f"{of if of not in keys else along} is not a coordinate"
@@ -635,27 +635,31 @@ def _best_at_same_x(ctx: Context, c: dict, out: dict, m, pts: list, keys: list) 
             k = tuple((kk, str(vv)) for kk, vv in p[0].items())
             if k in xval and np.isfinite(xval[k]):
                 curves.setdefault(str(p[0][of]), []).append((xval[k], p[2]))
-        if str(c["is"]) not in curves or len(curves) < 2:
+        me = str(c["is"])
+        if me not in curves or len(curves) < 2:
             continue
         for v in curves.values():
             v.sort()
-        lo = max(v[0][0] for v in curves.values())
-        hi = min(v[-1][0] for v in curves.values())
-        grid = sorted({x for v in curves.values() for x, _ in v if lo <= x <= hi})
-        if not grid:
-            continue
-        n += 1
-        for x in grid:
-            at = {name: float(np.interp(x, [a for a, _ in v], [b for _, b in v])) for name, v in curves.items()}
-            top = (max if c.get("kind") == "best" else min)(at, key=lambda k: at[k])
-            checked += 1
-            if top != str(c["is"]):
-                fails.append(f"{_at(key)}{', ' if key else ''}{xm.col} = {x:.3g}: {top}")
+        mx, my = [a for a, _ in curves[me]], [b for _, b in curves[me]]
+        for other, v in curves.items():  # against each other curve, where the two overlap
+            if other == me:
+                continue
+            ox, oy = [a for a, _ in v], [b for _, b in v]
+            lo, hi = max(mx[0], ox[0]), min(mx[-1], ox[-1])
+            grid = sorted({x for x in mx + ox if lo <= x <= hi})
+            if not grid:
+                continue
+            n += 1
+            for x in grid:
+                mine, theirs = float(np.interp(x, mx, my)), float(np.interp(x, ox, oy))
+                checked += 1
+                if not (mine > theirs if c.get("kind") == "best" else mine < theirs):
+                    fails.append(f"{_at(key)}{', ' if key else ''}{xm.col} = {x:.3g}: {other}")
     if n == 0:
         out["agreement"] = "the curves do not overlap in " + c["x"]
         return out
     word = "highest" if c.get("kind") == "best" else "lowest"
-    out["ours"] = f"{c['is']} {word} at {checked - len(fails)} of {checked} x values where the curves overlap"
+    out["ours"] = f"{c['is']} {word} at {checked - len(fails)} of {checked} x values where its curve overlaps another"
     out["agreement"] = "holds at every x" if not fails else "not at " + "; ".join(fails[:3]) + (
         " …" if len(fails) > 3 else "")
     return _verdict(out, c, not fails)
