@@ -26,6 +26,7 @@
 //!
 //! The specification these files implement is `shared/spec/aqm.md`; each file cites its sections.
 
+pub mod afd;
 pub mod blue;
 pub mod buffer;
 pub mod choke;
@@ -34,6 +35,7 @@ pub mod chokew;
 pub mod codel;
 pub mod codel_law;
 pub mod control;
+pub mod csfq;
 pub mod droptail;
 pub mod family;
 pub mod fifo;
@@ -53,6 +55,7 @@ pub mod red_math;
 pub mod rem;
 pub mod rio;
 pub mod rng;
+pub mod sfb;
 pub mod units;
 pub mod ward;
 pub mod wfq;
@@ -202,6 +205,9 @@ macro_rules! registry {
             fn state(&self, out: &mut [f64]) {
                 match self { $( AnyQdisc::$variant(q) => q.state(out), )* }
             }
+            fn state_bytes(&self) -> u64 {
+                match self { $( AnyQdisc::$variant(q) => q.state_bytes(), )* }
+            }
         }
     };
 }
@@ -226,6 +232,7 @@ mod out_of_line {
     }
 }
 
+use afd::{Afd, AfdParams};
 use blue::{Blue, BlueParams};
 use choke::{Choke, ChokeParams};
 use choked::{Choked, ChokedParams};
@@ -241,9 +248,11 @@ use rio::{Rio, RioParams};
 use ward::{Ward, WardParams};
 
 use codel::{Codel, CodelParams};
+use csfq::{Csfq, CsfqParams};
 use fq_codel::{FqCodel, FqCodelParams};
 use fred::{Fred, FredParams};
 use pie::{Pie, PieParams};
+use sfb::{Sfb, SfbParams};
 use wfq::{Wfq, WfqParams};
 
 // One line per scheme. Keep the order: it is the order of `aqmlab list aqm`.
@@ -266,6 +275,9 @@ registry! {
     Codel => Codel(CodelParams), "codel", "CoDel (RFC 8289), modern baseline: drops at dequeue when the sojourn stays above target";
     Pie => Pie(PieParams), "pie", "PIE (RFC 8033), modern baseline: delay-driven PI drop probability with auto-tuning and burst allowance";
     FqCodel => FqCodel(FqCodelParams), "fq_codel", "FQ-CoDel (RFC 8290), modern baseline: DRR over hashed flow queues, CoDel per queue";
+    Sfb => Sfb(SfbParams), "sfb", "Stochastic Fair Blue (Feng et al. 2001): BLUE per hashed bin, L levels x N bins, penalty box for non-responsive flows";
+    Afd => Afd(AfdParams), "afd", "Approximate Fair Dropping (Pan et al. 2003): shadow buffer of recent arrivals, drop (1 - m_fair/m_i)+";
+    Csfq => Csfq(CsfqParams), "csfq", "Core-Stateless Fair Queueing (Stoica et al. 1998): edges label rates, the core drops max(0, 1 - alpha/label)";
 }
 
 #[cfg(test)]
@@ -282,10 +294,12 @@ pub(crate) mod test_util {
         /// ECN-capable transport, and the Congestion Experienced mark.
         pub ect: bool,
         pub ce: bool,
+        /// CSFQ's rate label (bits per second).
+        pub label: Option<f64>,
     }
     impl P {
         pub fn new(flow: u32, size: u32) -> Self {
-            P { flow, size, prio: 1, in_profile: false, seq: 0, ect: false, ce: false }
+            P { flow, size, prio: 1, in_profile: false, seq: 0, ect: false, ce: false, label: None }
         }
     }
 
@@ -320,6 +334,12 @@ pub(crate) mod test_util {
         }
         fn mark_ce(&mut self) {
             self.ce = true;
+        }
+        fn rate_label(&self) -> Option<f64> {
+            self.label
+        }
+        fn set_rate_label(&mut self, rate_bps: f64) {
+            self.label = Some(rate_bps);
         }
     }
 }
