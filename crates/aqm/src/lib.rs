@@ -52,6 +52,7 @@ pub mod raqm;
 pub mod reason;
 pub mod red;
 pub mod red_math;
+pub mod red_pd;
 pub mod rem;
 pub mod rio;
 pub mod rng;
@@ -243,6 +244,7 @@ use perfect_choke::{PerfectChoke, PerfectChokeParams};
 use pi::{Pi, PiParams};
 use raqm::{Raqm, RaqmParams};
 use red::{Red, RedParams};
+use red_pd::{RedPd, RedPdParams};
 use rem::{Rem, RemParams};
 use rio::{Rio, RioParams};
 use ward::{Ward, WardParams};
@@ -278,6 +280,7 @@ registry! {
     Sfb => Sfb(SfbParams), "sfb", "Stochastic Fair Blue (Feng et al. 2001): BLUE per hashed bin, L levels x N bins, penalty box for non-responsive flows";
     Afd => Afd(AfdParams), "afd", "Approximate Fair Dropping (Pan et al. 2003): shadow buffer of recent arrivals, drop (1 - m_fair/m_i)+";
     Csfq => Csfq(CsfqParams), "csfq", "Core-Stateless Fair Queueing (Stoica et al. 1998): edges label rates, the core drops max(0, 1 - alpha/label)";
+    RedPd => RedPd(RedPdParams), "red_pd", "RED with Preferential Dropping (Mahajan et al. 2001): RED's drop history identifies fast flows, a pre-filter limits them";
 }
 
 #[cfg(test)]
