@@ -57,6 +57,7 @@ pub mod rem;
 pub mod rio;
 pub mod rng;
 pub mod sfb;
+pub mod sred;
 pub mod units;
 pub mod ward;
 pub mod wfq;
@@ -255,6 +256,7 @@ use fq_codel::{FqCodel, FqCodelParams};
 use fred::{Fred, FredParams};
 use pie::{Pie, PieParams};
 use sfb::{Sfb, SfbParams};
+use sred::{Sred, SredParams};
 use wfq::{Wfq, WfqParams};
 
 // One line per scheme. Keep the order: it is the order of `aqmlab list aqm`.
@@ -281,6 +283,7 @@ registry! {
     Afd => Afd(AfdParams), "afd", "Approximate Fair Dropping (Pan et al. 2003): shadow buffer of recent arrivals, drop (1 - m_fair/m_i)+";
     Csfq => Csfq(CsfqParams), "csfq", "Core-Stateless Fair Queueing (Stoica et al. 1998): edges label rates, the core drops max(0, 1 - alpha/label)";
     RedPd => RedPd(RedPdParams), "red_pd", "RED with Preferential Dropping (Mahajan et al. 2001): RED's drop history identifies fast flows, a pre-filter limits them";
+    Sred => Sred(SredParams), "sred", "Stabilized RED (Ott et al. 1999): zombie list estimates the number of flows, drops scaled by it (full SRED: hits dropped harder)";
 }
 
 #[cfg(test)]
