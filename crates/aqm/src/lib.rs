@@ -61,6 +61,7 @@ pub mod sred;
 pub mod units;
 pub mod ward;
 pub mod wfq;
+pub mod xchoke;
 
 pub use packet::Pkt;
 pub use qdisc::{Cx, Dropped, Limit, LinkInfo, Qdisc, QueueUnit};
@@ -258,6 +259,7 @@ use pie::{Pie, PieParams};
 use sfb::{Sfb, SfbParams};
 use sred::{Sred, SredParams};
 use wfq::{Wfq, WfqParams};
+use xchoke::{Xchoke, XchokeParams};
 
 // One line per scheme. Keep the order: it is the order of `aqmlab list aqm`.
 registry! {
@@ -284,6 +286,7 @@ registry! {
     Csfq => Csfq(CsfqParams), "csfq", "Core-Stateless Fair Queueing (Stoica et al. 1998): edges label rates, the core drops max(0, 1 - alpha/label)";
     RedPd => RedPd(RedPdParams), "red_pd", "RED with Preferential Dropping (Mahajan et al. 2001): RED's drop history identifies fast flows, a pre-filter limits them";
     Sred => Sred(SredParams), "sred", "Stabilized RED (Ott et al. 1999): zombie list estimates the number of flows, drops scaled by it (full SRED: hits dropped harder)";
+    Xchoke => Xchoke(XchokeParams), "xchoke", "xCHOKe (Chhabra et al. 2002): CHOKe plus a table of the flows that hit, dropped in proportion to their hits";
 }
 
 #[cfg(test)]
