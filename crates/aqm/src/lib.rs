@@ -42,6 +42,7 @@ pub mod fifo;
 pub mod fq_codel;
 pub mod fred;
 pub mod gchoke;
+pub mod hhf;
 pub mod packet;
 pub mod perfect_choke;
 pub mod pi;
@@ -242,6 +243,7 @@ use choked::{Choked, ChokedParams};
 use chokew::{Chokew, ChokewParams};
 use droptail::{DropTail, DropTailParams};
 use gchoke::{GChoke, GChokeParams};
+use hhf::{Hhf, HhfParams};
 use perfect_choke::{PerfectChoke, PerfectChokeParams};
 use pi::{Pi, PiParams};
 use raqm::{Raqm, RaqmParams};
@@ -287,6 +289,7 @@ registry! {
     RedPd => RedPd(RedPdParams), "red_pd", "RED with Preferential Dropping (Mahajan et al. 2001): RED's drop history identifies fast flows, a pre-filter limits them";
     Sred => Sred(SredParams), "sred", "Stabilized RED (Ott et al. 1999): zombie list estimates the number of flows, drops scaled by it (full SRED: hits dropped harder)";
     Xchoke => Xchoke(XchokeParams), "xchoke", "xCHOKe (Chhabra et al. 2002): CHOKe plus a table of the flows that hit, dropped in proportion to their hits";
+    Hhf => Hhf(HhfParams), "hhf", "Heavy-Hitter Filter (Linux sch_hhf, after Estan & Varghese 2002): multistage filter, heavy hitters served at weight 1 of 3";
 }
 
 #[cfg(test)]
