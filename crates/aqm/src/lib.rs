@@ -37,6 +37,7 @@ pub mod codel_law;
 pub mod control;
 pub mod csfq;
 pub mod droptail;
+pub mod drr;
 pub mod family;
 pub mod fifo;
 pub mod fq_codel;
@@ -242,6 +243,7 @@ use choke::{Choke, ChokeParams};
 use choked::{Choked, ChokedParams};
 use chokew::{Chokew, ChokewParams};
 use droptail::{DropTail, DropTailParams};
+use drr::{Drr, DrrParams};
 use gchoke::{GChoke, GChokeParams};
 use hhf::{Hhf, HhfParams};
 use perfect_choke::{PerfectChoke, PerfectChokeParams};
@@ -290,6 +292,7 @@ registry! {
     Sred => Sred(SredParams), "sred", "Stabilized RED (Ott et al. 1999): zombie list estimates the number of flows, drops scaled by it (full SRED: hits dropped harder)";
     Xchoke => Xchoke(XchokeParams), "xchoke", "xCHOKe (Chhabra et al. 2002): CHOKe plus a table of the flows that hit, dropped in proportion to their hits";
     Hhf => Hhf(HhfParams), "hhf", "Heavy-Hitter Filter (Linux sch_hhf, after Estan & Varghese 2002): multistage filter, heavy hitters served at weight 1 of 3";
+    Drr => Drr(DrrParams), "drr", "per-flow Deficit Round Robin (Shreedhar & Varghese 1995): one queue per flow, push-out from the longest";
 }
 
 #[cfg(test)]

@@ -338,7 +338,7 @@ impl<P: Pkt> Qdisc<P> for RedPd<P> {
                 let pa = if c * m.p < 1.0 { m.p / (1.0 - c * m.p) } else { 1.0 };
                 if cx.rng.uniform() < pa {
                     m.count = 0;
-                    cx.drop(pkt, DropReason::Early);
+                    cx.drop(pkt, DropReason::Forced);
                     return false;
                 }
             }

@@ -191,7 +191,7 @@ impl<P: Pkt> Qdisc<P> for Xchoke<P> {
                 let p = (h as f64 / self.hit_max).min(1.0);
                 self.last_p = p;
                 if early_drop(cx.rng, p) {
-                    cx.drop(pkt, DropReason::Early);
+                    cx.drop(pkt, DropReason::Forced);
                     return false;
                 }
             }
