@@ -148,6 +148,11 @@ impl<P: Pkt> Queue<P> {
         self.disc.on_link_idle(now)
     }
 
+    /// The bytes of state the discipline has kept, at most, so far ([`Qdisc::state_bytes`]).
+    pub fn state_bytes(&self) -> u64 {
+        self.disc.state_bytes()
+    }
+
     /// Run the discipline's periodic timer at `now` (drops it reports are counted and available
     /// from [`Queue::drops`]).
     pub fn on_timer(&mut self, now: Time) {
@@ -349,6 +354,8 @@ mod tests {
                     let mut values = vec![0.0f64; names.len()];
                     let period = q.disc.timer_period();
                     let mut next_timer = period.unwrap_or(u64::MAX);
+                    let mut state_bytes = q.state_bytes();
+                    prop_assert!(state_bytes >= 8, "{}", cfg.name());
                     for (arrive, f, size) in &ops {
                         t += 1000;
                         // periodic controllers (PI, REM, RAQM): fire every timer due by now
@@ -376,6 +383,10 @@ mod tests {
                             if q.is_empty() { q.on_link_idle(t); }
                         }
                         prop_assert!(limit.qlen(q.len(), q.bytes()) <= limit.value, "limit ({})", cfg.name());
+                        // state bytes: a maximum over the run, never below the discipline's own value
+                        let sb = q.state_bytes();
+                        prop_assert!(sb >= state_bytes, "state bytes fell ({})", cfg.name());
+                        state_bytes = sb;
                         q.disc.state(&mut values);
                         for (n, v) in names.iter().zip(&values) {
                             if is_probability(n) { prop_assert!((0.0..=1.0).contains(v), "{} {} = {}", cfg.name(), n, v); }
