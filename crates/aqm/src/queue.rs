@@ -251,7 +251,7 @@ mod tests {
         v.push(config("csfq", r#"{"labels": "local", "k": 5e-6, "k_alpha": 1e-5, "k_c": 1e-5}"#));
         v.push(config("csfq", r#"{"k": 5e-6, "k_alpha": 1e-5, "k_c": 2e-5, "relabel": false}"#));
         v.push(config("red_pd", r#"{"min_th": 1, "max_th": 6, "w_q": 0.5, "max_p": 0.3, "target_rtt": 2e-6, "lists": 3, "identify": 2, "max_p_change": 0.5}"#));
-        v.push(config("red_pd", r#"{"min_th": 1, "max_th": 4, "w_q": 0.5, "target_rtt": 1e-6, "rtt_with_queue": true, "lists": 2, "identify": 1, "ecn": true}"#));
+        v.push(config("red_pd", r#"{"min_th": 1, "max_th": 4, "w_q": 0.5, "target_rtt": 1e-6, "rtt_with_queue": false, "lists": 2, "identify": 1, "ecn": true}"#));
         v.push(config("sred", r#"{"zombies": 3, "p_max": 0.5, "n_full": 1}"#));
         v.push(config("sred", r#"{"zombies": 2, "p_overwrite": 1, "alpha": 0.3, "variant": "simple", "ecn": true}"#));
         v.push(config("xchoke", r#"{"min_th": 1, "max_th": 6, "w_q": 0.5, "max_p": 0.3, "table_size": 2, "hit_max": 2, "decay_every": 3}"#));

@@ -51,8 +51,9 @@ pub struct RedPdParams {
     /// The target RTT `R` of the reference TCP flow, seconds.
     #[serde(deserialize_with = "crate::units::secs", default = "d_rtt")]
     pub target_rtt: f64,
-    /// Add this queue's average queueing delay to `R` (the reference flow crosses this queue too).
-    #[serde(default)]
+    /// Add this queue's average queueing delay to `R`: the reference flow crosses this queue
+    /// too (`false` = `R` alone, the paper's literal reading).
+    #[serde(default = "d_true")]
     pub rtt_with_queue: bool,
     /// Lists of drop history `M`.
     #[serde(default = "d_m")]
@@ -103,7 +104,7 @@ impl Default for RedPdParams {
             gentle: true,
             mean_pkt_size: d_pkt(),
             target_rtt: d_rtt(),
-            rtt_with_queue: false,
+            rtt_with_queue: true,
             lists: d_m(),
             identify: d_k(),
             max_p_change: d_change(),
@@ -333,7 +334,7 @@ impl<P: Pkt> Qdisc<P> for RedPd<P> {
         if let Some(m) = self.monitored.get_mut(&flow) {
             m.arrivals += 1;
             if m.p > 0.0 && self.red.est.avg() >= self.min_th && self.fifo.len() > 1 {
-                m.count += 1;
+                // RED's uniformisation with the count of survivors since the flow's last drop
                 let c = m.count as f64;
                 let pa = if c * m.p < 1.0 { m.p / (1.0 - c * m.p) } else { 1.0 };
                 if cx.rng.uniform() < pa {
@@ -341,6 +342,7 @@ impl<P: Pkt> Qdisc<P> for RedPd<P> {
                     cx.drop(pkt, DropReason::Forced);
                     return false;
                 }
+                m.count += 1;
             }
         }
         // RED's output queue: its drops are the history
@@ -455,7 +457,7 @@ mod tests {
     /// RED alone would give it about 2000/2400 of the link.
     #[test]
     fn a_high_bandwidth_flow_is_identified_and_prefiltered() {
-        let p = RedPdParams { min_th: Some(20.0), max_th: Some(60.0), ..Default::default() };
+        let p = RedPdParams { min_th: Some(20.0), max_th: Some(60.0), rtt_with_queue: false, ..Default::default() };
         let mut q: RedPd<P> = RedPd::new(&p, LinkInfo { rate_bps: 8e6 }, Limit::packets(100));
         let mut rng = Rng::stream(5, "redpd", 0);
         let mut drops = Vec::new();
