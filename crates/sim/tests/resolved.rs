@@ -79,6 +79,15 @@ fn every_discipline_round_trips() {
         r#"{type="codel", target=0.002}"#,
         r#"{type="pie"}"#,
         r#"{type="fq_codel", flows=64, hash="mix"}"#,
+        r#"{type="sfb"}"#,
+        r#"{type="sfb", levels=3, bins=8, bin_size=6, bin_drop="all", rehash="10s", warmup="2s", ecn=true}"#,
+        r#"{type="afd", q_target=30, replacement="fifo"}"#,
+        r#"{type="csfq", labels="local", k="50ms"}"#,
+        r#"{type="red_pd", min_th=20, target_rtt="20ms", rtt_with_queue=false}"#,
+        r#"{type="sred", variant="simple", alpha=0.001}"#,
+        r#"{type="xchoke", min_th=30, max_th=90, table_size=16}"#,
+        r#"{type="hhf", admit_bytes=20000, reset_timeout="100ms"}"#,
+        r#"{type="drr", quantum=1000, overflow_drop="longest_tail"}"#,
     ];
     let mut seen = std::collections::BTreeSet::new();
     for a in aqms {
