@@ -20,7 +20,10 @@
 //!   [`codel_law`] holds CoDel's estimator and control law, used by CoDel and by every FQ-CoDel
 //!   bucket (as Linux's `codel_impl.h` serves `sch_codel` and `sch_fq_codel`).
 //! * One algorithm per file: [`droptail`], [`red`], [`rio`], [`blue`], [`raqm`], [`pi`], [`rem`],
-//!   [`fred`], [`wfq`], and the modern baselines [`codel`], [`pie`], [`fq_codel`].
+//!   [`fred`], [`wfq`], the modern baselines [`codel`], [`pie`], [`fq_codel`], and the fair
+//!   family with a little state: [`sfb`], [`afd`], [`csfq`], [`red_pd`], [`sred`], [`xchoke`],
+//!   [`hhf`] and the per-flow fair queue [`drr`]. Every discipline reports the bytes of state it
+//!   keeps ([`Qdisc::state_bytes`]).
 //! * [`AnyQdisc`] is an enum over all disciplines, giving static dispatch on the hot path, and
 //!   [`AqmConfig`] is the validated configuration that builds one.
 //!
