@@ -22,7 +22,11 @@
 //! ```
 //!
 //! every `T = 1 / update_rate` ([AFD]: α = 1.7, β = 1.8 per packet of queue, 160 updates per
-//! second; the same controller and values in the authors' later AFD implementations). Flows with
+//! second). The loop's speed grows with the link's packet rate (a queue error of one packet is
+//! 8 ms at 1 Mb/s, 80 µs at 100 Mb/s), so α and β are taken as per packet at `gains_at`
+//! (1 Mb/s) and scaled by `gains_at / C` on a link of rate `C`: the same loop in queueing delay on
+//! every link (with the paper's values unscaled, the controller swings between no drops and
+//! dropping everything on a 100 Mb/s link). Flows with
 //! no entry in the shadow buffer (the many slow flows) are never dropped early. State: the
 //! shadow buffer (4 bytes per entry) and a table of the flows in it (8 bytes per flow).
 
@@ -57,6 +61,11 @@ pub struct AfdParams {
     /// Updates of `m_fair` per second.
     #[serde(default = "d_update_rate")]
     pub update_rate: f64,
+    /// The link rate (bits per second) at which `alpha` and `beta` are per packet of queue; on a
+    /// link of rate C they are scaled by `gains_at / C`, so that the loop reacts to the queue's
+    /// delay, the same on every link.
+    #[serde(default = "d_gains_at")]
+    pub gains_at: f64,
     /// Bytes per "packet" of the controller's queue in byte mode.
     #[serde(default = "d_pkt")]
     pub mean_pkt_size: u32,
@@ -89,6 +98,9 @@ fn d_update_rate() -> f64 {
 fn d_pkt() -> u32 {
     1000
 }
+fn d_gains_at() -> f64 {
+    1e6
+}
 
 impl Default for AfdParams {
     fn default() -> Self {
@@ -100,6 +112,7 @@ impl Default for AfdParams {
             alpha: d_alpha(),
             beta: d_beta(),
             update_rate: d_update_rate(),
+            gains_at: d_gains_at(),
             mean_pkt_size: d_pkt(),
         }
     }
@@ -124,6 +137,7 @@ impl Params for AfdParams {
         if self.mean_pkt_size == 0 {
             return Err(ParamError::new("mean_pkt_size", "must be at least 1 byte"));
         }
+        check_range("gains_at", self.gains_at, 1.0, 1e15)?;
         Ok(())
     }
 }
@@ -155,7 +169,8 @@ pub struct Afd<P> {
 }
 
 impl<P: Pkt> Afd<P> {
-    pub fn new(p: &AfdParams, limit: Limit) -> Self {
+    pub fn new(p: &AfdParams, link: LinkInfo, limit: Limit) -> Self {
+        let scale = p.gains_at / link.rate_bps;
         let unit = match limit.unit {
             QueueUnit::Packets => 1.0,
             QueueUnit::Bytes => p.mean_pkt_size as f64,
@@ -172,8 +187,8 @@ impl<P: Pkt> Afd<P> {
             sample: p.sample,
             replacement: p.replacement,
             q_target: q_target / unit,
-            alpha: p.alpha,
-            beta: p.beta,
+            alpha: p.alpha * scale,
+            beta: p.beta * scale,
             period: period_ns(1.0 / p.update_rate).max(1),
             unit,
             // no flow is dropped until the controller has seen a queue above its target
@@ -226,8 +241,8 @@ impl<P: Pkt> Afd<P> {
 
 impl<P: Pkt> Scheme<P> for Afd<P> {
     type Params = AfdParams;
-    fn new(params: &AfdParams, _link: LinkInfo, limit: Limit) -> Self {
-        Afd::new(params, limit)
+    fn new(params: &AfdParams, link: LinkInfo, limit: Limit) -> Self {
+        Afd::new(params, link, limit)
     }
 }
 
@@ -296,7 +311,7 @@ mod tests {
         assert_eq!(AfdParams { shadow_size: 0, ..p.clone() }.validate().unwrap_err().field, "shadow_size");
         assert_eq!(AfdParams { sample: 0.0, ..p.clone() }.validate().unwrap_err().field, "sample");
         assert_eq!(AfdParams { update_rate: 0.0, ..p.clone() }.validate().unwrap_err().field, "update_rate");
-        let q: Afd<P> = Afd::new(&p, Limit::packets(100));
+        let q: Afd<P> = Afd::new(&p, LinkInfo { rate_bps: 1e6 }, Limit::packets(100));
         assert_eq!(q.q_target, 20.0);
         assert_eq!(q.period, 6_250_000);
     }
@@ -306,7 +321,7 @@ mod tests {
     #[test]
     fn shadow_counts_and_drop_probability() {
         let p = AfdParams { shadow_size: 10, replacement: Replacement::Fifo, ..Default::default() };
-        let mut q: Afd<P> = Afd::new(&p, Limit::packets(1000));
+        let mut q: Afd<P> = Afd::new(&p, LinkInfo { rate_bps: 1e6 }, Limit::packets(1000));
         let mut rng = Rng::stream(1, "afd", 0);
         let mut drops = Vec::new();
         let mut cx = Cx { now: 0, rng: &mut rng, drops: &mut drops };
@@ -339,7 +354,8 @@ mod tests {
     #[test]
     fn drops_equalise_admitted_rates() {
         let p = AfdParams::default();
-        let mut q: Afd<P> = Afd::new(&p, Limit::packets(200));
+        // the link: 9000 packets/s of 1000 bytes (the controller's gains scaled to it)
+        let mut q: Afd<P> = Afd::new(&p, LinkInfo { rate_bps: 72e6 }, Limit::packets(200));
         let mut rng = Rng::stream(7, "afd", 0);
         let mut drops = Vec::new();
         let rates = [10u64, 20, 40, 80];
@@ -351,7 +367,9 @@ mod tests {
         let mut t = 0u64;
         let mut served = 0u64;
         let mut next_timer = q.period;
-        let n = 600_000u64;
+        // 90 s: the controller, scaled to this 72 Mb/s link, takes about 30 s to bring m_fair
+        // down from b; measured over the last half
+        let n = 2_000_000u64;
         for k in 0..n {
             t = k * NS_PER_SEC / (total * per_sec);
             let mut cx = Cx { now: t, rng: &mut rng, drops: &mut drops };
@@ -371,11 +389,11 @@ mod tests {
                 f += 1;
             }
             let ok = q.enqueue(P::new(f as u32, 1000), &mut cx);
-            if k > n / 3 {
+            if k > n / 2 {
                 admitted[f] += ok as u64;
             }
         }
-        let secs = (t as f64 - (n / 3) as f64 * NS_PER_SEC as f64 / (total * per_sec) as f64) / 1e9;
+        let secs = (t as f64 - (n / 2) as f64 * NS_PER_SEC as f64 / (total * per_sec) as f64) / 1e9;
         let a: Vec<f64> = admitted.iter().map(|&x| x as f64 / secs / per_sec as f64).collect();
         eprintln!("AFD admitted {a:?} (fair 16.7), m_fair {:.1}, queue {}", q.m_fair, q.fifo.len());
         // the slow flow keeps (nearly) all, the two fast ones are equalised near the fair share
@@ -392,7 +410,7 @@ mod tests {
     #[test]
     fn controller_step_and_bounds() {
         let p = AfdParams { shadow_size: 100, q_target: Some(10.0), ..Default::default() };
-        let mut q: Afd<P> = Afd::new(&p, Limit::packets(1000));
+        let mut q: Afd<P> = Afd::new(&p, LinkInfo { rate_bps: 1e6 }, Limit::packets(1000));
         let mut rng = Rng::stream(1, "afd", 0);
         let mut drops = Vec::new();
         let mut cx = Cx { now: 0, rng: &mut rng, drops: &mut drops };

@@ -15,7 +15,7 @@
 //! (`overflow_drop`). State: per active flow a queue header, its deficit and a table entry.
 
 use crate::fifo::Fifo;
-use crate::{Cx, DropReason, Limit, LinkInfo, ParamError, Params, Pkt, Qdisc, Scheme, Time};
+use crate::{Cx, DropReason, Limit, LinkInfo, ParamError, Params, Pkt, Qdisc, QueueUnit, Scheme, Time};
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
@@ -67,6 +67,68 @@ struct FlowQ<P> {
     flow: u32,
     fifo: Fifo<P>,
     deficit: u64,
+    /// Neighbours in the list of queues of the same length (packet mode; `NONE` at the ends).
+    prev: u32,
+    next: u32,
+}
+
+const NONE: u32 = u32::MAX;
+
+/// The queues by length in packets, for finding a longest queue in O(1): one doubly linked list
+/// per length (`heads[L]`), and the largest length with a non-empty list. Lengths change by one
+/// packet at a time, so the maximum moves by at most one per change.
+#[derive(Default)]
+struct ByLength {
+    heads: Vec<u32>,
+    max: usize,
+}
+
+impl ByLength {
+    fn unlink<P>(&mut self, qs: &mut [FlowQ<P>], s: u32, len: usize) {
+        let (p, n) = (qs[s as usize].prev, qs[s as usize].next);
+        if p == NONE {
+            self.heads[len] = n;
+        } else {
+            qs[p as usize].next = n;
+        }
+        if n != NONE {
+            qs[n as usize].prev = p;
+        }
+    }
+
+    fn link<P>(&mut self, qs: &mut [FlowQ<P>], s: u32, len: usize) {
+        if self.heads.len() <= len {
+            self.heads.resize(len + 1, NONE);
+        }
+        let h = self.heads[len];
+        qs[s as usize].prev = NONE;
+        qs[s as usize].next = h;
+        if h != NONE {
+            qs[h as usize].prev = s;
+        }
+        self.heads[len] = s;
+    }
+
+    /// Queue `s` went from `from` to `to` packets (`to = from ± 1`; length 0 is not listed).
+    fn moved<P>(&mut self, qs: &mut [FlowQ<P>], s: u32, from: usize, to: usize) {
+        if from > 0 {
+            self.unlink(qs, s, from);
+        }
+        if to > 0 {
+            self.link(qs, s, to);
+        }
+        if to > self.max {
+            self.max = to;
+        }
+        while self.max > 0 && self.heads[self.max] == NONE {
+            self.max -= 1;
+        }
+    }
+
+    /// A longest queue: the last to reach the largest length.
+    fn longest(&self) -> Option<u32> {
+        (self.max > 0).then(|| self.heads[self.max])
+    }
 }
 
 /// Per-flow DRR.
@@ -86,6 +148,8 @@ pub struct Drr<P> {
     quantum: u64,
     overflow: OverflowDrop,
     peak_active: usize,
+    /// Packet mode: the queues by length.
+    by_len: Option<ByLength>,
 }
 
 impl<P: Pkt> Drr<P> {
@@ -102,6 +166,7 @@ impl<P: Pkt> Drr<P> {
             quantum: p.quantum as u64,
             overflow: p.overflow_drop,
             peak_active: 0,
+            by_len: (limit.unit == QueueUnit::Packets).then(ByLength::default),
         }
     }
 
@@ -115,13 +180,45 @@ impl<P: Pkt> Drr<P> {
         self.limit.qlen(f.len(), f.bytes())
     }
 
-    /// The slot of the longest queue (lowest flow id on ties, for determinism).
+    /// The slot of a longest queue: in packet mode the last to reach the largest length (O(1));
+    /// in byte mode the longest in bytes, the lowest flow id among equals (a scan of the active
+    /// queues).
     fn longest(&self) -> u32 {
+        if let Some(b) = &self.by_len {
+            return b.longest().expect("overflow with no active queue");
+        }
         *self
             .active
             .iter()
             .max_by_key(|&&s| (self.qlen_of(s), std::cmp::Reverse(self.queues[s as usize].flow)))
             .expect("overflow with no active queue")
+    }
+
+    /// Push `pkt` at the tail of queue `s`, keeping the length lists.
+    #[inline]
+    fn push(&mut self, s: u32, pkt: P, now: Time) {
+        let q = &mut self.queues[s as usize];
+        let from = q.fifo.len();
+        q.fifo.push(pkt, now);
+        self.pkts += 1;
+        self.bytes += pkt.size() as u64;
+        if let Some(b) = &mut self.by_len {
+            b.moved(&mut self.queues, s, from, from + 1);
+        }
+    }
+
+    /// Take the head (or with `tail`, the tail) packet of queue `s`, keeping the length lists.
+    #[inline]
+    fn take(&mut self, s: u32, tail: bool) -> (P, Time) {
+        let q = &mut self.queues[s as usize];
+        let from = q.fifo.len();
+        let e = if tail { q.fifo.pop_back() } else { q.fifo.pop() }.expect("the queue holds packets");
+        self.pkts -= 1;
+        self.bytes -= e.0.size() as u64;
+        if let Some(b) = &mut self.by_len {
+            b.moved(&mut self.queues, s, from, from - 1);
+        }
+        e
     }
 
     /// Remove an emptied queue from the round (its deficit is reset, [DRR] Fig. 3).
@@ -163,7 +260,7 @@ impl<P: Pkt> Qdisc<P> for Drr<P> {
                         s
                     }
                     None => {
-                        self.queues.push(FlowQ { flow, fifo: Fifo::default(), deficit: 0 });
+                        self.queues.push(FlowQ { flow, fifo: Fifo::default(), deficit: 0, prev: NONE, next: NONE });
                         (self.queues.len() - 1) as u32
                     }
                 };
@@ -173,21 +270,12 @@ impl<P: Pkt> Qdisc<P> for Drr<P> {
                 s
             }
         };
-        self.queues[s as usize].fifo.push(pkt, cx.now);
-        self.pkts += 1;
-        self.bytes += pkt.size() as u64;
+        self.push(s, pkt, cx.now);
         let mut admitted = true;
         while self.limit.qlen(self.pkts, self.bytes) > self.limit.value {
             let l = self.longest();
-            let q = &mut self.queues[l as usize];
-            let victim = match self.overflow {
-                OverflowDrop::LongestTail => q.fifo.pop_back(),
-                _ => q.fifo.pop(),
-            };
-            let (p, _) = victim.expect("the longest queue holds packets");
-            self.pkts -= 1;
-            self.bytes -= p.size() as u64;
-            let emptied = q.fifo.is_empty();
+            let (p, _) = self.take(l, self.overflow == OverflowDrop::LongestTail);
+            let emptied = self.queues[l as usize].fifo.is_empty();
             let own_tail = l == s && (emptied || self.overflow == OverflowDrop::LongestTail);
             if own_tail && admitted {
                 // the arrival itself left (it was the tail of its queue)
@@ -212,10 +300,8 @@ impl<P: Pkt> Qdisc<P> for Drr<P> {
             let head = q.fifo.iter().next().map(|(p, _)| p.size() as u64).expect("active queues hold packets");
             if head <= q.deficit {
                 q.deficit -= head;
-                let (p, enq) = q.fifo.pop().expect("head");
-                self.pkts -= 1;
-                self.bytes -= p.size() as u64;
-                if q.fifo.is_empty() {
+                let (p, enq) = self.take(s, false);
+                if self.queues[s as usize].fifo.is_empty() {
                     self.retire(s);
                 }
                 return Some((p, enq));
@@ -312,6 +398,29 @@ mod tests {
         assert!(out.iter().any(|p| p.flow == 2), "{:?}", out.iter().map(|p| p.flow).collect::<Vec<_>>());
         let seqs: Vec<u32> = out.iter().filter(|p| p.flow == 1).map(|p| p.seq).collect();
         assert!(seqs.windows(2).all(|w| w[0] < w[1]));
+    }
+
+    /// The length lists find a longest queue: after every operation of a random sequence, the
+    /// queue they name is as long as the longest found by a scan.
+    #[test]
+    fn length_lists_track_the_longest_queue() {
+        let mut q: Drr<P> = Drr::new(&DrrParams { quantum: 500, ..Default::default() }, Limit::packets(40));
+        let (mut rng, mut drops) = cx_parts();
+        for step in 0..20_000u32 {
+            let mut cx = Cx { now: u64::from(step), rng: &mut rng, drops: &mut drops };
+            let r = cx.rng.below(10);
+            if r < 6 {
+                let f = cx.rng.below(7) as u32;
+                q.enqueue(P::new(f, 100 + 100 * f), &mut cx);
+            } else {
+                q.dequeue(&mut cx);
+            }
+            if q.pkts > 0 {
+                let scan = q.active.iter().map(|&s| q.queues[s as usize].fifo.len()).max().unwrap();
+                assert_eq!(q.queues[q.longest() as usize].fifo.len(), scan, "step {step}");
+            }
+            assert_eq!(q.by_len.as_ref().unwrap().max, q.active.iter().map(|&s| q.queues[s as usize].fifo.len()).max().unwrap_or(0));
+        }
     }
 
     /// On overflow the longest queue loses a packet: its head, its tail, or (with `arrival`) the
