@@ -503,7 +503,7 @@ impl Sim {
                 // a lost web request is sent again after the initial RTO, as a lost SYN would be
                 c.ack_drops += 1;
                 if let App::Tcp { tx, .. } = &self.flows[pkt.flow as usize].app {
-                    let retry = self.now.saturating_add(tx.cfg.initial_rto);
+                    let retry = self.now.saturating_add(tx.cfg().initial_rto);
                     if retry < self.sc.duration {
                         self.ev.push(retry, Kind::Start, pkt.flow);
                     }

@@ -127,7 +127,7 @@ impl Sim {
             let good = self.ctr[i].unique_bytes;
             let (ltx, lgood) = fs.last[i];
             let (cwnd, finished) = match &f.app {
-                App::Tcp { tx, .. } => (tx.cwnd(), tx.completed_at.is_some_and(|c| c < fs.last_t)),
+                App::Tcp { tx, .. } => (tx.cwnd(), tx.completed_at().is_some_and(|c| c < fs.last_t)),
                 App::Udp(_) => (f64::NAN, f.stop < fs.last_t),
             };
             if finished && tx == ltx && good == lgood {
