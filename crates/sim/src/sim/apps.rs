@@ -5,7 +5,6 @@ use super::Sim;
 use crate::event::{EventQueue, Kind};
 use crate::hosts::{start_time, tcp_app, App, Flow, NO_SESSION, NO_TIMER};
 use crate::measure::FlowCounters;
-use crate::monitor::AtLink;
 use crate::net::{Network, Route};
 use crate::packet::{Packet, PktKind, F_IN_PROFILE, F_RETX};
 use crate::scenario::{Scenario, StartSpec, TcpApp, Transport};
@@ -327,7 +326,7 @@ impl Sim {
         });
         self.routes.push(self.net.host_routes[host as usize]);
         for m in &mut self.monitors {
-            m.flows.push(AtLink::default());
+            m.add_flow();
         }
         self.hop_drops.add_flow();
         self.ctr.push(FlowCounters::default());
