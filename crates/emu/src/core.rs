@@ -459,7 +459,8 @@ impl Core {
             if let Some(s) = started {
                 self.on_tx_start(l, s, end);
             }
-            // (a discipline may drop at dequeue without sending anything)
+            // the queue as it is now, whatever the dequeue did (sent a packet, dropped some, or
+            // found the queue empty), so the monitor's integral holds for any discipline
             self.queue_changed(l, end);
         }
     }

@@ -178,7 +178,12 @@ pub(crate) fn flows(
 
 /// The bottleneck `b`, described by `spec`, over the window `[warmup, end)` as its monitor `m`
 /// measured it (its integrals closed at `end`).
-pub(crate) fn bottleneck(b: &Link, spec: &crate::LinkConfig, m: &LinkMonitor, (warmup, end): (Time, Time)) -> BottleneckReport {
+pub(crate) fn bottleneck(
+    b: &Link,
+    spec: &crate::LinkConfig,
+    m: &LinkMonitor,
+    (warmup, end): (Time, Time),
+) -> BottleneckReport {
     let ws = m.window_start.as_ref();
     let q = &m.queue;
     let wn = (end - warmup) as f64;

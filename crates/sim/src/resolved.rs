@@ -13,15 +13,15 @@
 //! and `[reverse]`, a parking lot's or a star's `[topology]` builder with every link's keys, or every
 //! link of a written-out network, one direction each.
 
-use crate::traffic::cbr::Cbr;
-use crate::traffic::onoff::OnOffSpec;
 use crate::scenario::{
     CaptureSpec, Endpoints, GroupSpec, LinkSpec, NodeKind, Scenario, Shape, StartSpec, TcpApp, TopoLink, Topology,
     Transport,
 };
 use crate::tcp::{CcConfig, Recovery, TcpConfig};
 use crate::topology::Metric;
+use crate::traffic::cbr::Cbr;
 use crate::traffic::dist::Dist;
+use crate::traffic::onoff::OnOffSpec;
 use crate::units::{OneOrMany, Rate};
 use aqm::{AqmConfig, QueueUnit, Time};
 use std::fmt::Write;

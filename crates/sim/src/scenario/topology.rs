@@ -550,7 +550,14 @@ impl Router {
 
     /// Shortest routes for a group's flows between its `from` and `to` nodes, paired in turn
     /// (as many pairs as the lists' least common multiple, at most `count`).
-    fn shortest_paths(&mut self, topo: &mut Topology, from: &[NodeId], to: &[NodeId], count: u32, p: &str) -> R<Vec<Endpoints>> {
+    fn shortest_paths(
+        &mut self,
+        topo: &mut Topology,
+        from: &[NodeId],
+        to: &[NodeId],
+        count: u32,
+        p: &str,
+    ) -> R<Vec<Endpoints>> {
         let (a, b) = (from.len() as u64, to.len() as u64);
         let n = (a / gcd(a, b) * b).min(count as u64) as usize;
         let mut out = Vec::with_capacity(n);
@@ -603,7 +610,13 @@ impl Router {
 
 /// A group's `from` or `to` (`key`): one node or a list of nodes, by name; the network's default
 /// end (a dumbbell's routers) when it is not given.
-fn end_nodes(topo: &Topology, v: &Option<OneOrMany<String>>, key: &str, default: Option<NodeId>, p: &str) -> R<Vec<NodeId>> {
+fn end_nodes(
+    topo: &Topology,
+    v: &Option<OneOrMany<String>>,
+    key: &str,
+    default: Option<NodeId>,
+    p: &str,
+) -> R<Vec<NodeId>> {
     check_list(v, format!("{p}.{key}"))?;
     let names: Vec<(String, String)> = match v {
         None => {
@@ -619,7 +632,9 @@ fn end_nodes(topo: &Topology, v: &Option<OneOrMany<String>>, key: &str, default:
             return Ok(vec![d]);
         }
         Some(OneOrMany::One(n)) => vec![(n.clone(), format!("{p}.{key}"))],
-        Some(OneOrMany::Many(ns)) => ns.iter().enumerate().map(|(i, n)| (n.clone(), format!("{p}.{key}[{i}]"))).collect(),
+        Some(OneOrMany::Many(ns)) => {
+            ns.iter().enumerate().map(|(i, n)| (n.clone(), format!("{p}.{key}[{i}]"))).collect()
+        }
     };
     names
         .into_iter()

@@ -203,11 +203,8 @@ fn short_app(g: &RawGroup, p: &str) -> R<TcpApp> {
         return Err(ScenarioError::new(format!("{p}.arrival_rate"), format!("must be > 0, got {rate}")));
     }
     let size = g.size.clone().map(|v| parse_dist(v, &format!("{p}.size"), Quantity::Bytes)).transpose()?;
-    let duration = g
-        .flow_duration
-        .clone()
-        .map(|v| parse_dist(v, &format!("{p}.flow_duration"), Quantity::Seconds))
-        .transpose()?;
+    let duration =
+        g.flow_duration.clone().map(|v| parse_dist(v, &format!("{p}.flow_duration"), Quantity::Seconds)).transpose()?;
     if size.is_none() && duration.is_none() {
         return Err(ScenarioError::new(
             format!("{p}.size"),

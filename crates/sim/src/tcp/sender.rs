@@ -135,7 +135,11 @@ impl TcpSender {
         }
         let info = AckInfo {
             now: cx.now,
-            acked: if c.cfg.byte_counting { a.seq.saturating_sub(c.snd_una) } else { a.seq.saturating_sub(c.snd_una).min(1) },
+            acked: if c.cfg.byte_counting {
+                a.seq.saturating_sub(c.snd_una)
+            } else {
+                a.seq.saturating_sub(c.snd_una).min(1)
+            },
             flight: c.flight() - c.lt_sent as f64,
             rtt: (a.seq > c.snd_una && a.echo <= cx.now).then(|| cx.now - a.echo),
             srtt: c.rto.srtt(),

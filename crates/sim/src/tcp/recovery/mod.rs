@@ -12,9 +12,9 @@ pub mod newreno;
 pub mod reno;
 pub mod sack;
 
-use super::sender_core::SenderCore;
 use super::meter::{Cx, TcpMeter};
 use super::sack::Block;
+use super::sender_core::SenderCore;
 use super::{Recovery, TcpConfig};
 
 /// What a new ACK during recovery leads to ([`LossRecovery::on_new_ack`]).
@@ -60,7 +60,8 @@ pub trait LossRecovery {
     }
 
     /// An ACK of `newly` new segments during recovery; `full` if it covers `recover`.
-    fn on_new_ack<M: TcpMeter>(&mut self, c: &mut SenderCore, newly: u32, full: bool, cx: &mut Cx<'_, M>) -> InRecovery;
+    fn on_new_ack<M: TcpMeter>(&mut self, c: &mut SenderCore, newly: u32, full: bool, cx: &mut Cx<'_, M>)
+        -> InRecovery;
 
     /// Send what the window allows during recovery: new data, as outside it.
     fn send<M: TcpMeter>(&mut self, c: &mut SenderCore, cx: &mut Cx<'_, M>) {
@@ -122,7 +123,13 @@ impl LossRecovery for AnyRecovery {
     fn on_dup_ack(&mut self, c: &mut SenderCore) {
         dispatch!(self, a => a.on_dup_ack(c))
     }
-    fn on_new_ack<M: TcpMeter>(&mut self, c: &mut SenderCore, newly: u32, full: bool, cx: &mut Cx<'_, M>) -> InRecovery {
+    fn on_new_ack<M: TcpMeter>(
+        &mut self,
+        c: &mut SenderCore,
+        newly: u32,
+        full: bool,
+        cx: &mut Cx<'_, M>,
+    ) -> InRecovery {
         dispatch!(self, a => a.on_new_ack(c, newly, full, cx))
     }
     fn send<M: TcpMeter>(&mut self, c: &mut SenderCore, cx: &mut Cx<'_, M>) {

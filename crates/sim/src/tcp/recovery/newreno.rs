@@ -31,7 +31,13 @@ impl LossRecovery for NewReno {
         super::reno::enter(c, cx);
     }
 
-    fn on_new_ack<M: TcpMeter>(&mut self, c: &mut SenderCore, newly: u32, full: bool, cx: &mut Cx<'_, M>) -> InRecovery {
+    fn on_new_ack<M: TcpMeter>(
+        &mut self,
+        c: &mut SenderCore,
+        newly: u32,
+        full: bool,
+        cx: &mut Cx<'_, M>,
+    ) -> InRecovery {
         if full {
             return InRecovery::Exit;
         }

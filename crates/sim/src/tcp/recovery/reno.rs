@@ -23,7 +23,13 @@ use crate::tcp::sender_core::SenderCore;
 pub struct Reno;
 
 impl LossRecovery for Reno {
-    fn on_new_ack<M: TcpMeter>(&mut self, _c: &mut SenderCore, _newly: u32, _full: bool, _cx: &mut Cx<'_, M>) -> InRecovery {
+    fn on_new_ack<M: TcpMeter>(
+        &mut self,
+        _c: &mut SenderCore,
+        _newly: u32,
+        _full: bool,
+        _cx: &mut Cx<'_, M>,
+    ) -> InRecovery {
         InRecovery::Exit
     }
 }

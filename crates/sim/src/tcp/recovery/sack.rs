@@ -84,7 +84,13 @@ impl LossRecovery for Sack {
     /// The window is not inflated: `pipe` already counts what left the network.
     fn on_dup_ack(&mut self, _c: &mut SenderCore) {}
 
-    fn on_new_ack<M: TcpMeter>(&mut self, _c: &mut SenderCore, _newly: u32, full: bool, _cx: &mut Cx<'_, M>) -> InRecovery {
+    fn on_new_ack<M: TcpMeter>(
+        &mut self,
+        _c: &mut SenderCore,
+        _newly: u32,
+        full: bool,
+        _cx: &mut Cx<'_, M>,
+    ) -> InRecovery {
         if full {
             InRecovery::Exit
         } else {
