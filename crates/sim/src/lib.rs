@@ -1,7 +1,7 @@
 //! # sim — aqmlab's packet-level simulator
 //!
 //! A deterministic discrete-event simulator built for AQM research. Layers, bottom up (each
-//! module uses only those above it; docs/architecture-engine.md draws them and a packet's path):
+//! module uses only those above it; docs/architecture.md ("Engine (Rust)") draws them and a packet's path):
 //!
 //! * **Vocabulary**: [`time`] (the clock's range; sums of times that saturate), [`units`] (rates,
 //!   durations and sizes as written in scenario files), [`mem`] (large per-flow arrays on huge
