@@ -1,5 +1,5 @@
 """The scorecard: published tables cell by cell beside ours, the papers' inventories, counts per paper
-and per figure, and misses (python/aqmlab/reproduce/compare.py, papers.py, scorecard.py)."""
+and per figure, and misses (python/aqmlab/reproduce/references.py, compare.py, papers.py, scorecard.py)."""
 
 import re
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from . import report as rep
-from .compare import REASON_KINDS, TOLERANCE, tally
+from .compare import tally
+from .references import REASON_KINDS, TOLERANCE
 from .papers import inventories
 
 #: one marker per paper in the summary figure (the rest cycle)
