@@ -28,7 +28,7 @@
 use crate::control::{check_period, check_range, period_ns};
 use crate::fifo::Fifo;
 use crate::rng::mix64;
-use crate::{Cx, DropReason, Limit, LinkInfo, ParamError, Params, Pkt, Qdisc, Scheme, Time, NS_PER_SEC};
+use crate::{Cx, DropReason, Limit, LinkInfo, ParamError, Params, Pkt, Qdisc, Scheme, Time};
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 
@@ -392,6 +392,7 @@ mod tests {
     use super::*;
     use crate::rng::Rng;
     use crate::test_util::P;
+    use crate::NS_PER_SEC;
 
     #[test]
     fn defaults_and_validation() {

@@ -25,7 +25,7 @@ use crate::fifo::Fifo;
 use crate::red::{RedMode, RedParams, RedStage, RedVariant};
 use crate::red_math::p_base;
 use crate::{Cx, DropReason, Limit, LinkInfo, ParamError, Params, Pkt, Qdisc, QueueUnit, Scheme, Time, NS_PER_SEC};
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 use serde::{Deserialize, Serialize};
 
 /// RED-PD parameters as written in a scenario (`aqm = { type = "red_pd", ... }`).
@@ -153,8 +153,9 @@ impl Params for RedPdParams {
 /// One list of the drop history.
 #[derive(Debug, Default, Clone)]
 struct DropList {
-    /// Flows of RED's drops during the list (one entry per drop).
-    flows: Vec<u32>,
+    /// The flows RED dropped during the list (each once: identification needs only whether a
+    /// flow had drops in a list).
+    flows: FxHashSet<u32>,
     arrivals: u64,
     drops: u64,
 }
@@ -306,7 +307,7 @@ impl<P: Pkt> RedPd<P> {
     #[inline]
     fn record_drop(&mut self, flow: u32) {
         let l = &mut self.lists[self.cur];
-        l.flows.push(flow);
+        l.flows.insert(flow);
         l.drops += 1;
         let entries: usize = self.lists.iter().map(|l| l.flows.len()).sum();
         self.peak_history = self.peak_history.max(entries);
@@ -391,7 +392,8 @@ impl<P: Pkt> Qdisc<P> for RedPd<P> {
         out[2] = self.monitored.len() as f64;
         out[3] = self.p_ambient;
     }
-    /// The drop history (4 bytes per recorded drop) and the monitored flows at their largest.
+    /// The drop history (4 bytes per flow and list with drops) and the monitored flows, at their
+    /// largest.
     fn state_bytes(&self) -> u64 {
         let mon = std::mem::size_of::<(u32, Monitored)>();
         let lists = self.lists.len() * std::mem::size_of::<DropList>();

@@ -39,7 +39,7 @@ def heatmap(ctx, spec):
     style = getattr(ctx, "style", "paper")
     with plotstyle.rc_context(style):
         width = plotstyle.figsize(style, 1, 2, 2)[0]
-        fig, ax = plt.subplots(figsize=(width, 0.24 * len(schemes) + 1.1))
+        fig, ax = plt.subplots(figsize=(width, 0.24 * len(schemes) + 1.1), layout="constrained")
         im = ax.imshow(grid, cmap="viridis", vmin=0, vmax=1, aspect="auto")
         for i in range(len(schemes)):
             for j in range(len(settings)):
@@ -55,7 +55,7 @@ def heatmap(ctx, spec):
         ax.set_xlabel("scenario")
         if style != "paper":
             ax.set_title(spec.get("title", ""))
-        cb = fig.colorbar(im, ax=ax, fraction=0.04, pad=0.02)
+        cb = fig.colorbar(im, ax=ax, shrink=0.9, aspect=30)
         cb.set_label("Jain's index, all flows", fontsize=7)
         cb.ax.tick_params(labelsize=6)
         plotstyle.polish(fig, [ax], style, legend=False)
