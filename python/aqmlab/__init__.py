@@ -58,6 +58,7 @@ module                          contents
 ``sweep.keys``                  run keys (content addresses)
 ``sweep.cache``                 the result cache: one verified file per run
 ``sweep.executors``             where runs are made: here, a local pool, a Dask cluster
+``sweep.workers``               how local workers start: spawned, without the caller's main script
 ``sweep.gather``                ``SweepResult``: runs and tables gathered from the cache
 ``models``                      the papers' analytical models (loaded lazily)
 ``models.common``               parameter checks and small numerics
