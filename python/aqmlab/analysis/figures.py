@@ -47,6 +47,8 @@ import numpy as np
 import pandas as pd
 
 from .context import Context, Output
+from .marks import (MARKERS, PALETTE, bounds_cols, data_file, record, style_of, ticks_at,  # noqa: F401
+                    unit_groups, y_label)
 from .plotstyle import pyplot as _plt
 from .stats import SpecError, err, interval_note, interval_short, metric, metrics, summarise, where_mask
 
@@ -67,9 +69,6 @@ OWN = {
     "hook": {"function"},
 }
 
-PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#7f7f7f",
-           "#bcbd22"]
-MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*", "<", ">"]
 
 
 def check_figure(spec: dict, exp, where: str) -> None:
@@ -83,6 +82,11 @@ def check_figure(spec: dict, exp, where: str) -> None:
         raise ExperimentError(f"{where}.kind: {kind!r}; one of {', '.join(KINDS)}")
     if not isinstance(spec.get("name"), str):
         raise ExperimentError(f"{where}.name: missing (the file stem)")
+    from ..base.io import name_problem
+
+    if name_problem(spec["name"]):
+        raise ExperimentError(f"{where}.name: {spec['name']!r}: give a file stem {name_problem(spec['name'])} (the "
+                              f"files go into the experiment's folder of the report)")
     for k in spec:
         if k not in COMMON | OWN[kind]:
             raise ExperimentError(f"{where}.{k}: unknown key for kind {kind!r}; known: "
@@ -168,7 +172,7 @@ def _finish(fig, axes, spec: dict, ctx: Context, xlabel: str, ylabel: str, legen
                 ax.set_ylim(0, hi)
         if legend and style != "paper" and ax.get_legend_handles_labels()[0]:
             ax.legend(fontsize=8, framealpha=0.8)
-    data = _data_file(fig, ctx, spec, spec.get("xlabel", xlabel))
+    data = data_file(fig, ctx, spec, spec.get("xlabel", xlabel))
     if style == "paper":  # no title in the image: the caption carries it
         if one_ylabel:
             fig.supylabel(spec.get("ylabel", ylabel), fontsize=8)
@@ -193,93 +197,6 @@ def _finish(fig, axes, spec: dict, ctx: Context, xlabel: str, ylabel: str, legen
         files.append(p)
     plt.close(fig)
     return files + data
-
-
-def _data_file(fig, ctx: Context, spec: dict, xlabel: str | None = None) -> list[Path]:
-    """``<name>.csv`` beside the figure: every plotted point (panel, series, metric, x — named by
-    the x axis' label —, y, and the interval ``lo``–``hi`` over ``n`` seeds where the figure has
-    one), as drawn (scaled to the axes' units); nothing for a figure that recorded no data (a
-    hook's own)."""
-    parts = fig.__dict__.get("_aqmlab_data")
-    if not parts:
-        return []
-    tab = pd.concat(parts, ignore_index=True, sort=False)
-    tab = tab[[c for c in tab.columns if not tab[c].isna().all()]]
-    if xlabel and "x" in tab.columns and xlabel not in tab.columns:
-        tab = tab.rename(columns={"x": xlabel})
-    ctx.out.mkdir(parents=True, exist_ok=True)
-    path = ctx.out / f"{spec['name']}.csv"
-    tab.to_csv(path, index=False)
-    return [path]
-
-
-def _style_of(fig, label: str) -> tuple[str, str]:
-    """The colour and marker of a series, by its label: the same series has the same look in every
-    panel of a figure."""
-    reg = fig.__dict__.setdefault("_aqmlab_looks", {})
-    if label not in reg:
-        i = len(reg)
-        reg[label] = (PALETTE[i % len(PALETTE)], MARKERS[i % len(MARKERS)])
-    return reg[label]
-
-
-def _record(fig, **cols) -> None:
-    """Keep what a figure plots (columns of equal length; scalars repeated), written beside it as
-    ``<name>.csv`` by :func:`_finish`."""
-    n = max((len(v) for v in cols.values() if isinstance(v, (list, tuple, np.ndarray, pd.Series))), default=1)
-    frame = {k: (np.asarray(v) if isinstance(v, (list, tuple, np.ndarray, pd.Series)) else [v] * n)
-             for k, v in cols.items() if v is not None}
-    fig.__dict__.setdefault("_aqmlab_data", []).append(pd.DataFrame(frame))
-
-
-def _bounds_cols(tab: pd.DataFrame, col: str, scale: float) -> dict:
-    """The interval of a summarised column as record columns (``lo``, ``hi``, ``n``)."""
-    out = {}
-    if f"{col}_lo" in tab.columns:
-        out["lo"] = tab[f"{col}_lo"].to_numpy(dtype=float) * scale
-        out["hi"] = tab[f"{col}_hi"].to_numpy(dtype=float) * scale
-        out["n"] = tab[f"{col}_n"].to_numpy()
-    return out
-
-
-def _unit_groups(ys: list) -> list[list]:
-    """Metrics drawn on one axis share a unit: rates in one rate unit, times in one time unit (the
-    first metric's); then the metrics grouped by unit, in order (each group gets its own axis)."""
-    from .stats import RATE_UNITS as _RATE
-    from .stats import TIME_UNITS as _TIME
-    from .stats import Metric, auto_scale
-
-    first = {}
-    out = []
-    for m in ys:
-        for table in (_RATE, _TIME):
-            if m.unit in table:
-                u = first.setdefault(id(table), m.unit)
-                if u != m.unit and m.col.endswith(("_bps", "_s")):
-                    m = Metric(m.col, m.label, u, auto_scale(m.col, u))
-        out.append(m)
-    groups: dict = {}
-    for m in out:
-        groups.setdefault(m.unit, []).append(m)
-    return list(groups.values())
-
-
-def y_label(ms: list) -> str:
-    """The label of an axis showing the metrics ``ms`` (one unit): the metric's own label, or the
-    labels joined when they are short, with the unit."""
-    if len(ms) == 1:
-        return ms[0].axis_label
-    words = [m.label.split() for m in ms]
-    common = []  # the words all labels end with ("UDP bandwidth share", "TCP bandwidth share")
-    while all(len(w) > len(common) for w in words) and len({w[-1 - len(common)] for w in words}) == 1:
-        common.insert(0, words[0][-1 - len(common)])
-    text = ", ".join(m.label for m in ms)
-    if common and (len(text) > 32 or len(common) > 1):
-        text = " ".join(common)
-    elif len(text) > 32:
-        text = {"kb/s": "rate", "Mb/s": "rate", "Gb/s": "rate", "b/s": "rate", "s": "time", "ms": "time",
-                "us": "time", "packets": "packets", "bytes": "bytes", "%": "percentage"}.get(ms[0].unit, "value")
-    return f"{text} ({ms[0].unit})" if ms[0].unit else text
 
 
 def _select(ctx: Context, df: pd.DataFrame, spec: dict) -> pd.DataFrame:
@@ -398,7 +315,7 @@ def fig_xy(ctx: Context, spec: dict) -> Output:
     df, tab, ys, x, series, panel = _xy_data(ctx, spec)
     x_is_coord = x in ctx.coords
     xm = None if x_is_coord else metric(x, "x")
-    groups = _unit_groups(ys)
+    groups = unit_groups(ys)
     panels = _panels(tab, spec)
     if len(groups) > 1 and panel:
         raise SpecError(f"figure {spec['name']}: y metrics in different units ("
@@ -435,13 +352,13 @@ def fig_xy(ctx: Context, spec: dict) -> Output:
                 # (a metric alone on its axis is named by the axis: the series keeps one look in every panel)
                 label = (_label(key, m, len(ms), ctx) if key or "model" not in spec else
                          ("simulation" if len(ms) == 1 else f"simulation: {m.label}"))
-                color, marker = _style_of(fig, label)
+                color, marker = style_of(fig, label)
                 # one line that the axis' label already names needs no legend
                 alone = not key and len(ms) == 1 and len(groups) == 1 and "model" not in spec and not spec.get("hlines")
                 ax.errorbar(xv, yv, yerr=yerr, xerr=xerr, marker=marker, color=color, capsize=3 if yerr is not None
                             or xerr is not None else 0, ms=4, lw=1.2, label="_" + label if alone else label)
-                _record(fig, panel=None if pv is None else ctx.label(pv), series=label, metric=m.axis_label,
-                        x=list(s[x].astype(str)) if not numeric_x else xv, y=yv, **_bounds_cols(s, m.col, m.scale))
+                record(fig, panel=None if pv is None else ctx.label(pv), series=label, metric=m.axis_label,
+                        x=list(s[x].astype(str)) if not numeric_x else xv, y=yv, **bounds_cols(s, m.col, m.scale))
             where = f"({ctx.coord_label(panel)} = {ctx.label(pv)}) " if pv is not None else ""
             if x_is_coord:
                 notes += [where + n for n in
@@ -459,7 +376,7 @@ def fig_xy(ctx: Context, spec: dict) -> Output:
             ax.set_xticks(range(len(xs_cat)))
             ax.set_xticklabels(cats, rotation=30 if max(map(len, cats), default=0) > 6 else 0)
         elif spec.get("logx") and 1 < len(xs_all) <= 12 and min(xs_all) > 0:
-            _ticks_at(ax, xs_all)  # a log axis labelled at the swept values
+            ticks_at(ax, xs_all)  # a log axis labelled at the swept values
         if len(groups) > 1:
             ax.set_ylabel(y_label(ms))
         if "model" in spec and numeric_x:
@@ -470,17 +387,6 @@ def fig_xy(ctx: Context, spec: dict) -> Output:
     files = _finish(fig, axes, spec, ctx, xlabel, ylabel, legend=spec.get("legend", True))
     return Output("figure", spec["name"], spec.get("title", spec["name"]), files, notes=notes,
                   caption=spec.get("caption", ""))
-
-
-def _ticks_at(ax, values) -> None:
-    """Major ticks of a log x axis at ``values`` (plain numbers), no minor labels."""
-    from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
-
-    ax.set_xscale("log")
-    ax.xaxis.set_major_locator(FixedLocator(list(values)))
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
-    ax.xaxis.set_minor_formatter(NullFormatter())
-    ax._aqmlab_fixed_x = True
 
 
 def _overlay(ax, ctx: Context, spec: dict, tab: pd.DataFrame, ys, x, xm) -> list[str]:
@@ -532,7 +438,7 @@ def agreement(sim: np.ndarray, model: np.ndarray):
 
 def fig_bar(ctx: Context, spec: dict) -> Output:
     df, tab, ys, x, series, panel = _xy_data(ctx, spec)
-    groups = _unit_groups(ys)
+    groups = unit_groups(ys)
     panels = _panels(tab, spec)
     if len(groups) > 1 and panel:
         raise SpecError(f"figure {spec['name']}: y metrics in different units ("
@@ -557,9 +463,9 @@ def fig_bar(ctx: Context, spec: dict) -> Output:
                 yerr = err(s, m.col, m.scale)
                 yv = s[m.col].to_numpy(dtype=float) * m.scale
                 ax.bar(pos, yv, width, yerr=yerr, capsize=2 if yerr is not None else 0,
-                       color=_style_of(fig, label)[0], label=label)
-                _record(fig, panel=None if pv is None else ctx.label(pv), series=label, metric=m.axis_label,
-                        x=[ctx.label(v) for v in s[x].astype(str)], y=yv, **_bounds_cols(s, m.col, m.scale))
+                       color=style_of(fig, label)[0], label=label)
+                record(fig, panel=None if pv is None else ctx.label(pv), series=label, metric=m.axis_label,
+                        x=[ctx.label(v) for v in s[x].astype(str)], y=yv, **bounds_cols(s, m.col, m.scale))
                 b += 1
         ax.set_xticks(range(len(cats)))
         shown = [ctx.label(c) for c in cats]
@@ -646,10 +552,10 @@ def _ts_plot(ctx: Context, spec: dict, table: str, agg_flows: dict | None) -> Ou
             if s.empty:
                 continue
             lbl = _key_label(ctx, key, m.label)
-            ax.plot(s["time_s"], s[m.col] * m.scale, lw=0.7, alpha=0.85, color=_style_of(fig, lbl)[0], label=lbl,
+            ax.plot(s["time_s"], s[m.col] * m.scale, lw=0.7, alpha=0.85, color=style_of(fig, lbl)[0], label=lbl,
                     drawstyle="steps-post" if table != "timeseries" else "default")
             v = s[m.col].to_numpy(dtype=float) * m.scale
-            _record(fig, panel=None if pv is None else ctx.label(pv), series=lbl, metric=m.axis_label,
+            record(fig, panel=None if pv is None else ctx.label(pv), series=lbl, metric=m.axis_label,
                     x=s["time_s"].to_numpy(dtype=float), y=v)
             stats[pi].append((lbl, float(np.nanmean(v)), float(np.nanstd(v))))
         _hlines(ax, spec, sub)
@@ -738,13 +644,13 @@ def fig_windowed_jain(ctx: Context, spec: dict) -> Output:
         for key in _series_keys(sub, series):
             s = sub[_series_mask(sub, series, key)].sort_values("time_s")
             lbl = _key_label(ctx, key, "Jain's index")
-            color, marker = _style_of(fig, lbl)
+            color, marker = style_of(fig, lbl)
             yerr = err(s, "jain")
             ax.errorbar(s["time_s"] + window / 2, s["jain"], yerr=yerr, marker=marker, ms=3,
                         capsize=2 if yerr is not None else 0, lw=1, color=color, label=lbl)
-            _record(fig, panel=None if pv is None else ctx.label(pv), series=lbl, metric="Jain's index",
+            record(fig, panel=None if pv is None else ctx.label(pv), series=lbl, metric="Jain's index",
                     x=(s["time_s"] + window / 2).to_numpy(dtype=float), y=s["jain"].to_numpy(dtype=float),
-                    **_bounds_cols(s, "jain", 1.0))
+                    **bounds_cols(s, "jain", 1.0))
             notes.append(f"{where}{lbl}: time-average windowed Jain's index {np.nanmean(s['jain']):.3f}.")
     files = _finish(fig, axes, spec, ctx, "time (s)", f"Jain's index over {window:g} s windows")
     return Output("figure", spec["name"], spec.get("title", spec["name"]), files, notes=notes,
@@ -771,9 +677,9 @@ def fig_flows_bar(ctx: Context, spec: dict) -> Output:
         yerr = err(per, m.col, m.scale)
         ax.bar(per["flow_id"] + 1, per[m.col] * m.scale, 0.8, yerr=yerr, color=colors,
                capsize=1.5 if yerr is not None else 0)
-        _record(fig, panel=None if pv is None else ctx.label(pv), series=[kinds.get(f) for f in per["flow_id"]],
+        record(fig, panel=None if pv is None else ctx.label(pv), series=[kinds.get(f) for f in per["flow_id"]],
                 metric=m.axis_label, x=(per["flow_id"] + 1).to_numpy(), y=per[m.col].to_numpy(dtype=float) * m.scale,
-                **_bounds_cols(per, m.col, m.scale))
+                **bounds_cols(per, m.col, m.scale))
         fair = _fair_share_line(ax, spec, runs, pv, m)
         _hlines(ax, spec, sub)
         if len(per):
@@ -825,9 +731,9 @@ def fig_group_bar(ctx: Context, spec: dict) -> Output:
         cats = [str(labels.get(str(c), ctx.label(c))) for c in summ[by]]
         yerr = err(summ, m.col, m.scale)
         ax.bar(range(len(cats)), summ[m.col] * m.scale, 0.6, yerr=yerr, capsize=3 if yerr is not None else 0,
-               color=[_style_of(fig, c)[0] for c in cats])
-        _record(fig, panel=None if pv is None else ctx.label(pv), series=cats, metric=m.axis_label, x=cats,
-                y=summ[m.col].to_numpy(dtype=float) * m.scale, **_bounds_cols(summ, m.col, m.scale))
+               color=[style_of(fig, c)[0] for c in cats])
+        record(fig, panel=None if pv is None else ctx.label(pv), series=cats, metric=m.axis_label, x=cats,
+                y=summ[m.col].to_numpy(dtype=float) * m.scale, **bounds_cols(summ, m.col, m.scale))
         ax.set_xticks(range(len(cats)))
         ax.set_xticklabels(cats)
         fair = _fair_share_line(ax, spec, runs, pv, m)
@@ -868,9 +774,9 @@ def fig_rcf(ctx: Context, spec: dict) -> Output:
             continue
         y = np.arange(1, v.size + 1) / v.size
         lbl = ctx.label(s.get("label", f"series {si}"))
-        ax.step(np.concatenate([[0], v]), np.concatenate([[0], y]), where="post", color=_style_of(fig, lbl)[0],
+        ax.step(np.concatenate([[0], v]), np.concatenate([[0], y]), where="post", color=style_of(fig, lbl)[0],
                 label=lbl, lw=1.3)
-        _record(fig, series=lbl, metric=m.axis_label, x=v, y=y)
+        record(fig, series=lbl, metric=m.axis_label, x=v, y=y)
         notes.append(f"{lbl}: median {m.label} {m.fmt(float(np.median(v)))} {m.unit}, "
                      f"10th–90th percentile {m.fmt(float(np.quantile(v, 0.1)))}–{m.fmt(float(np.quantile(v, 0.9)))} "
                      f"{m.unit} ({v.size} flows pooled over seeds).")
@@ -916,9 +822,9 @@ def fig_queue_profile(ctx: Context, spec: dict) -> Output:
             mean, n = a.mean(axis=0), len(profiles)
             yv = grid * float(np.mean(backlogs))
             lbl = _key_label(ctx, key, "UDP")
-            color = _style_of(fig, lbl)[0]
+            color = style_of(fig, lbl)[0]
             ax.plot(yv, mean, color=color, lw=1.2, label=lbl)
-            _record(fig, panel=None if pv is None else ctx.label(pv), series=lbl, metric="UDP fraction", x=yv, y=mean,
+            record(fig, panel=None if pv is None else ctx.label(pv), series=lbl, metric="UDP fraction", x=yv, y=mean,
                     n=n)
             if n >= MIN_T_SEEDS:
                 from scipy import stats as st
