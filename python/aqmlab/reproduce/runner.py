@@ -92,6 +92,19 @@ def _fmt_rate(bps: float) -> str:
     return f"{bps:g} b/s"
 
 
+def as_toml(v) -> str:
+    """A scenario value as a scenario file writes it (``true``, ``{uniform = ["0s", "1s"]}``), a
+    string as itself (``10Mb/s``): never a Python repr in the report."""
+    from ..run.source import toml_value
+
+    if isinstance(v, str):
+        return v
+    try:
+        return toml_value(v).replace("{ ", "{").replace(" }", "}")
+    except Exception:  # (a value TOML cannot hold never comes from a TOML file)
+        return str(v)
+
+
 def setup_lines(exp: Experiment, sweep, tasks, quick: bool, extra_set) -> list[str]:
     """A generated description of what was run (from the files, not typed in)."""
     pts = sweep.points()
@@ -125,9 +138,9 @@ def setup_lines(exp: Experiment, sweep, tasks, quick: bool, extra_set) -> list[s
     groups = []
     for g in sc.get("flows", []):
         d = f"{g.get('count', 1)} × {g.get('transport')}/{g.get('app', 'bulk' if g.get('transport') == 'tcp' else 'cbr')}"
-        extras = [f"{k} {g[k]}" for k in ("from", "to", "rate", "priority", "in_profile", "sender_delay",
-                                          "start", "stop", "on_time", "off_time", "arrival_rate", "think_time")
-                  if k in g]
+        extras = [f"{k} {as_toml(g[k])}" for k in ("from", "to", "rate", "priority", "in_profile", "sender_delay",
+                                                  "start", "stop", "on_time", "off_time", "arrival_rate",
+                                                  "think_time") if k in g]
         if g.get("per_hop"):
             extras.insert(0, "one group per hop")
         tcp = g.get("tcp", {})
@@ -138,7 +151,7 @@ def setup_lines(exp: Experiment, sweep, tasks, quick: bool, extra_set) -> list[s
         lines.append("Flow groups: " + "; ".join(groups) + ".")
     tcp = sc.get("tcp", {})
     if tcp:
-        lines.append("TCP: " + ", ".join(f"{k} = {v}" for k, v in tcp.items()) + ".")
+        lines.append("TCP: " + ", ".join(f"{k} = {as_toml(v)}" for k, v in tcp.items()) + ".")
     sim = sc.get("simulation", {})
     lines.append(f"Run length {info.get('duration_s', sim.get('duration', '200s'))} s"
                  + (f", warm-up {info.get('warmup_s')} s" if info.get("warmup_s") else "") + " (as run).")
