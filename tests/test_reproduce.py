@@ -330,3 +330,19 @@ def test_setup_text_shows_scenario_values_not_python_reprs():
         assert not re.search(r"\{'|\['|\bFalse\b|\bTrue\b|\bNone\b", text), (exp.id, text)
         seen_table |= "{uniform" in text or "{exponential" in text
     assert seen_table  # at least one experiment has a table-valued setting (start times)
+
+
+def test_time_estimate_parts(monkeypatch):
+    """The expected time: the cores the machine can spare (all of them idle, a fair share under
+    load), and durations written in seconds or minutes."""
+    import os
+
+    from aqmlab.reproduce import runner
+
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.5, 0.5, 0.5))
+    assert runner.effective_cores(2) == 2.0
+    monkeypatch.setattr(os, "getloadavg", lambda: (5.0, 5.0, 5.0))
+    assert runner.effective_cores(2) == pytest.approx(2 * 2 / (2 + 4.0))
+    assert runner.fmt_duration(12) == "about 10 s" and runner.fmt_duration(150) == "about 2.5 min"
+    assert runner.fmt_duration(3600) == "about 60 min"
