@@ -23,6 +23,8 @@
 //!   [`fred`], [`wfq`], and the modern baselines [`codel`], [`pie`], [`fq_codel`].
 //! * [`AnyQdisc`] is an enum over all disciplines, giving static dispatch on the hot path, and
 //!   [`AqmConfig`] is the validated configuration that builds one.
+//! * [`describe`] says what each scheme's parameters are (`aqmlab list aqm NAME`), read from these
+//!   sources' comments by `build.rs` and from serde's own defaults.
 //!
 //! The specification these files implement is `shared/spec/aqm.md`; each file cites its sections.
 
@@ -34,6 +36,7 @@ pub mod chokew;
 pub mod codel;
 pub mod codel_law;
 pub mod control;
+pub mod describe;
 pub mod droptail;
 pub mod family;
 pub mod fifo;
@@ -122,6 +125,9 @@ macro_rules! registry {
 
         /// Names accepted by `type = "..."`, with a one-line description.
         pub const AQM_NAMES: &[(&str, &str)] = &[ $( ($name, $desc), )* ];
+
+        /// Each `type = "..."` name with its parameter type's name (for [`describe`]).
+        pub const AQM_PARAMS: &[(&str, &str)] = &[ $( ($name, stringify!($params)), )* ];
 
         /// Every discipline behind one enum: static dispatch, no boxing on the per-packet path.
         pub enum AnyQdisc<P: Pkt> { $( $variant($ty<P>), )* }
