@@ -43,6 +43,7 @@ pub mod fifo;
 pub mod fq_codel;
 pub mod fred;
 pub mod gchoke;
+pub mod inert;
 pub mod packet;
 pub mod perfect_choke;
 pub mod pi;

@@ -290,7 +290,8 @@ fn aqm() -> impl Strategy<Value = String> {
     (
         proptest::sample::select(AQMS),
         any::<proptest::sample::Index>(),
-        prop_oneof![3 => Just(None), 1 => pick(&["1e-9", "0.005", "1", "1e9", "1.7e10", "0"]).prop_map(Some)],
+        // time parameters take a unit (a bare number is refused: one of the INVALID values)
+        prop_oneof![3 => Just(None), 1 => pick(&["\"1ns\"", "\"5ms\"", "\"1s\"", "\"1e9s\"", "\"1.7e10s\"", "\"0s\"", "0.005"]).prop_map(Some)],
         any::<bool>(),
     )
         .prop_map(|((base, times), i, value, ecn)| {

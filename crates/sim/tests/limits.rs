@@ -212,7 +212,7 @@ fn the_estimate_of_a_scenario_with_times_at_the_limit_does_not_overflow() {
     // found by the fuzzer in the estimator itself: a 1.8e10 s bottleneck delay, copied to the
     // reverse link, summed in u64 nanoseconds
     let text = scenario("[[flows]]\ntransport = \"udp\"\nrate = \"64kb/s\"\n")
-        .replace("delay = \"10ms\"", "delay = 17999999999");
+        .replace("delay = \"10ms\"", "delay = \"17999999999s\"");
     let sc = load(&text, &[], "t").expect("valid");
     assert!(budget::Estimate::of(&sc).total > 0);
 }

@@ -27,7 +27,7 @@ fn scenario(aqm: &str, secs: f64) -> String {
         r#"
 [simulation]
 duration = {secs}
-sample_interval = 10
+sample_interval = "10s"
 [bottleneck]
 rate = "10Mb/s"
 delay = "20ms"

@@ -901,9 +901,18 @@ fn bad_scenarios_name_the_key_path() {
     expect_err(GOOD, &["simulation.duration=true"], "simulation.duration", "");
     // negative / zero rates
     expect_err(&GOOD.replace("rate = \"1Mb/s\"", "rate = \"-1Mb/s\""), &[], "bottleneck.rate", "positive");
-    expect_err(&GOOD.replace("rate = \"1Mb/s\"", "rate = 0"), &[], "bottleneck.rate", "positive");
-    expect_err(&GOOD.replace("rate = \"2Mb/s\"", "rate = -2e6"), &[], "flows[1].rate", "positive");
-    expect_err(GOOD, &["access.rate=-10"], "access.rate", "positive");
+    expect_err(&GOOD.replace("rate = \"1Mb/s\"", "rate = \"0b/s\""), &[], "bottleneck.rate", "positive");
+    expect_err(&GOOD.replace("rate = \"2Mb/s\"", "rate = \"-2Mb/s\""), &[], "flows[1].rate", "positive");
+    expect_err(GOOD, &["access.rate=-10b/s"], "access.rate", "positive");
+    // a time, rate or size without its unit, as a number or as a string
+    expect_err(&GOOD.replace("rate = \"1Mb/s\"", "rate = 1000000"), &[], "bottleneck.rate", "give a unit, e.g. 10Mb/s");
+    expect_err(GOOD, &["bottleneck.delay=5"], "bottleneck.delay", "give a unit, e.g. 5ms or 5s");
+    expect_err(GOOD, &["bottleneck.delay=\"5\""], "bottleneck.delay", "give a unit");
+    expect_err(GOOD, &["simulation.duration=100"], "simulation.duration", "give a unit");
+    expect_err(GOOD, &["bottleneck.aqm={type=\"codel\", target=5, interval=100}"], "bottleneck.aqm.target", "give a unit");
+    // settings that make a scheme a DropTail in disguise
+    expect_err(GOOD, &["bottleneck.aqm.min_th=100", "bottleneck.aqm.max_th=200"], "bottleneck.aqm.min_th", "DropTail");
+    expect_err(GOOD, &["bottleneck.aqm={type=\"codel\", target=\"5s\", interval=\"100s\"}"], "bottleneck.aqm.target", "DropTail");
     // buffer 0 (waiting places)
     expect_err(GOOD, &["bottleneck.limit=0"], "bottleneck.limit", "at least 1");
     expect_err(GOOD, &["bottleneck.limit=-5"], "bottleneck.limit", "");
@@ -925,7 +934,7 @@ fn bad_scenarios_name_the_key_path() {
         "shorter",
     );
     expect_err(
-        &GOOD.replace("duration = \"10s\"", "duration = \"10s\"\nwarmup = 20"),
+        &GOOD.replace("duration = \"10s\"", "duration = \"10s\"\nwarmup = \"20s\""),
         &[],
         "simulation.warmup",
         "shorter",
@@ -933,11 +942,11 @@ fn bad_scenarios_name_the_key_path() {
     // a UDP flow without a rate, and TCP-only / UDP-only keys on the wrong transport
     expect_err(&GOOD.replace("rate = \"2Mb/s\"", ""), &[], "flows[1].rate", "missing");
     expect_err(GOOD, &["flows[0].rate=\"1Mb/s\""], "flows[0].rate", "udp");
-    expect_err(GOOD, &["flows[1].size=1000"], "flows[1].size", "tcp");
+    expect_err(GOOD, &["flows[1].size=1000B"], "flows[1].size", "tcp");
     // other ranges
     expect_err(GOOD, &["bottleneck.loss_rate=1.5"], "bottleneck.loss_rate", "[0, 1)");
     expect_err(GOOD, &["bottleneck.loss_rate=-0.1"], "bottleneck.loss_rate", "[0, 1)");
-    expect_err(GOOD, &["simulation.duration=0"], "simulation.duration", "> 0");
+    expect_err(GOOD, &["simulation.duration=0s"], "simulation.duration", "> 0");
     expect_err(GOOD, &["flows[0].count=0"], "flows[0].count", "");
     expect_err(GOOD, &["flows[0].tcp.mss=0"], "flows[0].tcp.mss", "");
     expect_err(GOOD, &["flows[0].transport=\"sctp\""], "flows[0].transport", "unknown variant");
