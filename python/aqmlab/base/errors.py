@@ -84,7 +84,7 @@ def did_you_mean(name: str, known) -> str:
     known = [str(k) for k in known]
     norm = name.strip().lower().replace("-", "_").replace(" ", "_")
     same = [k for k in known if k.lower() == norm or k.lower().replace("_", "") == norm.replace("_", "")]
-    near = same or difflib.get_close_matches(norm, known, n=2, cutoff=0.7)
+    near = same[:1] or difflib.get_close_matches(norm, known, n=1, cutoff=0.7)
     near = [n for n in near if n != name]
     return "; did you mean " + " or ".join(f'"{n}"' for n in near) + "?" if near else ""
 
