@@ -88,7 +88,7 @@ def test_reproduce_names_of_figures_and_tables(box, edit, refused):
                box / "cache", cwd=box)
     check(box, before, r, allowed=[box / "out", box / "cache"], refused=refused)
     if refused:
-        assert ".name" in r.stderr and "give a file stem" in r.stderr
+        assert ".name" in r.stderr and "must be a plain file name" in r.stderr
 
 
 def test_model_writes_only_its_figure(box):

@@ -88,11 +88,16 @@ fn placeholder(f: &RawField) -> serde_json::Value {
     }
 }
 
-fn unit_of(f: &RawField) -> String {
+fn unit_of(f: &RawField, doc: &str) -> String {
     if f.secs {
         return "duration".into();
     }
-    let d = f.doc.to_lowercase();
+    let d = doc.to_lowercase();
+    if (f.name.ends_with("_th") || f.name.contains("_th_") || ["t_min", "t_max", "l_minus", "l_plus"].contains(&f.name))
+        && !d.contains("(packets)")
+    {
+        return "queue unit".into();
+    }
     let unit = if d.contains("pkt/s") || d.contains("packets/s") || d.contains("packets per second") {
         "packets/s"
     } else if d.contains("queue unit") {
@@ -164,7 +169,7 @@ pub fn describe(kind: &str) -> Option<SchemeInfo> {
             ParamInfo {
                 name: f.name.to_string(),
                 alias: (!f.alias.is_empty()).then(|| f.alias.to_string()),
-                unit: unit_of(f),
+                unit: unit_of(f, &doc),
                 default: if f.default {
                     Some(written.get(f.name).map(|v| shown(f, v)).unwrap_or_else(|| "none".into()))
                 } else {

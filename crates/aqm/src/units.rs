@@ -41,7 +41,7 @@ pub fn parse_secs(s: &str) -> Result<f64, String> {
 }
 
 /// What a time parameter given as a bare number is told.
-pub const NO_UNIT: &str = "give a unit, e.g. 5ms or 5s (a number alone is not read as seconds)";
+pub const NO_UNIT: &str = "give a unit, e.g. 5ms or 5s (a number alone is not read)";
 
 struct SecsV;
 impl Visitor<'_> for SecsV {

@@ -351,7 +351,8 @@ fn rio_drops_out_of_profile_packets_more_than_in_profile() {
 fn scenario_keys_are_the_spec_parameter_names() {
     use aqm::AqmConfig;
     let scn = |aqm: &str| {
-        format!("[bottleneck]\nrate = \"10Mb/s\"\ndelay = \"5ms\"\nlimit = 100\naqm = {aqm}\n[[flows]]\ntransport = \"tcp\"\n")
+        // (a buffer the defaults' thresholds fit in: RIO's min_th_out = 100 needs more than 100)
+        format!("[bottleneck]\nrate = \"10Mb/s\"\ndelay = \"5ms\"\nlimit = 1000\naqm = {aqm}\n[[flows]]\ntransport = \"tcp\"\n")
     };
     let load = |aqm: &str| {
         sim::load(&scn(aqm), &[], "t")

@@ -26,7 +26,7 @@ fn scenario(aqm: &str, secs: f64) -> String {
     format!(
         r#"
 [simulation]
-duration = {secs}
+duration = "{secs}s"
 sample_interval = "10s"
 [bottleneck]
 rate = "10Mb/s"

@@ -1060,8 +1060,8 @@ fn rand_text(r: &Rand) -> String {
     let mut t = format!(
         r#"
 [simulation]
-duration = {duration}
-warmup = {warmup}
+duration = "{duration}s"
+warmup = "{warmup}s"
 sample_interval = "50ms"
 [bottleneck]
 rate = "{rate}Mb/s"
@@ -1101,7 +1101,7 @@ delayed_ack = {delayed_ack}
     if n_tcp > 0 {
         t += &format!("[[flows]]\nname = \"tcp\"\ntransport = \"tcp\"\ncount = {n_tcp}\n");
         if let Some(sz) = r.tcp_size {
-            t += &format!("size = {sz}\n");
+            t += &format!("size = \"{sz}B\"\n");
         }
     }
     if r.n_udp > 0 {

@@ -82,11 +82,6 @@ def check_figure(spec: dict, exp, where: str) -> None:
         raise ExperimentError(f"{where}.kind: {kind!r}; one of {', '.join(KINDS)}")
     if not isinstance(spec.get("name"), str):
         raise ExperimentError(f"{where}.name: missing (the file stem)")
-    from ..base.io import name_problem
-
-    if name_problem(spec["name"]):
-        raise ExperimentError(f"{where}.name: {spec['name']!r}: give a file stem {name_problem(spec['name'])} (the "
-                              f"files go into the experiment's folder of the report)")
     for k in spec:
         if k not in COMMON | OWN[kind]:
             raise ExperimentError(f"{where}.{k}: unknown key for kind {kind!r}; known: "

@@ -28,11 +28,6 @@ def check_table(spec: dict, exp, where: str) -> None:
 
     if not isinstance(spec, dict) or not isinstance(spec.get("name"), str):
         raise ExperimentError(f"{where}.name: missing (the file stem)")
-    from ..base.io import name_problem
-
-    if name_problem(spec["name"]):
-        raise ExperimentError(f"{where}.name: {spec['name']!r}: give a file stem {name_problem(spec['name'])} (the "
-                              f"files go into the experiment's folder of the report)")
     for k in spec:
         if k not in KEYS:
             raise ExperimentError(f"{where}.{k}: unknown key; known: {', '.join(sorted(KEYS))}")
