@@ -1,6 +1,7 @@
 //! Settings that make a scheme a DropTail in disguise: a threshold the queue can never reach with
 //! the link's buffer (RED's `min_th` at or above the limit), a delay target no packet can wait
-//! for (CoDel's `target` longer than the full buffer takes to drain). Such a scheme never drops
+//! for (CoDel's `target` longer than the full buffer takes to drain). PIE is not among them: its
+//! probability also follows the delay's growth, below the target too. Such a scheme never drops
 //! early, silently, so a scenario that sets one up is refused with the reason ([`AqmConfig::inert`]).
 
 use crate::{AqmConfig, Limit, ParamError, QueueUnit};
@@ -72,8 +73,9 @@ impl AqmConfig {
                 }),
             AqmConfig::Choked(p) => threshold("t_min", p.t_min, limit, "CHOKeD never draws"),
             AqmConfig::Chokew(p) => {
+                // (its L counts the arrival: at most limit + 1)
                 let red_acts = p.red.as_ref().is_some_and(|r| r.min_th < limit.value as f64);
-                if red_acts {
+                if red_acts || p.l_th < limit.value as f64 + 1.0 {
                     None
                 } else {
                     threshold("l_th", p.l_th, limit, "CHOKeW never draws")
@@ -81,7 +83,6 @@ impl AqmConfig {
             }
             AqmConfig::Codel(p) => delay_target("target", p.target, limit, rate_bps, "CoDel never drops"),
             AqmConfig::FqCodel(p) => delay_target("target", p.target, limit, rate_bps, "FQ-CoDel never drops"),
-            AqmConfig::Pie(p) => delay_target("target", p.target, limit, rate_bps, "PIE's probability never grows"),
             _ => None,
         }
     }

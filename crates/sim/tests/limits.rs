@@ -183,7 +183,7 @@ fn an_out_of_range_duration_says_the_limit() {
     let e = error(&scenario("[[flows]]\ntransport = \"tcp\"\n").replace("delay = \"10ms\"", "delay = \"1.8e10s\""));
     assert_eq!(e.path, "bottleneck.delay");
     assert!(one_line(&e).contains("from 0 to 1.8e10 s"), "{e}");
-    let e = error(&scenario("[[flows]]\ntransport = \"tcp\"\n").replace("delay = \"10ms\"", "delay = -1"));
+    let e = error(&scenario("[[flows]]\ntransport = \"tcp\"\n").replace("delay = \"10ms\"", "delay = \"-1s\""));
     assert!(one_line(&e).contains("from 0 to 1.8e10 s"), "{e}");
 }
 
