@@ -521,6 +521,7 @@ mod tests {
         assert_eq!(rate(1e6).as_str(), Some("1Mb/s"));
         assert_eq!(rate(1.5e6).as_str(), Some("1500kb/s"));
         assert_eq!(rate(999.0).as_str(), Some("999b/s"));
-        assert_eq!(rate(0.5), Value::Float(0.5));
+        assert_eq!(rate(0.5).as_str(), Some("0.5b/s")); // always with its unit
+        assert_eq!(bytes(12000.0).as_str(), Some("12000B"));
     }
 }
