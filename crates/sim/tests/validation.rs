@@ -951,7 +951,7 @@ fn bad_scenarios_name_the_key_path() {
     expect_err(GOOD, &["flows[0].tcp.mss=0"], "flows[0].tcp.mss", "");
     expect_err(GOOD, &["flows[0].transport=\"sctp\""], "flows[0].transport", "unknown variant");
     // no bottleneck / no flows
-    expect_err("[simulation]\nduration = 5\n[[flows]]\ntransport = \"tcp\"\n", &[], "bottleneck", "missing");
+    expect_err("[simulation]\nduration = \"5s\"\n[[flows]]\ntransport = \"tcp\"\n", &[], "bottleneck", "missing");
     expect_err(&GOOD[..GOOD.find("[[flows]]").unwrap()], &[], "flows", "no flows");
     // a malformed override names itself
     let e = load_err(GOOD, &["bottleneck.limit"]);
