@@ -80,6 +80,7 @@ module                          contents
 ``analysis.markdown``           Markdown tables
 ``reproduce``                   the papers' experiments, run, drawn and reported
 ``reproduce.experiment``        experiment.toml read and checked; an experiment as a sweep
+``reproduce.references``        reference.toml: published values, tables and claims, read and checked
 ``reproduce.compare``           published values, tables and claims beside ours
 ``reproduce.papers``            the papers' inventories: every figure and table of each paper
 ``reproduce.scorecard``         the report's front page: counts per paper, figure and experiment

@@ -3,6 +3,10 @@
 //! Thin by design: it converts Python arguments, calls the `sim` crate with the GIL released, and
 //! converts results back (summary as a JSON string, tables as `{column: list}` pairs). User-facing
 //! classes live in pure Python (`python/aqmlab/`).
+//!
+//! Modules: this file (validation, runs, the bench, the resolved scenario, units and the lists:
+//! the `sim` crate's side) and `emulate` (`aqmlab emulate`: the plan, TUN devices and the
+//! forwarder, the `emu` crate's side).
 
 use pyo3::create_exception;
 use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError, PyValueError};

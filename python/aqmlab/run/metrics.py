@@ -38,8 +38,8 @@ key                                    value
                                        ``links.<link>.queue_p05_pkts``, ... per measured link
 ``bottleneck.queue_target_pkts``       the queue target of the bottleneck's discipline, for the
                                        controllers that have one (RAQM ``q0``, PI ``q_ref``, REM
-                                       ``b0``: :data:`QUEUE_TARGETS`), as the run's overrides set
-                                       it (NaN when they do not; absent for other disciplines);
+                                       ``b0``: :data:`QUEUE_TARGETS`), as the resolved scenario
+                                       sets it (absent for other disciplines);
                                        and, over the sampled queue in
                                        the window: ``queue_rms_err_pkts``, the root-mean-square
                                        distance of the queue from the target, and
