@@ -1050,9 +1050,10 @@ fn rand_text(r: &Rand) -> String {
     let limit = (r.limit as f64 * unit) as u64;
     let aqm = match r.red {
         None => "{ type = \"droptail\" }".to_string(),
+        // (a min_th at or above the buffer is refused as a DropTail in disguise: kept below it)
         Some((min_th, span, max_p, w_q, gentle, ns2, uni)) => format!(
             "{{ type = \"red\", min_th = {}, max_th = {}, max_p = {max_p}, w_q = {w_q}, gentle = {gentle}, variant = \"{}\", uniformise = {uni} }}",
-            min_th * unit,
+            (min_th * unit).min(limit as f64 * 0.9),
             (min_th + span) * unit,
             if ns2 { "ns2" } else { "fj93" }
         ),
