@@ -46,12 +46,16 @@ fn fields(body: &[&str]) -> Vec<Field> {
     let mut out = Vec::new();
     let mut doc: Vec<String> = Vec::new();
     let mut attrs = String::new();
+    let mut open = 0i32; // brackets of an attribute spread over several lines (as rustfmt writes long ones)
     for raw in body {
         let l = raw.trim();
+        if open > 0 || l.starts_with("#[") {
+            attrs.push_str(l);
+            open += l.matches('[').count() as i32 - l.matches(']').count() as i32;
+            continue;
+        }
         if let Some(d) = l.strip_prefix("///") {
             doc.push(d.trim().to_string());
-        } else if l.starts_with("#[") {
-            attrs.push_str(l);
         } else if let Some(rest) = l.strip_prefix("pub ") {
             if let Some((name, ty)) = rest.split_once(':') {
                 let name = name.trim();
@@ -253,7 +257,14 @@ fn main() {
             fs_.extend(family_victim.iter().cloned());
         }
         let reference = refs.iter().find(|(f, _)| *f == s.file).map(|(_, r)| r.as_str()).unwrap_or("");
-        writeln!(out, "    RawStruct {{ name: {}, file: {}, reference: {}, fields: &[", lit(&s.name), lit(&s.file), lit(reference)).unwrap();
+        writeln!(
+            out,
+            "    RawStruct {{ name: {}, file: {}, reference: {}, fields: &[",
+            lit(&s.name),
+            lit(&s.file),
+            lit(reference)
+        )
+        .unwrap();
         for f in fs_ {
             writeln!(
                 out,
@@ -273,7 +284,8 @@ fn main() {
     writeln!(out, "pub(crate) static ENUMS: &[RawEnum] = &[").unwrap();
     for (name, doc, vs) in &all_enums {
         let vs: Vec<String> = vs.iter().map(|(v, d)| format!("({}, {})", lit(v), lit(d))).collect();
-        writeln!(out, "    RawEnum {{ name: {}, doc: {}, variants: &[{}] }},", lit(name), lit(doc), vs.join(", ")).unwrap();
+        writeln!(out, "    RawEnum {{ name: {}, doc: {}, variants: &[{}] }},", lit(name), lit(doc), vs.join(", "))
+            .unwrap();
     }
     writeln!(out, "];").unwrap();
     let dest = Path::new(&std::env::var("OUT_DIR").unwrap()).join("param_docs.rs");

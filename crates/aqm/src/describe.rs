@@ -176,11 +176,18 @@ pub fn describe(kind: &str) -> Option<SchemeInfo> {
                     None
                 },
                 doc,
-                choices: en.map(|e| e.variants.iter().map(|(v, d)| (v.to_string(), d.to_string())).collect()).unwrap_or_default(),
+                choices: en
+                    .map(|e| e.variants.iter().map(|(v, d)| (v.to_string(), d.to_string())).collect())
+                    .unwrap_or_default(),
             }
         })
         .collect();
-    Some(SchemeInfo { name: kind.to_string(), summary: summary.to_string(), reference: raw.reference.to_string(), params })
+    Some(SchemeInfo {
+        name: kind.to_string(),
+        summary: summary.to_string(),
+        reference: raw.reference.to_string(),
+        params,
+    })
 }
 
 #[cfg(test)]

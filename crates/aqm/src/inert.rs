@@ -61,16 +61,21 @@ impl AqmConfig {
         match self {
             AqmConfig::Red(p) => threshold("min_th", p.min_th, limit, red),
             AqmConfig::Choke(p) => threshold("min_th", p.min_th, limit, "CHOKe never draws and RED never drops early"),
-            AqmConfig::GChoke(p) => threshold("min_th", p.min_th, limit, "gCHOKe never draws and RED never drops early"),
+            AqmConfig::GChoke(p) => {
+                threshold("min_th", p.min_th, limit, "gCHOKe never draws and RED never drops early")
+            }
             AqmConfig::PerfectChoke(p) => threshold("min_th", p.min_th, limit, "Perfect CHOKe never drops early"),
             AqmConfig::Fred(p) => threshold("min_th", p.min_th, limit, "FRED never drops early"),
-            AqmConfig::Rio(p) => threshold("min_th_out", p.min_th_out.min(p.min_th_in), limit, "neither RED of RIO drops early")
-                .map(|mut e| {
-                    if p.min_th_in < p.min_th_out {
-                        e.field = "min_th_in";
-                    }
-                    e
-                }),
+            AqmConfig::Rio(p) => {
+                threshold("min_th_out", p.min_th_out.min(p.min_th_in), limit, "neither RED of RIO drops early").map(
+                    |mut e| {
+                        if p.min_th_in < p.min_th_out {
+                            e.field = "min_th_in";
+                        }
+                        e
+                    },
+                )
+            }
             AqmConfig::Choked(p) => threshold("t_min", p.t_min, limit, "CHOKeD never draws"),
             AqmConfig::Chokew(p) => {
                 // (its L counts the arrival: at most limit + 1)
@@ -98,7 +103,11 @@ mod tests {
         let red = config("red", r#"{"min_th": 100, "max_th": 200}"#);
         let e = red.inert(Limit::packets(100), 1e6).unwrap();
         assert_eq!(e.field, "min_th");
-        assert!(e.msg.contains("at or above the buffer (limit = 100 packets)") && e.msg.contains("DropTail"), "{}", e.msg);
+        assert!(
+            e.msg.contains("at or above the buffer (limit = 100 packets)") && e.msg.contains("DropTail"),
+            "{}",
+            e.msg
+        );
         assert!(red.inert(Limit::packets(101), 1e6).is_none());
         let choke = config("choke", r#"{"min_th": 40, "max_th": 80}"#);
         assert!(choke.inert(Limit::packets(100), 1e6).is_none());
@@ -110,7 +119,8 @@ mod tests {
         let e = slow.inert(Limit::packets(100), 1e6).unwrap();
         assert!(e.field == "target" && e.msg.contains("1.2s"), "{}", e.msg);
         // a CHOKeW whose RED stage acts is not inert even if its draws never happen
-        let cw = config("chokew", r#"{"l_th": 500, "l_minus": 600, "l_plus": 700, "red": {"min_th": 5, "max_th": 30}}"#);
+        let cw =
+            config("chokew", r#"{"l_th": 500, "l_minus": 600, "l_plus": 700, "red": {"min_th": 5, "max_th": 30}}"#);
         assert!(cw.inert(Limit::packets(100), 1e6).is_none());
         assert!(config("droptail", "{}").inert(Limit::packets(1), 1e6).is_none());
     }

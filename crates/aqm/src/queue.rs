@@ -229,14 +229,20 @@ mod tests {
         v.push(config("wfq", r#"{"weights": [1, 3]}"#));
         v.push(config("wfq", r#"{"weights": [1, 2], "buffers": [4, 20], "wfq_vtime": "scfq"}"#));
         v.push(config("codel", r#"{"target": "2us", "interval": "20us", "maxpacket": 500}"#));
-        v.push(config("pie", r#"{"target": "3us", "t_update": "5us", "alpha": 2000, "beta": 20000, "max_burst": "20us"}"#));
+        v.push(config(
+            "pie",
+            r#"{"target": "3us", "t_update": "5us", "alpha": 2000, "beta": 20000, "max_burst": "20us"}"#,
+        ));
         v.push(config("pie", r#"{"target": "3us", "t_update": "5us", "alpha": 2000, "beta": 20000, "max_burst": "0s", "derandomize": true, "qdelay_estimator": "departure", "boost_above_250ms": true}"#));
         v.push(config("pie", r#"{"target": "3us", "t_update": "5us", "alpha": 2000, "beta": 20000, "max_burst": "0s", "qdelay_estimator": "rate", "dq_threshold": 3000, "mean_pkt_size": 300}"#));
         v.push(config(
             "fq_codel",
             r#"{"flows": 4, "quantum": 300, "target": "2us", "interval": "20us", "maxpacket": 500}"#,
         ));
-        v.push(config("fq_codel", r#"{"flows": 2, "quantum": 1514, "target": "2us", "interval": "20us", "hash": "mix"}"#));
+        v.push(config(
+            "fq_codel",
+            r#"{"flows": 2, "quantum": 1514, "target": "2us", "interval": "20us", "hash": "mix"}"#,
+        ));
         v
     }
 

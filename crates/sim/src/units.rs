@@ -254,8 +254,13 @@ mod tests {
             #[allow(dead_code)]
             b: Option<Bytes>,
         }
-        for (text, unit) in [("d = 5", "5ms or 5s"), ("d = \"5\"", "5ms or 5s"), ("d = 0.1", "5ms"),
-                             ("r = 1000000", "10Mb/s"), ("b = 1500", "1500B")] {
+        for (text, unit) in [
+            ("d = 5", "5ms or 5s"),
+            ("d = \"5\"", "5ms or 5s"),
+            ("d = 0.1", "5ms"),
+            ("r = 1000000", "10Mb/s"),
+            ("b = 1500", "1500B"),
+        ] {
             let e = toml::from_str::<T>(text).err().unwrap().to_string();
             assert!(e.contains(&format!("give a unit, e.g. {unit}")), "{text}: {e}");
         }

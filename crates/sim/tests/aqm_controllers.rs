@@ -371,7 +371,9 @@ fn scenario_keys_are_the_spec_parameter_names() {
     );
     let AqmConfig::Blue(p) = load(r#"{ type = "blue", L_blue = 50 }"#) else { panic!() };
     assert_eq!((p.d1, p.d2, p.freeze_time, p.l_blue), (0.0025, 0.00025, 0.1, Some(50.0)));
-    let AqmConfig::Raqm(p) = load(r#"{ type = "raqm", T = "500ms", q0 = 30, raqm_alpha_lag = true }"#) else { panic!() };
+    let AqmConfig::Raqm(p) = load(r#"{ type = "raqm", T = "500ms", q0 = 30, raqm_alpha_lag = true }"#) else {
+        panic!()
+    };
     assert_eq!((p.t, p.q0, p.raqm_alpha_lag, p.epsilon, p.f_prime, p.p_init), (0.5, 30.0, true, 0.9, 0.1, 0.0002));
     let AqmConfig::Pi(p) = load(r#"{ type = "pi", q_ref = 30 }"#) else { panic!() };
     assert_eq!((p.a, p.b, p.w, p.q_ref), (1.822e-5, 1.816e-5, 170.0, 30.0));

@@ -111,8 +111,9 @@ fn rto_and_delay_sums_past_the_clock_do_not_overflow() {
 fn a_zero_length_short_connection_runs() {
     // found by the fuzzer: a connection drawn with a zero duration scheduled its stop before the
     // arrival being processed ("event scheduled in the past")
-    let text =
-        scenario("[[flows]]\ntransport = \"tcp\"\napp = \"short\"\narrival_rate = 50\nflow_duration = \"0s\"\ncount = 2\n");
+    let text = scenario(
+        "[[flows]]\ntransport = \"tcp\"\napp = \"short\"\narrival_rate = 50\nflow_duration = \"0s\"\ncount = 2\n",
+    );
     let (r, _) = run_capped(&text, u64::MAX);
     r.expect("runs");
 }

@@ -909,10 +909,20 @@ fn bad_scenarios_name_the_key_path() {
     expect_err(GOOD, &["bottleneck.delay=5"], "bottleneck.delay", "give a unit, e.g. 5ms or 5s");
     expect_err(GOOD, &["bottleneck.delay=\"5\""], "bottleneck.delay", "give a unit");
     expect_err(GOOD, &["simulation.duration=100"], "simulation.duration", "give a unit");
-    expect_err(GOOD, &["bottleneck.aqm={type=\"codel\", target=5, interval=100}"], "bottleneck.aqm.interval", "give a unit");
+    expect_err(
+        GOOD,
+        &["bottleneck.aqm={type=\"codel\", target=5, interval=100}"],
+        "bottleneck.aqm.interval",
+        "give a unit",
+    );
     // settings that make a scheme a DropTail in disguise
     expect_err(GOOD, &["bottleneck.aqm.min_th=100", "bottleneck.aqm.max_th=200"], "bottleneck.aqm.min_th", "DropTail");
-    expect_err(GOOD, &["bottleneck.aqm={type=\"codel\", target=\"5s\", interval=\"100s\"}"], "bottleneck.aqm.target", "DropTail");
+    expect_err(
+        GOOD,
+        &["bottleneck.aqm={type=\"codel\", target=\"5s\", interval=\"100s\"}"],
+        "bottleneck.aqm.target",
+        "DropTail",
+    );
     // buffer 0 (waiting places)
     expect_err(GOOD, &["bottleneck.limit=0"], "bottleneck.limit", "at least 1");
     expect_err(GOOD, &["bottleneck.limit=-5"], "bottleneck.limit", "");
