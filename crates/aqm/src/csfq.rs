@@ -38,13 +38,13 @@ use serde::{Deserialize, Serialize};
 #[serde(deny_unknown_fields)]
 pub struct CsfqParams {
     /// The edge's averaging constant `K` for flow rates, seconds.
-    #[serde(deserialize_with = "crate::units::secs", default = "d_k")]
+    #[serde(deserialize_with = "crate::units::secs", serialize_with = "crate::units::secs_out", default = "d_k")]
     pub k: f64,
     /// The core's averaging constant `K_α` for the aggregate rates `A` and `F`, seconds.
-    #[serde(deserialize_with = "crate::units::secs", default = "d_k_alpha")]
+    #[serde(deserialize_with = "crate::units::secs", serialize_with = "crate::units::secs_out", default = "d_k_alpha")]
     pub k_alpha: f64,
     /// The window `K_c` of `α`'s updates, seconds.
-    #[serde(deserialize_with = "crate::units::secs", default = "d_k_alpha")]
+    #[serde(deserialize_with = "crate::units::secs", serialize_with = "crate::units::secs_out", default = "d_k_alpha")]
     pub k_c: f64,
     /// Where labels come from: `packet` (set where each flow entered the network) or `local`
     /// (this router estimates every flow's rate itself).

@@ -50,10 +50,15 @@ pub struct HhfParams {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub admit_bytes: Option<u64>,
     /// Period of the filter's reset, seconds. Absent = 40 ms, or longer on slow links (above).
-    #[serde(default, deserialize_with = "opt_secs", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::units::opt_secs",
+        serialize_with = "crate::units::opt_secs_out",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub reset_timeout: Option<f64>,
     /// A heavy hitter without a packet for this long leaves the table, seconds.
-    #[serde(deserialize_with = "crate::units::secs", default = "d_evict")]
+    #[serde(deserialize_with = "crate::units::secs", serialize_with = "crate::units::secs_out", default = "d_evict")]
     pub evict_timeout: f64,
     /// Entries of the heavy-hitter table.
     #[serde(default = "d_hh_limit")]
@@ -64,10 +69,6 @@ pub struct HhfParams {
     /// Counters per array (a power of two).
     #[serde(default = "d_len")]
     pub filter_len: u32,
-}
-
-fn opt_secs<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
-    crate::units::secs(d).map(Some)
 }
 
 fn d_quantum() -> u32 {

@@ -211,18 +211,18 @@ mod tests {
         // small thresholds and short periods so that every branch is reached in a few hundred ops
         v.push(config("rio", r#"{"min_th_in": 2, "max_th_in": 6, "max_p_in": 0.3, "min_th_out": 1, "max_th_out": 4, "max_p_out": 0.5, "w_q": 0.5}"#));
         v.push(config("rio", r#"{"min_th_in": 2, "max_th_in": 6, "max_p_in": 0.3, "min_th_out": 1, "max_th_out": 4, "gentle_in": false, "gentle_out": false, "w_q": 0.5, "variant": "ns2", "rio_ns2_compat": true}"#));
-        v.push(config("blue", r#"{"d1": 0.2, "d2": 0.05, "freeze_time": 2e-6, "L_blue": 6}"#));
+        v.push(config("blue", r#"{"d1": 0.2, "d2": 0.05, "freeze_time": "2us", "L_blue": 6}"#));
         v.push(config("pi", r#"{"a": 0.3, "b": 0.1, "w": 250000, "q_ref": 3}"#));
         v.push(config("pi", r#"{"a": 0.3, "b": 0.1, "w": 250000, "q_ref": 3, "mode": "byte", "mean_pkt_size": 700}"#));
-        v.push(config("rem", r#"{"gamma": 0.05, "phi": 2, "t_upd": 5e-6, "b0": 2}"#));
-        v.push(config("raqm", r#"{"T": 5e-6, "q0": 3, "p_init": 0.05, "r0": 2e8}"#));
+        v.push(config("rem", r#"{"gamma": 0.05, "phi": 2, "t_upd": "5us", "b0": 2}"#));
+        v.push(config("raqm", r#"{"T": "5us", "q0": 3, "p_init": 0.05, "r0": 2e8}"#));
         v.push(config(
             "raqm",
-            r#"{"T": 5e-6, "p_init": 0.05, "r0": 2e8, "mode": "queue_independent", "raqm_alpha_lag": true}"#,
+            r#"{"T": "5us", "p_init": 0.05, "r0": 2e8, "mode": "queue_independent", "raqm_alpha_lag": true}"#,
         ));
         v.push(config(
             "raqm",
-            r#"{"T": 5e-6, "q0": 3, "p_init": 0.05, "r0": 2e8, "alpha_mode": "static", "m_static": 3}"#,
+            r#"{"T": "5us", "q0": 3, "p_init": 0.05, "r0": 2e8, "alpha_mode": "static", "m_static": 3}"#,
         ));
         // FRED, aggregate WFQ and the modern baselines (times of a few microseconds, as the ops
         // below are 1 us apart, so that CoDel's and PIE's control laws act)
@@ -233,29 +233,35 @@ mod tests {
         ));
         v.push(config("wfq", r#"{"weights": [1, 3]}"#));
         v.push(config("wfq", r#"{"weights": [1, 2], "buffers": [4, 20], "wfq_vtime": "scfq"}"#));
-        v.push(config("codel", r#"{"target": 2e-6, "interval": 2e-5, "maxpacket": 500}"#));
-        v.push(config("pie", r#"{"target": 3e-6, "t_update": 5e-6, "alpha": 2000, "beta": 20000, "max_burst": 2e-5}"#));
-        v.push(config("pie", r#"{"target": 3e-6, "t_update": 5e-6, "alpha": 2000, "beta": 20000, "max_burst": 0, "derandomize": true, "qdelay_estimator": "departure", "boost_above_250ms": true}"#));
-        v.push(config("pie", r#"{"target": 3e-6, "t_update": 5e-6, "alpha": 2000, "beta": 20000, "max_burst": 0, "qdelay_estimator": "rate", "dq_threshold": 3000, "mean_pkt_size": 300}"#));
+        v.push(config("codel", r#"{"target": "2us", "interval": "20us", "maxpacket": 500}"#));
+        v.push(config(
+            "pie",
+            r#"{"target": "3us", "t_update": "5us", "alpha": 2000, "beta": 20000, "max_burst": "20us"}"#,
+        ));
+        v.push(config("pie", r#"{"target": "3us", "t_update": "5us", "alpha": 2000, "beta": 20000, "max_burst": "0s", "derandomize": true, "qdelay_estimator": "departure", "boost_above_250ms": true}"#));
+        v.push(config("pie", r#"{"target": "3us", "t_update": "5us", "alpha": 2000, "beta": 20000, "max_burst": "0s", "qdelay_estimator": "rate", "dq_threshold": 3000, "mean_pkt_size": 300}"#));
         v.push(config(
             "fq_codel",
-            r#"{"flows": 4, "quantum": 300, "target": 2e-6, "interval": 2e-5, "maxpacket": 500}"#,
+            r#"{"flows": 4, "quantum": 300, "target": "2us", "interval": "20us", "maxpacket": 500}"#,
         ));
-        v.push(config("fq_codel", r#"{"flows": 2, "quantum": 1514, "target": 2e-6, "interval": 2e-5, "hash": "mix"}"#));
+        v.push(config(
+            "fq_codel",
+            r#"{"flows": 2, "quantum": 1514, "target": "2us", "interval": "20us", "hash": "mix"}"#,
+        ));
         // the fair family (issue 24), with small bins, tables and periods so that every mechanism
         // acts within a few hundred operations 1 us apart
-        v.push(config("sfb", r#"{"levels": 2, "bins": 3, "bin_size": 2, "increment": 0.2, "decrement": 0.05, "freeze_time": 2e-6, "penalty_rate": 1e5, "penalty_burst": 2}"#));
-        v.push(config("sfb", r#"{"levels": 1, "bins": 2, "bin_size": 3, "increment": 0.5, "freeze_time": 0, "penalty_rate": 0, "bin_drop": "all", "rehash": 5e-5, "warmup": 2e-5, "ecn": true}"#));
+        v.push(config("sfb", r#"{"levels": 2, "bins": 3, "bin_size": 2, "increment": 0.2, "decrement": 0.05, "freeze_time": "2us", "penalty_rate": 1e5, "penalty_burst": 2}"#));
+        v.push(config("sfb", r#"{"levels": 1, "bins": 2, "bin_size": 3, "increment": 0.5, "freeze_time": "0s", "penalty_rate": 0, "bin_drop": "all", "rehash": "50us", "warmup": "20us", "ecn": true}"#));
         v.push(config("afd", r#"{"shadow_size": 8, "q_target": 3, "update_rate": 2e5}"#));
         v.push(config("afd", r#"{"shadow_size": 5, "sample": 0.5, "replacement": "fifo", "q_target": 2, "alpha": 0.5, "beta": 0.6, "update_rate": 5e5}"#));
-        v.push(config("csfq", r#"{"labels": "local", "k": 5e-6, "k_alpha": 1e-5, "k_c": 1e-5}"#));
-        v.push(config("csfq", r#"{"k": 5e-6, "k_alpha": 1e-5, "k_c": 2e-5, "relabel": false}"#));
-        v.push(config("red_pd", r#"{"min_th": 1, "max_th": 6, "w_q": 0.5, "max_p": 0.3, "target_rtt": 2e-6, "lists": 3, "identify": 2, "max_p_change": 0.5}"#));
-        v.push(config("red_pd", r#"{"min_th": 1, "max_th": 4, "w_q": 0.5, "target_rtt": 1e-6, "rtt_with_queue": false, "lists": 2, "identify": 1, "ecn": true}"#));
+        v.push(config("csfq", r#"{"labels": "local", "k": "5us", "k_alpha": "10us", "k_c": "10us"}"#));
+        v.push(config("csfq", r#"{"k": "5us", "k_alpha": "10us", "k_c": "20us", "relabel": false}"#));
+        v.push(config("red_pd", r#"{"min_th": 1, "max_th": 6, "w_q": 0.5, "max_p": 0.3, "target_rtt": "2us", "lists": 3, "identify": 2, "max_p_change": 0.5}"#));
+        v.push(config("red_pd", r#"{"min_th": 1, "max_th": 4, "w_q": 0.5, "target_rtt": "1us", "rtt_with_queue": false, "lists": 2, "identify": 1, "ecn": true}"#));
         v.push(config("sred", r#"{"zombies": 3, "p_max": 0.5, "n_full": 1}"#));
         v.push(config("sred", r#"{"zombies": 2, "p_overwrite": 1, "alpha": 0.3, "variant": "simple", "ecn": true}"#));
         v.push(config("xchoke", r#"{"min_th": 1, "max_th": 6, "w_q": 0.5, "max_p": 0.3, "table_size": 2, "hit_max": 2, "decay_every": 3}"#));
-        v.push(config("hhf", r#"{"admit_bytes": 2000, "reset_timeout": 2e-5, "evict_timeout": 1e-5, "hh_flows_limit": 2, "filter_arrays": 2, "filter_len": 4, "quantum": 700}"#));
+        v.push(config("hhf", r#"{"admit_bytes": 2000, "reset_timeout": "20us", "evict_timeout": "10us", "hh_flows_limit": 2, "filter_arrays": 2, "filter_len": 4, "quantum": 700}"#));
         v.push(config("hhf", r#"{"admit_share": 0.5, "non_hh_weight": 1}"#));
         v.push(config("drr", r#"{"quantum": 700}"#));
         v.push(config("drr", r#"{"quantum": 1500, "overflow_drop": "longest_tail"}"#));
@@ -283,19 +289,19 @@ mod tests {
         let cases: Vec<(&str, String)> = vec![
             ("red", format!("{{{red}}}")),
             ("rio", r#"{"min_th_in": 2, "max_th_in": 30, "max_p_in": 0.3, "min_th_out": 1, "max_th_out": 30, "max_p_out": 0.5, "w_q": 0.5, "ecn": true}"#.into()),
-            ("blue", r#"{"d1": 0.2, "d2": 0.05, "freeze_time": 2e-6, "ecn": true}"#.into()),
+            ("blue", r#"{"d1": 0.2, "d2": 0.05, "freeze_time": "2us", "ecn": true}"#.into()),
             ("pi", r#"{"a": 0.3, "b": 0.1, "w": 250000, "q_ref": 3, "ecn": true}"#.into()),
-            ("rem", r#"{"gamma": 0.05, "phi": 2, "t_upd": 5e-6, "b0": 2, "ecn": true}"#.into()),
-            ("raqm", r#"{"T": 5e-6, "q0": 3, "p_init": 0.05, "r0": 2e8, "ecn": true}"#.into()),
-            ("pie", r#"{"target": 3e-6, "t_update": 5e-6, "alpha": 2000, "beta": 20000, "max_burst": 0, "ecn": true, "mark_ecn_th": 1.0}"#.into()),
-            ("codel", r#"{"target": 2e-6, "interval": 2e-5, "maxpacket": 500, "ecn": true}"#.into()),
-            ("fq_codel", r#"{"flows": 4, "quantum": 300, "target": 2e-6, "interval": 2e-5, "maxpacket": 500, "ecn": true}"#.into()),
+            ("rem", r#"{"gamma": 0.05, "phi": 2, "t_upd": "5us", "b0": 2, "ecn": true}"#.into()),
+            ("raqm", r#"{"T": "5us", "q0": 3, "p_init": 0.05, "r0": 2e8, "ecn": true}"#.into()),
+            ("pie", r#"{"target": "3us", "t_update": "5us", "alpha": 2000, "beta": 20000, "max_burst": "0s", "ecn": true, "mark_ecn_th": 1.0}"#.into()),
+            ("codel", r#"{"target": "2us", "interval": "20us", "maxpacket": 500, "ecn": true}"#.into()),
+            ("fq_codel", r#"{"flows": 4, "quantum": 300, "target": "2us", "interval": "20us", "maxpacket": 500, "ecn": true}"#.into()),
             ("choke", format!("{{{red}}}")),
             ("gchoke", format!("{{{red}}}")),
             ("perfect_choke", format!("{{{red}}}")),
             ("choked", r#"{"t_min": 1, "t_max": 30, "w_q": 0.5, "max_p": 0.5, "ecn": true}"#.into()),
             ("chokew", r#"{"l_th": 100, "l_minus": 200, "l_plus": 300, "red": {"min_th": 1, "max_th": 30, "w_q": 0.5, "max_p": 0.3, "ecn": true}}"#.into()),
-            ("sfb", r#"{"levels": 1, "bins": 1, "bin_size": 30, "increment": 0.01, "freeze_time": 0, "penalty_rate": 1e9, "ecn": true}"#.into()),
+            ("sfb", r#"{"levels": 1, "bins": 1, "bin_size": 30, "increment": 0.01, "freeze_time": "0s", "penalty_rate": 1e9, "ecn": true}"#.into()),
             ("sred", r#"{"zombies": 4, "n_full": 1, "ecn": true}"#.into()),
             ("red_pd", format!("{{{red}}}")),
             ("xchoke", format!("{{{red}}}")),

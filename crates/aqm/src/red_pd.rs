@@ -49,7 +49,7 @@ pub struct RedPdParams {
     #[serde(default = "d_pkt")]
     pub mean_pkt_size: u32,
     /// The target RTT `R` of the reference TCP flow, seconds.
-    #[serde(deserialize_with = "crate::units::secs", default = "d_rtt")]
+    #[serde(deserialize_with = "crate::units::secs", serialize_with = "crate::units::secs_out", default = "d_rtt")]
     pub target_rtt: f64,
     /// Add this queue's average queueing delay to `R`: the reference flow crosses this queue
     /// too (`false` = `R` alone, the paper's literal reading).

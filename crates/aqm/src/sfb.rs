@@ -49,7 +49,7 @@ pub struct SfbParams {
     #[serde(default = "d_decrement")]
     pub decrement: f64,
     /// Minimum time between two changes of one bin's `p_m`, seconds (BLUE's `freeze_time`).
-    #[serde(deserialize_with = "crate::units::secs", default = "d_freeze")]
+    #[serde(deserialize_with = "crate::units::secs", serialize_with = "crate::units::secs_out", default = "d_freeze")]
     pub freeze_time: f64,
     /// Penalty box: packets per second let through for a flow whose `p_min` is 1 (0 = none).
     #[serde(default = "d_penalty_rate")]
@@ -63,10 +63,10 @@ pub struct SfbParams {
     #[serde(default)]
     pub bin_drop: BinDrop,
     /// Period of the moving hash functions, seconds (0 = fixed hash functions, the base algorithm).
-    #[serde(deserialize_with = "crate::units::secs", default)]
+    #[serde(deserialize_with = "crate::units::secs", serialize_with = "crate::units::secs_out", default)]
     pub rehash: f64,
     /// Warm-up of the next bins before a rehash, seconds (double buffering; < `rehash`).
-    #[serde(deserialize_with = "crate::units::secs", default)]
+    #[serde(deserialize_with = "crate::units::secs", serialize_with = "crate::units::secs_out", default)]
     pub warmup: f64,
     /// Mark ECN-capable packets instead of the probabilistic drops (not the bin and penalty-box
     /// drops, which police a flow).
