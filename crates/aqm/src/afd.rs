@@ -69,6 +69,22 @@ pub struct AfdParams {
     /// Bytes per "packet" of the controller's queue in byte mode.
     #[serde(default = "d_pkt")]
     pub mean_pkt_size: u32,
+    /// Where `m_fair` starts (the paper leaves it open).
+    #[serde(default)]
+    pub m_fair_start: MfairStart,
+}
+
+/// Where AFD's controller starts `m_fair`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MfairStart {
+    /// At `b` (nothing dropped) until the first update that sees the queue above its target, then
+    /// at the equal share of the shadow buffer, `b / (flows in it)`; the controller from there.
+    #[default]
+    EqualShare,
+    /// At `b`, the controller from the top (on a fast link, with the gains scaled to it, it takes
+    /// tens of seconds to come down to the few entries a flow's fair share is).
+    ShadowSize,
 }
 
 /// Shadow-buffer replacement.
@@ -114,6 +130,7 @@ impl Default for AfdParams {
             update_rate: d_update_rate(),
             gains_at: d_gains_at(),
             mean_pkt_size: d_pkt(),
+            m_fair_start: MfairStart::EqualShare,
         }
     }
 }
@@ -166,6 +183,9 @@ pub struct Afd<P> {
     /// The queue at the last update (in controller packets).
     q_old: f64,
     last_p: f64,
+    /// `m_fair` is still at its start value `b` and jumps to the equal share at the first update
+    /// with the queue above target (`m_fair_start = "equal_share"`).
+    pending_start: bool,
 }
 
 impl<P: Pkt> Afd<P> {
@@ -195,6 +215,7 @@ impl<P: Pkt> Afd<P> {
             m_fair: p.shadow_size as f64,
             q_old: 0.0,
             last_p: 0.0,
+            pending_start: p.m_fair_start == MfairStart::EqualShare,
         }
     }
 
@@ -278,6 +299,13 @@ impl<P: Pkt> Qdisc<P> for Afd<P> {
     /// The `m_fair` controller.
     fn on_timer(&mut self, _cx: &mut Cx<'_, P>) {
         let q = self.q_now();
+        if self.pending_start && q > self.q_target && !self.m.is_empty() {
+            // the first congestion: every flow in the shadow buffer at its equal share
+            self.pending_start = false;
+            self.m_fair = self.size.min(self.shadow.len()) as f64 / self.m.len() as f64;
+            self.q_old = q;
+            return;
+        }
         let m = self.m_fair + self.alpha * (self.q_old - self.q_target) - self.beta * (q - self.q_target);
         self.m_fair = m.clamp(0.0, self.size as f64);
         self.q_old = q;
@@ -367,8 +395,8 @@ mod tests {
         let mut t = 0u64;
         let mut served = 0u64;
         let mut next_timer = q.period;
-        // 90 s: the controller, scaled to this 72 Mb/s link, takes about 30 s to bring m_fair
-        // down from b; measured over the last half
+        // 90 s (the controller, scaled to this 72 Mb/s link, is slow to settle), measured over
+        // the last half
         let n = 2_000_000u64;
         for k in 0..n {
             t = k * NS_PER_SEC / (total * per_sec);
@@ -409,7 +437,12 @@ mod tests {
     /// initial b), and `m_fair` stays within [0, b].
     #[test]
     fn controller_step_and_bounds() {
-        let p = AfdParams { shadow_size: 100, q_target: Some(10.0), ..Default::default() };
+        let p = AfdParams {
+            shadow_size: 100,
+            q_target: Some(10.0),
+            m_fair_start: MfairStart::ShadowSize,
+            ..Default::default()
+        };
         let mut q: Afd<P> = Afd::new(&p, LinkInfo { rate_bps: 1e6 }, Limit::packets(1000));
         let mut rng = Rng::stream(1, "afd", 0);
         let mut drops = Vec::new();
@@ -432,5 +465,32 @@ mod tests {
             q.on_timer(&mut cx);
         }
         assert_eq!(q.m_fair, 100.0);
+    }
+
+    /// `m_fair_start = "equal_share"`: `b` until the queue is first above target, then
+    /// `b / (flows in the shadow buffer)`, and the controller from there.
+    #[test]
+    fn equal_share_start() {
+        let p = AfdParams { shadow_size: 100, q_target: Some(10.0), ..Default::default() };
+        let mut q: Afd<P> = Afd::new(&p, LinkInfo { rate_bps: 1e6 }, Limit::packets(1000));
+        let mut rng = Rng::stream(1, "afd", 0);
+        let mut drops = Vec::new();
+        let mut cx = Cx { now: 0, rng: &mut rng, drops: &mut drops };
+        // 8 packets of 4 flows: below target, no jump (the controller steps)
+        for k in 0..8 {
+            assert!(q.enqueue(P::new(k % 4, 1000), &mut cx));
+        }
+        q.on_timer(&mut cx);
+        assert!(q.pending_start);
+        // 20 packets, above target: the equal share of the 20 entries among 4 flows
+        for k in 8..20 {
+            assert!(q.enqueue(P::new(k % 4, 1000), &mut cx));
+        }
+        q.on_timer(&mut cx);
+        assert!(!q.pending_start);
+        assert_eq!(q.m_fair, 20.0 / 4.0);
+        // then the PI step: 5 + 1.7 (20 - 10) - 1.8 (20 - 10) = 4
+        q.on_timer(&mut cx);
+        assert!((q.m_fair - 4.0).abs() < 1e-9, "{}", q.m_fair);
     }
 }

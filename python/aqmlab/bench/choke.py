@@ -80,7 +80,8 @@ def aqm_table(scheme: str, target: float) -> str:
     if scheme == "afd":
         return _inline({"type": "afd", "q_target": round(target)})
     if scheme == "fq_codel":
-        return _inline({"type": "fq_codel", "target": max(target, 1.0) * PKT_BITS / LINK_BPS})
+        us = max(target, 1.0) * PKT_BITS / LINK_BPS * 1e6
+        return _inline({"type": "fq_codel", "target": f"{us:.6g}us"})
     if scheme in ("sfb", "sred", "hhf", "drr", "csfq"):
         return _inline({"type": scheme})
     raise ValueError(scheme)
