@@ -49,7 +49,8 @@ pub struct HhfParams {
     /// Bytes within one `reset_timeout` that make a heavy hitter. Absent = from `admit_share`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub admit_bytes: Option<u64>,
-    /// Period of the filter's reset, seconds. Absent = 40 ms, or longer on slow links (above).
+    /// Period of the filter's reset. Absent = 40 ms, or longer on slow links: long enough for the
+    /// threshold to be at least 16 quanta (`16 quantum / (admit_share C)`).
     #[serde(
         default,
         deserialize_with = "crate::units::opt_secs",
