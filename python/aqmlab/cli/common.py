@@ -82,9 +82,9 @@ def executor_args(a) -> dict:
     from ..base.errors import SweepError
     from ..sweep.executors import make_pool
 
-    executor = a.executor or ("dask" if a.scheduler else "local")
+    executor = a.executor or ("dask" if a.scheduler is not None else "local")
     if executor == "local":
-        if a.scheduler:
+        if a.scheduler is not None:
             raise UserError("--scheduler: only with --executor dask")
         return {}
     try:
