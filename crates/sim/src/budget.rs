@@ -7,8 +7,9 @@
 //! series), counted as they are when a run goes through `aqmlab` (Rust columns, then Python lists,
 //! then pandas frames: [`CELL_BYTES`] a value) — and the number of events it will process.
 //! [`check`] refuses a scenario whose estimate is above a limit, with the estimate, its largest
-//! parts and the limit in the message; [`default_limit`] is half the machine's physical memory
-//! (or of a cgroup limit, if lower). docs/scenarios.md ("Resources") says how close the estimate
+//! parts and the limit in the message; [`process_limit`] is the limit of a run in this process:
+//! the one given, or half the machine's physical memory (or of a cgroup limit, if lower), lowered
+//! to the cgroup's limit and to the address space `RLIMIT_AS` leaves ([`ProcessMemory`]). docs/scenarios.md ("Resources") says how close the estimate
 //! came to the peak memory measured at several sizes.
 //!
 //! Quantities that depend on the dynamics (how long a short connection lives, how full a queue
@@ -248,40 +249,221 @@ pub fn human(b: u64) -> String {
     format!("{v:.1} {u}")
 }
 
-/// Refuse `sc` if its estimate is above `limit` bytes; otherwise the estimate.
-pub fn check(sc: &Scenario, limit: u64) -> Result<Estimate, ScenarioError> {
+/// Where a memory limit comes from; it says so in the refusal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LimitSource {
+    /// `--max-memory`, `max_memory=` or `$AQMLAB_MAX_MEMORY`.
+    Given,
+    /// The default: half the machine's memory (or of its cgroup's limit, if lower).
+    Default,
+    /// The memory limit of the process's cgroup (v1 `memory.limit_in_bytes`, v2 `memory.max`).
+    Cgroup,
+    /// What the process's address-space limit (`RLIMIT_AS`, `ulimit -v`) leaves free.
+    AddressSpace,
+}
+
+impl LimitSource {
+    /// The end of the refusal's message: where the limit comes from and how to change it.
+    fn how(self) -> &'static str {
+        match self {
+            LimitSource::Given | LimitSource::Default => "set it with --max-memory or max_memory=",
+            LimitSource::Cgroup => "this process's cgroup memory limit; --max-memory cannot raise it",
+            LimitSource::AddressSpace => {
+                "what this process's address-space limit (ulimit -v) leaves free; --max-memory cannot raise it"
+            }
+        }
+    }
+}
+
+/// A memory limit for one run: bytes, and where they come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limit {
+    pub bytes: u64,
+    pub source: LimitSource,
+}
+
+impl Limit {
+    /// A limit given by the caller (no cap by the process's own limits).
+    pub fn given(bytes: u64) -> Limit {
+        Limit { bytes, source: LimitSource::Given }
+    }
+}
+
+impl From<u64> for Limit {
+    fn from(bytes: u64) -> Limit {
+        Limit::given(bytes)
+    }
+}
+
+/// Refuse `sc` if its estimate is above `limit` (bytes, or a [`Limit`]); otherwise the estimate.
+pub fn check(sc: &Scenario, limit: impl Into<Limit>) -> Result<Estimate, ScenarioError> {
+    let limit = limit.into();
     let e = Estimate::of(sc);
-    if e.total > limit {
+    if e.total > limit.bytes {
         let (path, parts) = e.largest(sc.bottleneck().is_some());
         return Err(ScenarioError::new(
             path,
             format!(
-                "the run would need about {} of memory ({parts}), more than the limit of {} (set it with --max-memory or max_memory=)",
+                "the run would need about {} of memory ({parts}), more than the limit of {} ({})",
                 human(e.total),
-                human(limit)
+                human(limit.bytes),
+                limit.source.how()
             ),
         ));
     }
     Ok(e)
 }
 
+/// What bounds the memory of this process, as read from `/proc` and the cgroup file system
+/// (Linux; elsewhere every field is `None`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ProcessMemory {
+    /// The machine's memory (`MemTotal`).
+    pub ram: Option<u64>,
+    /// The smallest memory limit of the process's cgroup and its ancestors (v2 `memory.max`,
+    /// v1 `hierarchical_memory_limit` or `memory.limit_in_bytes`), if any is set.
+    pub cgroup: Option<u64>,
+    /// The soft address-space limit (`RLIMIT_AS`), if any, and the address space in use now
+    /// (`VmSize`).
+    pub address_space: Option<u64>,
+    pub address_space_used: u64,
+}
+
+/// Cgroup limits at or above this are "no limit" (v1 writes 2^63 rounded down to a page).
+const NO_CGROUP_LIMIT: u64 = 1 << 60;
+
+impl ProcessMemory {
+    /// The limits of this process.
+    pub fn read() -> ProcessMemory {
+        Self::read_from(std::path::Path::new("/proc"), std::path::Path::new("/sys/fs/cgroup"))
+    }
+
+    /// The limits as found under `proc` (`meminfo`, `self/limits`, `self/status`, `self/cgroup`)
+    /// and `cgroup` (the cgroup file system's mount point).
+    pub fn read_from(proc: &std::path::Path, cgroup: &std::path::Path) -> ProcessMemory {
+        let read = |p: std::path::PathBuf| std::fs::read_to_string(p).ok();
+        let ram = read(proc.join("meminfo")).and_then(|s| kib_field(&s, "MemTotal:"));
+        // "Max address space   <soft>   <hard>   bytes"
+        let address_space = read(proc.join("self/limits")).and_then(|s| {
+            let line = s.lines().find(|l| l.starts_with("Max address space"))?;
+            line["Max address space".len()..].split_whitespace().next()?.parse::<u64>().ok()
+        });
+        let used = read(proc.join("self/status")).and_then(|s| kib_field(&s, "VmSize:")).unwrap_or(0);
+        let cg = read(proc.join("self/cgroup")).and_then(|s| cgroup_limit(&s, cgroup));
+        ProcessMemory { ram, cgroup: cg, address_space, address_space_used: used }
+    }
+
+    /// The limit a run gets: `given` (else half of the machine's memory or of the cgroup limit,
+    /// whichever is lower; 8 GB when neither can be read), lowered to the cgroup limit and to the
+    /// address space left under `RLIMIT_AS`, whichever binds. The estimate includes the process's
+    /// own [`BASE_BYTES`]; what of it is already in use (`VmSize`) is added back to the space left,
+    /// so this limit is never above `RLIMIT_AS` itself.
+    pub fn limit(&self, given: Option<u64>) -> Limit {
+        let mut l = match given {
+            Some(b) => Limit::given(b),
+            None => {
+                let m = match (self.ram, self.cgroup) {
+                    (Some(r), Some(c)) => Some(r.min(c)),
+                    (r, c) => r.or(c),
+                };
+                Limit { bytes: m.map_or(8_000_000_000, |m| m / 2), source: LimitSource::Default }
+            }
+        };
+        if let Some(c) = self.cgroup {
+            if c < l.bytes {
+                l = Limit { bytes: c, source: LimitSource::Cgroup };
+            }
+        }
+        if let Some(a) = self.address_space {
+            // the part of BASE_BYTES already in use is not needed again
+            let used = self.address_space_used;
+            let left = a.saturating_sub(used).saturating_add(used.min(BASE_BYTES));
+            if left < l.bytes {
+                l = Limit { bytes: left, source: LimitSource::AddressSpace };
+            }
+        }
+        l
+    }
+}
+
+/// A "Name:   123 kB" field of a /proc file, in bytes.
+fn kib_field(text: &str, name: &str) -> Option<u64> {
+    let line = text.lines().find(|l| l.starts_with(name))?;
+    let kb: u64 = line[name.len()..].split_whitespace().next()?.parse().ok()?;
+    Some(kb.saturating_mul(1024))
+}
+
+/// The smallest memory limit on the way from the process's cgroup (as `/proc/self/cgroup` names
+/// it) up to the root of `root` (the cgroup mount): v2 (`0::/path`, `memory.max`) and v1 (a
+/// `memory` controller line, `memory.limit_in_bytes`, or the whole hierarchy's
+/// `hierarchical_memory_limit` from `memory.stat`). In a container the path may name a cgroup
+/// that is not visible (its own namespace is the mount's root): the root's files are read then.
+fn cgroup_limit(self_cgroup: &str, root: &std::path::Path) -> Option<u64> {
+    let mut best: Option<u64> = None;
+    let mut take = |v: Option<u64>| {
+        if let Some(v) = v.filter(|&v| v > 0 && v < NO_CGROUP_LIMIT) {
+            best = Some(best.map_or(v, |b| b.min(v)));
+        }
+    };
+    let number = |p: std::path::PathBuf| std::fs::read_to_string(p).ok().and_then(|s| s.trim().parse::<u64>().ok());
+    for line in self_cgroup.lines() {
+        let mut f = line.splitn(3, ':');
+        let (Some(_), Some(controllers), Some(path)) = (f.next(), f.next(), f.next()) else { continue };
+        let rel = path.trim_start_matches('/');
+        if controllers.is_empty() {
+            // v2: the unified hierarchy at the mount point itself, or at `unified/` in hybrid mode
+            for base in [root.to_path_buf(), root.join("unified")] {
+                if !base.join("cgroup.controllers").exists() {
+                    continue;
+                }
+                let mut dir = base.join(rel);
+                if !dir.is_dir() {
+                    dir = base.clone();
+                }
+                loop {
+                    take(number(dir.join("memory.max")));
+                    if dir == base || !dir.pop() {
+                        break;
+                    }
+                }
+            }
+        } else if controllers.split(',').any(|c| c == "memory") {
+            let base = [root.join("memory"), root.join(controllers)].into_iter().find(|b| b.is_dir());
+            let Some(base) = base else { continue };
+            let mut dir = base.join(rel);
+            if !dir.is_dir() {
+                dir = base.clone();
+            }
+            take(number(dir.join("memory.limit_in_bytes")));
+            let stat = std::fs::read_to_string(dir.join("memory.stat")).ok();
+            take(stat.as_deref().and_then(|s| {
+                let line = s.lines().find(|l| l.starts_with("hierarchical_memory_limit "))?;
+                line.split_whitespace().nth(1)?.parse().ok()
+            }));
+        }
+    }
+    best
+}
+
 /// Physical memory of the machine (or the cgroup's limit, if lower), if known.
 pub fn physical_memory() -> Option<u64> {
-    let total = std::fs::read_to_string("/proc/meminfo").ok().and_then(|s| {
-        let line = s.lines().find(|l| l.starts_with("MemTotal:"))?;
-        let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-        Some(kb * 1024)
-    });
-    let cgroup = std::fs::read_to_string("/sys/fs/cgroup/memory.max").ok().and_then(|s| s.trim().parse::<u64>().ok());
-    match (total, cgroup) {
+    let m = ProcessMemory::read();
+    match (m.ram, m.cgroup) {
         (Some(t), Some(c)) => Some(t.min(c)),
         (t, c) => t.or(c),
     }
 }
 
-/// The default limit: half the physical memory (8 GB where it cannot be read).
+/// The limit of a run in this process: `given` bytes, or by default half the machine's memory
+/// (or of its cgroup's limit), lowered to what the cgroup and the address-space limit allow
+/// ([`ProcessMemory::limit`]).
+pub fn process_limit(given: Option<u64>) -> Limit {
+    ProcessMemory::read().limit(given)
+}
+
+/// The default limit in this process (see [`process_limit`]), in bytes.
 pub fn default_limit() -> u64 {
-    physical_memory().map_or(8_000_000_000, |m| m / 2)
+    process_limit(None).bytes
 }
 
 #[cfg(test)]
@@ -320,5 +502,111 @@ mod tests {
             "[[flows]]\ntransport = \"tcp\"\napp = \"short\"\narrival_rate = 100\nsize = 10000\n",
         ));
         assert_eq!(short.n_connections, 1000);
+    }
+
+    /// A fake /proc and cgroup mount under a fresh temporary folder.
+    fn fake(files: &[(&str, &str)]) -> std::path::PathBuf {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        static N: AtomicUsize = AtomicUsize::new(0);
+        let root = std::env::temp_dir().join(format!(
+            "aqmlab-budget-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        ));
+        let _ = std::fs::remove_dir_all(&root);
+        for (path, text) in files {
+            let p = root.join(path);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, text).unwrap();
+        }
+        root
+    }
+
+    const MEMINFO: &str = "MemTotal:       16000000 kB\nMemFree:         1000 kB\n";
+    const LIMITS: &str = "Limit                     Soft Limit           Hard Limit           Units\n\
+        Max address space         8589934592           unlimited            bytes\n";
+    const UNLIMITED: &str = "Max address space         unlimited            unlimited            bytes\n";
+
+    fn read(root: &std::path::Path) -> ProcessMemory {
+        ProcessMemory::read_from(&root.join("proc"), &root.join("cg"))
+    }
+
+    #[test]
+    fn the_address_space_limit_binds_with_what_is_in_use_counted() {
+        let root = fake(&[
+            ("proc/meminfo", MEMINFO),
+            ("proc/self/limits", LIMITS),
+            ("proc/self/status", "VmPeak:  2000000 kB\nVmSize:  1000000 kB\n"),
+            ("proc/self/cgroup", "0::/\n"),
+        ]);
+        let m = read(&root);
+        assert_eq!((m.ram, m.cgroup, m.address_space), (Some(16_384_000_000), None, Some(8 << 30)));
+        let l = m.limit(None);
+        assert_eq!(l.source, LimitSource::AddressSpace);
+        assert_eq!(l.bytes, (8 << 30) - 1_024_000_000 + BASE_BYTES);
+        // a process smaller than BASE_BYTES: never more than RLIMIT_AS
+        std::fs::write(root.join("proc/self/status"), "VmSize:  30000 kB\n").unwrap();
+        assert_eq!(read(&root).limit(Some(100 << 30)).bytes, 8 << 30);
+        // a larger limit given cannot raise it; a smaller one is kept
+        assert_eq!(m.limit(Some(100 << 30)).source, LimitSource::AddressSpace);
+        assert_eq!(m.limit(Some(1 << 30)), Limit::given(1 << 30));
+        // without RLIMIT_AS: half the machine
+        std::fs::write(root.join("proc/self/limits"), UNLIMITED).unwrap();
+        assert_eq!(read(&root).limit(None), Limit { bytes: 8_192_000_000, source: LimitSource::Default });
+        let _ = std::fs::remove_dir_all(root);
+    }
+
+    #[test]
+    fn cgroup_v2_limits_are_read_up_the_tree() {
+        let root = fake(&[
+            ("proc/meminfo", MEMINFO),
+            ("proc/self/limits", UNLIMITED),
+            ("proc/self/cgroup", "0::/slurm/job1/step0\n"),
+            ("cg/cgroup.controllers", "memory pids\n"),
+            ("cg/slurm/memory.max", "max\n"),
+            ("cg/slurm/job1/memory.max", "4000000000\n"),
+            ("cg/slurm/job1/step0/memory.max", "max\n"),
+        ]);
+        let m = read(&root);
+        assert_eq!(m.cgroup, Some(4_000_000_000));
+        // the default is half the smaller of machine and cgroup; a given limit is capped at the cgroup's
+        assert_eq!(m.limit(None), Limit { bytes: 2_000_000_000, source: LimitSource::Default });
+        assert_eq!(m.limit(Some(10_000_000_000)), Limit { bytes: 4_000_000_000, source: LimitSource::Cgroup });
+        // a container sees its own cgroup as the root of the mount
+        std::fs::write(root.join("proc/self/cgroup"), "0::/not/visible/here\n").unwrap();
+        std::fs::write(root.join("cg/memory.max"), "3000000000\n").unwrap();
+        assert_eq!(read(&root).cgroup, Some(3_000_000_000));
+        let _ = std::fs::remove_dir_all(root);
+    }
+
+    #[test]
+    fn cgroup_v1_limits_and_the_unlimited_value() {
+        let root = fake(&[
+            ("proc/meminfo", MEMINFO),
+            ("proc/self/limits", UNLIMITED),
+            ("proc/self/cgroup", "4:memory:/docker/abc\n3:cpu,cpuacct:/docker/abc\n0::/\n"),
+            ("cg/memory/docker/abc/memory.limit_in_bytes", "9223372036854771712\n"),
+            ("cg/memory/docker/abc/memory.stat", "cache 0\nhierarchical_memory_limit 2147483648\n"),
+        ]);
+        assert_eq!(read(&root).cgroup, Some(2 << 30));
+        std::fs::write(root.join("cg/memory/docker/abc/memory.stat"), "hierarchical_memory_limit 9223372036854771712\n")
+            .unwrap();
+        assert_eq!(read(&root).cgroup, None);
+        std::fs::write(root.join("cg/memory/docker/abc/memory.limit_in_bytes"), "1073741824\n").unwrap();
+        let m = read(&root);
+        assert_eq!(m.limit(None), Limit { bytes: 1 << 29, source: LimitSource::Default });
+        let _ = std::fs::remove_dir_all(root);
+    }
+
+    #[test]
+    fn the_refusal_says_where_the_limit_comes_from() {
+        let sc = scenario("", "[[flows]]\ntransport = \"tcp\"\ncount = 10000000\n");
+        let e = check(&sc, Limit { bytes: 4 << 30, source: LimitSource::AddressSpace }).unwrap_err();
+        assert!(e.msg.contains("ulimit -v") && e.msg.contains("4.3 GB"), "{e}");
+        let e = check(&sc, Limit { bytes: 4 << 30, source: LimitSource::Cgroup }).unwrap_err();
+        assert!(e.msg.contains("cgroup"), "{e}");
+        // unreadable files: the 8 GB fallback
+        let none = ProcessMemory::read_from(std::path::Path::new("/nonexistent"), std::path::Path::new("/nonexistent"));
+        assert_eq!(none.limit(None).bytes, 8_000_000_000);
     }
 }
