@@ -154,6 +154,7 @@ fn validate(text: &str, name: &str, overrides: Vec<String>, max_memory: Option<&
             sim::budget::LimitSource::AddressSpace => "address-space",
         },
         "events_estimate": est.events,
+        "flow_series_rows_estimate": sc.flow_series_interval.map(|_| est.flow_series_rows),
         "name": sc.name,
         "description": sc.description,
         "flows": sc.n_static_flows(),
