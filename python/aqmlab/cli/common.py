@@ -70,10 +70,14 @@ def cache_arg(a):
 
 
 def jobs_arg(a):
-    """``--jobs``: None (every core) or a positive integer."""
-    if a.jobs is not None and a.jobs < 1:
-        raise UserError("--jobs: must be a positive integer")
-    return a.jobs
+    """``--jobs``: None (every core) or a positive integer (up to executors.MAX_JOBS)."""
+    from ..base.errors import SweepError
+    from ..sweep.executors import check_jobs
+
+    try:
+        return check_jobs(a.jobs)
+    except SweepError as e:
+        raise UserError(str(e))
 
 
 def executor_args(a) -> dict:

@@ -524,12 +524,19 @@ def make_pool(executor=None, jobs: int | None = None, scheduler: str | None = No
     return None if n == 1 else LocalPool(n)
 
 
+#: the most worker processes --jobs may ask for (a larger number is a typo, and past the C int
+#: range one the process pool cannot even represent)
+MAX_JOBS = 4096
+
+
 def check_jobs(jobs):
-    """``None`` (every core) or a positive integer, as the CLI's --jobs."""
+    """``None`` (every core) or a positive integer up to :data:`MAX_JOBS`, as the CLI's --jobs."""
     if jobs is None:
         return None
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         raise SweepError(f"--jobs: must be a positive integer, got {jobs!r}")
+    if jobs > MAX_JOBS:
+        raise SweepError(f"--jobs: at most {MAX_JOBS} worker processes, got {jobs}")
     return jobs
 
 
