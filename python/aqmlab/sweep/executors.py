@@ -74,6 +74,9 @@ def _failure(task, e: BaseException) -> Failure:
         return Failure(task.key, f"simulation failed: {e}")
     if isinstance(e, ScenarioError):
         return Failure(task.key, str(e))
+    if isinstance(e, MemoryError):
+        return Failure(task.key, "out of memory: the run outgrew what its worker process could have; give it less "
+                                 "to hold or more memory (docs/scenarios.md, \"Resources\")")
     return Failure(task.key, f"{type(e).__name__}: {e}")
 
 
