@@ -5,7 +5,7 @@ import math
 from pathlib import Path
 
 import aqmlab
-from aqmlab import runmetrics
+from aqmlab.run import metrics as runmetrics
 
 WEB = Path(__file__).resolve().parents[1] / "python" / "aqmlab" / "experiments" / "choked-4.7-web" / "scenario.toml"
 

@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 import pandas as pd
 
-from aqmlab.runmetrics import run_row
+from aqmlab.run.metrics import run_row
 
 
 def _result(aqm, overrides, queue):

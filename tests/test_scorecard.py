@@ -1,5 +1,5 @@
 """The scorecard: published tables cell by cell beside ours, the papers' inventories, counts per paper
-and per figure, and misses (python/aqmlab/reproduce/compare.py, papers.py, scorecard.py)."""
+and per figure, and misses (python/aqmlab/reproduce/references.py, compare.py, papers.py, scorecard.py)."""
 
 import re
 
@@ -226,3 +226,51 @@ def test_best_at_the_same_x_reads_each_curve_where_they_overlap():
     assert evaluate_claim(ctx, dict(c, x=None) | {"x": "bottleneck.queue_mean_pkts", "is": "B"})["ok"] is False
     plain = {k: v for k, v in c.items() if k not in ("x", "along")}
     assert evaluate_claim(ctx, plain)["ok"] is False  # at the same q0, B is higher
+
+
+def test_every_experiment_of_a_paper_is_in_its_inventory():
+    """An experiment reproduces a figure or table of its paper, or is listed as one that does not."""
+    invs = _inventories()
+    for e in list_experiments(EXPERIMENTS):
+        inv = invs.get(e.paper)
+        if inv is None:
+            continue
+        named = {x for it in inv.items for x in it.experiments} | {x for x, _ in inv.extra}
+        assert e.id in named, (e.paper, e.id)
+    for inv in invs.values():
+        exps = {e.id for e in list_experiments(EXPERIMENTS)}
+        assert all(x in exps for x, _ in inv.extra), inv.extra
+
+
+@pytest.mark.parametrize("kind, holds", [("best", False), ("worst", False)])
+def test_a_tie_is_neither_highest_nor_lowest(kind, holds):
+    from aqmlab.reproduce.compare import evaluate_claim
+
+    ctx = _Runs([{"scheme": s, "seed": k, "tcp.zero_goodput": 0.0} for s in ("RIO", "CHOKeW") for k in (1, 2)],
+                ["scheme"])
+    c = {"text": "starvation is rarer under CHOKeW", "kind": kind, "of": "scheme", "is": "CHOKeW",
+         "col": "tcp.zero_goodput"}
+    assert evaluate_claim(ctx, c)["ok"] is holds
+    order = {"text": "RIO starves more than CHOKeW", "kind": "order", "of": "scheme", "order": ["RIO", "CHOKeW"],
+             "col": "tcp.zero_goodput"}
+    r = evaluate_claim(ctx, order)
+    assert r["ok"] is False and ("RIO = CHOKeW" in r["agreement"] or "CHOKeW = RIO" in r["agreement"]), r
+
+
+def test_the_papers_are_covered():
+    """At least 380 published values and claims are recorded over the five papers, and every
+    simulation figure and table has items or says why it has none."""
+    exps = list_experiments(EXPERIMENTS)
+    per_paper: dict = {}
+    for e in exps:
+        per_paper[e.paper] = per_paper.get(e.paper, 0) + len(e.references) + len(e.claims)
+    assert sum(per_paper[p] for p in ("CHOKeW", "TWL", "CHOKeD", "RAQM", "WARD")) >= 380, per_paper
+    assert all(per_paper[p] >= 20 for p in ("CHOKeW", "TWL", "CHOKeD", "RAQM", "WARD")), per_paper
+    invs = _inventories()
+    assert set(invs) == {"CHOKeW", "TWL", "CHOKeD", "RAQM", "WARD"}
+    for tag, inv in invs.items():
+        named = {f for e in exps if e.paper == tag for r in e.references + e.claims for f in
+                 ([r["figure"]] if isinstance(r.get("figure"), str) else r.get("figure", []))}
+        for it in inv.items:
+            if it.simulation and it.experiments:
+                assert it.id in named or it.values, (tag, it.id, "no item and no note on why")

@@ -1,9 +1,33 @@
 //! The "leaky buffer" of the CHOKe family (aqm.md §1.2): a FIFO from which a uniformly random
 //! waiting packet can be drawn and removed before it reaches the head.
 //!
-//! Layout: a ring of slots addressed by *absolute* position (`head..tail`, wrapping indices). A
-//! slot is live, doomed (lazy deletion: flagged, still physically present) or empty (a removed
-//! packet's tombstone). Operations and costs:
+//! **What it keeps, and how the parts stay in sync.** Packets are addressed by *absolute*
+//! position, `head..tail`, which never wraps (slot = position & mask). Four representations
+//! describe the same queue, and every operation updates all that it touches before it returns:
+//!
+//! * the **ring** (`ring[slot]`): each slot in `head..tail` is a live packet, a doomed one (lazy
+//!   removal: flagged, still present until it reaches the head) or empty (a removed packet's
+//!   tombstone). It is the truth the others are derived from;
+//! * the **tags** (`tags[slot]`, beside the ring): the flow of the live packet there, or
+//!   `NOT_LIVE` for a tombstone, a doomed packet or a free slot. Draws read these 8 bytes instead
+//!   of a whole entry. Every write of a slot in `head..tail`, or of its doomed flag, writes its
+//!   tag; slots outside `head..tail` are never read (a pop leaves its slot's tag as it was);
+//! * the **counters**: live packets and bytes, doomed packets and bytes (what `len`, `bytes` and
+//!   the buffer test read);
+//! * the **rank index** (`ranks`, only where ranks or exact draws with holes are needed: CHOKeD's
+//!   regions, rear-region CHOKe, lazy removal): which position holds the k-th member of the draw
+//!   population. While the holes (positions in `head..tail` outside the population) are at most
+//!   64 it is their sorted list, and the k-th member is `head + k + (holes before it)`, found by a
+//!   binary search; past 64 it is a Fenwick tree over slot occupancy, and it is a list again once
+//!   the holes are few (`Ranks`). A push adds nothing to a list (the new slot is a member); a
+//!   removal inserts its position; a pop drops the holes the head passed. Growing the ring,
+//!   compacting it and switching representation rebuild the index from the ring.
+//!
+//! Unit tests check the agreement: `tags_agree_with_ring` after every step of a random walk
+//! against a plain vector with holes, and the hole list against a Fenwick search on random hole
+//! patterns.
+//!
+//! **Operations and costs:**
 //!
 //! * push at the tail, pop at the head: O(1) (pop skips tombstones and discards doomed packets in
 //!   zero time, as the spec's lazy mode requires);
@@ -12,11 +36,12 @@
 //!   check runs at each push, never between a draw and a removal, so positions drawn for one
 //!   arrival stay valid while its victims are removed);
 //!   where physical positions must be kept (lazy mode with doomed packets occupying the buffer) or
-//!   where a scheme needs ranks (CHOKeD's regions, rear-region CHOKe), a Fenwick tree over slot
-//!   occupancy gives draws and "k-th live packet" in O(log n) — exact, with no fallback to the head
-//!   (Linux's `sch_choke` gives up after three misses and takes the head packet, which biases the
-//!   draw; this buffer never does);
-//! * removal of a drawn packet: O(1) (plus O(log n) with the Fenwick tree).
+//!   where a scheme needs ranks (CHOKeD's regions, rear-region CHOKe), the rank index gives draws
+//!   and "k-th live packet" in O(log n) — exact, with no fallback to the head (Linux's
+//!   `sch_choke` gives up after three misses and takes the head packet, which biases the draw;
+//!   this buffer never does);
+//! * removal of a drawn packet: O(1) (plus the rank index's update: an insertion into the short
+//!   hole list, or O(log n) in the tree).
 
 use crate::rng::Rng;
 use crate::{Pkt, Time};

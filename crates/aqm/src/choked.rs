@@ -434,7 +434,11 @@ impl<P: Pkt> Choked<P> {
     /// The common case takes the phases here, each as [`DrawSpan::draw_few`], with the random
     /// stream's state copied in once for both; a phase that does not fit it (many draws, a
     /// region drawn whole, dense tombstones) is handed to [`Choked::phase`], and matches to
-    /// [`Choked::matched_few`], out of line. The draws are those of [`Choked::general_phases`].
+    /// [`Choked::matched_few`], out of line. The draws are those of [`Choked::general_phases`]:
+    /// the same answer, victims and random stream (the property test
+    /// `the_in_line_draws_are_the_general_draws` checks it on queues with holes and doomed
+    /// packets, arrival after arrival; the golden snapshot `choked-bench` runs this path, the
+    /// `choked-*` ones on the RED example the general one).
     #[inline(always)]
     fn region_phases(&mut self, pkt: P, d_r: u64, d_f: u64, cx: &mut Cx<'_, P>) -> bool {
         let q = self.buf.len();
@@ -602,6 +606,7 @@ mod tests {
     use super::*;
     use crate::rng::Rng;
     use crate::test_util::P;
+    use proptest::prelude::*;
 
     fn params(extra: &str) -> ChokedParams {
         serde_json::from_str(&format!("{{{extra}}}")).unwrap()
@@ -705,6 +710,108 @@ mod tests {
         let mut cx = Cx { now: 0, rng: &mut rng, drops: &mut drops };
         assert!(c.enqueue(P::new(9, 1000), &mut cx));
         assert!(drops.is_empty());
+    }
+
+    /// One step of the property test below, applied alike to both queues.
+    #[derive(Debug, Clone)]
+    enum Op {
+        /// A packet of this flow joins the tail.
+        Push(u32),
+        /// The head leaves (a transmission).
+        Pop,
+        /// The live packet of this rank (modulo the queue) is removed, or doomed in lazy mode: a
+        /// hole, as a victim leaves.
+        Remove(usize),
+        /// An arrival of this flow draws with this `D_r` (and `D_f = round(D_r / 2)`).
+        Arrive(u32, u64),
+    }
+
+    /// Queues that grow to a few hundred packets, with holes or doomed packets past the rank
+    /// index's list of 64 (`pops` and `removes`: the weights of those steps against 8 pushes).
+    fn op(pops: u32, removes: u32) -> impl Strategy<Value = Op> {
+        prop_oneof![
+            8 => (0u32..6).prop_map(Op::Push),
+            pops => Just(Op::Pop),
+            removes => any::<usize>().prop_map(Op::Remove),
+            2 => ((0u32..7), prop_oneof![4 => 0u64..10, 1 => 0u64..40]).prop_map(|(f, d)| Op::Arrive(f, d)),
+        ]
+    }
+
+    fn ops() -> impl Strategy<Value = Vec<Op>> {
+        (1u32..4, 1u32..6).prop_flat_map(|(pops, removes)| proptest::collection::vec(op(pops, removes), 1..1500))
+    }
+
+    /// The buffer as the draws see it: the live packets in order, and the physical layout.
+    fn buffer_state(c: &Choked<P>) -> (Vec<(u32, u32)>, usize, usize, u64) {
+        let mut live = Vec::new();
+        c.buf.for_each(&mut |p, _| live.push((p.flow, p.seq)));
+        (live, c.buf.len(), c.buf.doomed(), c.buf.end())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(300))]
+
+        /// CHOKeD's two ways of making its default draws (rear region, then front, without
+        /// replacement) are one: `region_phases`, the in-line path every arrival with the default
+        /// options takes, and `general_phases`, the path of every other option, give the same
+        /// answer, drop the same victims in the same order and leave the random stream in the
+        /// same state, arrival after arrival, on queues with holes (immediate removal, below and
+        /// past the rank index's list of 64, compacted or not) and with doomed packets (lazy
+        /// removal, occupying the buffer or not), with every `D_r` from none to more draws than
+        /// the region holds.
+        #[test]
+        fn the_in_line_draws_are_the_general_draws(
+            lazy in any::<bool>(),
+            occupy in any::<bool>(),
+            seed in any::<u64>(),
+            ops in ops(),
+        ) {
+            let removal = if lazy { "lazy" } else { "immediate" };
+            let p = params(&format!(
+                r#""victim_removal": "{removal}", "doomed_occupy_buffer": {occupy}, "red_after_unmatched": false"#
+            ));
+            prop_assert!(p.region_draws == RegionDraws::Regions && p.draw_replacement == Replacement::Without);
+            let info = LinkInfo { rate_bps: 8e6 };
+            let mut fast: Choked<P> = Choked::new(&p, info, Limit::packets(100_000));
+            let mut general: Choked<P> = Choked::new(&p, info, Limit::packets(100_000));
+            let (mut rng_f, mut rng_g) = (Rng::stream(seed, "choked", 0), Rng::stream(seed, "choked", 0));
+            let mut seq = 0;
+            for op in ops {
+                match op {
+                    Op::Push(f) => {
+                        seq += 1;
+                        for c in [&mut fast, &mut general] {
+                            c.buf.push(P { seq, ..P::new(f, 1000) }, 0);
+                        }
+                    }
+                    Op::Pop => {
+                        prop_assert_eq!(fast.buf.pop(), general.buf.pop());
+                    }
+                    Op::Remove(k) if !fast.buf.is_empty() => {
+                        let k = k % fast.buf.len();
+                        for c in [&mut fast, &mut general] {
+                            let pos = c.buf.nth_live(k);
+                            c.buf.remove(pos);
+                        }
+                    }
+                    Op::Remove(_) => {}
+                    Op::Arrive(f, d_r) => {
+                        let pkt = P::new(f, 1000);
+                        let d_f = half_up(d_r);
+                        let (mut drops_f, mut drops_g) = (Vec::new(), Vec::new());
+                        let mut cx = Cx { now: 0, rng: &mut rng_f, drops: &mut drops_f };
+                        let a = fast.region_phases(pkt, d_r, d_f, &mut cx);
+                        let mut cx = Cx { now: 0, rng: &mut rng_g, drops: &mut drops_g };
+                        let b = general.general_phases(pkt, d_r, d_f, &mut cx);
+                        prop_assert_eq!(a, b, "matched or not, D_r = {}", d_r);
+                        let victims = |d: &[crate::Dropped<P>]| d.iter().map(|x| (x.pkt, x.reason)).collect::<Vec<_>>();
+                        prop_assert_eq!(victims(&drops_f), victims(&drops_g));
+                    }
+                }
+                prop_assert_eq!(buffer_state(&fast), buffer_state(&general));
+                prop_assert_eq!(rng_f.clone().next_u64(), rng_g.clone().next_u64(), "the random streams part");
+            }
+        }
     }
 
     #[test]

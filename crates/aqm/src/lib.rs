@@ -6,23 +6,37 @@
 //! and every random draw comes from a [`rng::Rng`] stream owned by the caller, so a discipline is
 //! deterministic given its inputs.
 //!
-//! The layering follows Linux's `net/sched` and ns-3's traffic-control module:
+//! The modules by layer, from the vocabulary up (the accounting wrapper holds the registry's enum,
+//! [`AnyQdisc`]; the CHOKe family's shared pieces embed RED's stage from [`red`]):
 //!
-//! * [`qdisc::Qdisc`] is the one small trait every algorithm implements (the "ops table").
-//!   An algorithm never counts its own statistics; it *reports* each drop with a [`DropReason`]
-//!   into the caller's drop buffer.
-//! * [`queue::Queue`] wraps any discipline and owns the accounting (arrivals, enqueued, transmitted,
-//!   drops by reason) and checks the identities of the specification (aqm.md §1.3).
-//! * Shared maths lives in one place: [`red_math`] holds the RED average estimator (aqm.md §1.4)
-//!   and the RED drop-probability stage used by RED, RIO and every CHOKe-family scheme;
-//!   [`control`] holds what the controller schemes (BLUE, RAQM, PI, REM) share: the unbiased early
-//!   test on a controlled probability, timer periods and parameter checks.
-//!   [`codel_law`] holds CoDel's estimator and control law, used by CoDel and by every FQ-CoDel
-//!   bucket (as Linux's `codel_impl.h` serves `sch_codel` and `sch_fq_codel`).
-//! * One algorithm per file: [`droptail`], [`red`], [`rio`], [`blue`], [`raqm`], [`pi`], [`rem`],
-//!   [`fred`], [`wfq`], and the modern baselines [`codel`], [`pie`], [`fq_codel`].
-//! * [`AnyQdisc`] is an enum over all disciplines, giving static dispatch on the hot path, and
-//!   [`AqmConfig`] is the validated configuration that builds one.
+//! * **Vocabulary**: [`units`] (durations as scenario files write them), [`rng`] (seeded random
+//!   streams), [`reason`] ([`DropReason`]: every drop carries exactly one), [`packet`] ([`Pkt`]:
+//!   what a discipline may read of a packet; the simulator and the emulator own the type).
+//! * **The contract and the accounting**, as Linux's `net/sched` and ns-3's traffic-control
+//!   module split them: [`qdisc`] holds [`qdisc::Qdisc`], the one small trait every algorithm
+//!   implements (the "ops table"), with [`Cx`], [`Limit`] and [`LinkInfo`]. An algorithm never
+//!   counts its own statistics; it *reports* each drop with a [`DropReason`] into the caller's
+//!   drop buffer. [`queue`] holds [`queue::Queue`], which wraps any discipline, owns the
+//!   accounting (arrivals, enqueued, transmitted, drops by reason) and checks the identities of
+//!   the specification (aqm.md §1.3).
+//! * **Shared pieces**, written once: [`fifo`] (the plain FIFO of the FIFO disciplines);
+//!   [`red_math`] (RED's average estimator, aqm.md §1.4, and the RED drop-probability stage used by
+//!   RED, RIO and every CHOKe-family scheme); [`control`] (what the controller schemes BLUE,
+//!   RAQM, PI and REM share: the unbiased early test on a controlled probability, timer periods,
+//!   parameter checks); [`codel_law`] (CoDel's estimator and control law, used by CoDel and by
+//!   every FQ-CoDel bucket, as Linux's `codel_impl.h` serves `sch_codel` and `sch_fq_codel`);
+//!   [`buffer`] (the CHOKe family's leaky buffer: draws and removals of waiting packets) and
+//!   [`family`] (the family's parameter block and matched-drop bookkeeping).
+//! * **One algorithm per file**: [`droptail`], [`red`], [`rio`], [`blue`], [`raqm`], [`pi`],
+//!   [`rem`], [`fred`], [`wfq`]; the CHOKe family [`choke`], [`gchoke`], [`perfect_choke`],
+//!   [`chokew`], [`choked`], and [`ward`]; the modern baselines [`codel`], [`pie`], [`fq_codel`].
+//! * **The registry** (this file): [`AnyQdisc`], an enum over all disciplines, gives static
+//!   dispatch on the hot path, and [`AqmConfig`] is the validated configuration that builds one;
+//!   one line per scheme gives its configuration type, its arm and its `aqmlab list` text.
+//! * **About the schemes, for people** ([`describe`]: `aqmlab list aqm NAME`, each parameter's unit,
+//!   default and meaning, read from these sources' comments by `build.rs` and from serde's own
+//!   defaults) and **settings that never act** ([`inert`]: a threshold above the buffer, a delay
+//!   target longer than the full buffer's delay, refused as a DropTail in disguise).
 //!
 //! The specification these files implement is `shared/spec/aqm.md`; each file cites its sections.
 
@@ -34,12 +48,14 @@ pub mod chokew;
 pub mod codel;
 pub mod codel_law;
 pub mod control;
+pub mod describe;
 pub mod droptail;
 pub mod family;
 pub mod fifo;
 pub mod fq_codel;
 pub mod fred;
 pub mod gchoke;
+pub mod inert;
 pub mod packet;
 pub mod perfect_choke;
 pub mod pi;
@@ -122,6 +138,9 @@ macro_rules! registry {
 
         /// Names accepted by `type = "..."`, with a one-line description.
         pub const AQM_NAMES: &[(&str, &str)] = &[ $( ($name, $desc), )* ];
+
+        /// Each `type = "..."` name with its parameter type's name (for [`describe`]).
+        pub const AQM_PARAMS: &[(&str, &str)] = &[ $( ($name, stringify!($params)), )* ];
 
         /// Every discipline behind one enum: static dispatch, no boxing on the per-packet path.
         pub enum AnyQdisc<P: Pkt> { $( $variant($ty<P>), )* }

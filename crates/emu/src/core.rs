@@ -1,4 +1,4 @@
-//! The forwarder's core: routing, flows, links and measurement, in virtual time and without I/O.
+//! The forwarder's core: routing, flows and links, in virtual time and without I/O.
 //!
 //! The emulated network is the simulator's dumbbell. Host pair i has a sender address
 //! `sender_base + i + 1` (in the namespace of its flow group, reached through that namespace's
@@ -9,18 +9,26 @@
 //! `receiver access (D_j → R2) → reverse (R2 → R1) → sender access (R1 → S_i)` and leaves by the
 //! port of S_i's namespace. Each access link belongs to one host pair, as in the simulator.
 //!
+//! The packet's path: [`Core::ingress`] (parse, route, count) → `arrive` at a link (link loss,
+//! the queue) → `advance_tx` (transmissions, lazily) → the link's event, `process_link` → on to
+//! the next link, or `deliver` (counted, written out). A measured link (the bottleneck) has the
+//! simulator's monitor (`sim::monitor::LinkMonitor`), which the path calls where it changes the
+//! link's queue; nothing in the path knows which link is the bottleneck. What the run reports is
+//! made in [`crate::report`].
+//!
 //! [`Core::ingress`] takes a packet read at virtual time `t`; [`Core::run_due`] processes every
 //! event due by `t` in time order, handing departing packets to the caller's `emit`. The I/O loop
 //! (`io.rs`) drives both from the wall clock; tests and the benchmark drive them directly.
 
-use aqm::{DropReason, Dropped, Limit, Qdisc, QueueStats, Time};
-use hdrhistogram::Histogram;
+use aqm::{DropReason, Dropped, Qdisc, Time};
 use rustc_hash::FxHashMap;
+use sim::monitor::{Counted, LinkMonitor};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use crate::link::{Link, LinkConfig, Pool, Started};
 use crate::packet::{self, Dir, EPkt, FlowKey, PROTO_TCP, PROTO_UDP, TCP_SYN};
+pub use crate::report::{BottleneckReport, Counts, FlowCtr, FlowReport, Report, Series, Snapshots};
 
 pub const BNECK: usize = 0;
 pub const REVERSE: usize = 1;
@@ -57,58 +65,6 @@ pub struct Config {
     pub max_packet: usize,
 }
 
-/// Per-flow counters (all packet counts, in packets or bytes).
-#[derive(Debug, Clone, Copy, Default)]
-pub struct FlowCtr {
-    /// Data packets read from the flow's sender (retransmissions included) and their bytes.
-    pub sent_pkts: u64,
-    pub sent_bytes: u64,
-    /// TCP data segments whose sequence number is below the highest already sent.
-    pub retx_pkts: u64,
-    /// Packets of the flow offered to the bottleneck queue (after link loss), and transmitted.
-    pub bneck_arrivals: u64,
-    pub bneck_tx_pkts: u64,
-    pub bneck_tx_bytes: u64,
-    /// Forward-path drops by reason (any link).
-    pub drops: [u64; DropReason::COUNT],
-    /// Reverse-path drops (ACKs), any reason.
-    pub ack_drops: u64,
-    /// Data packets written to the receiver, their bytes, the bytes of retransmissions among them.
-    pub delivered_pkts: u64,
-    pub delivered_bytes: u64,
-    pub delivered_retx_bytes: u64,
-    /// Data packets delivered with the CE mark.
-    pub ce_marks: u64,
-    /// New payload bytes delivered: for TCP the advance of the highest sequence number delivered,
-    /// for UDP every payload byte.
-    pub progress_bytes: u64,
-    /// Packets of the flow read in the reverse direction.
-    pub rev_pkts: u64,
-}
-
-impl FlowCtr {
-    fn since(&self, b: &FlowCtr) -> FlowCtr {
-        let mut d = *self;
-        d.sent_pkts -= b.sent_pkts;
-        d.sent_bytes -= b.sent_bytes;
-        d.retx_pkts -= b.retx_pkts;
-        d.bneck_arrivals -= b.bneck_arrivals;
-        d.bneck_tx_pkts -= b.bneck_tx_pkts;
-        d.bneck_tx_bytes -= b.bneck_tx_bytes;
-        for i in 0..DropReason::COUNT {
-            d.drops[i] -= b.drops[i];
-        }
-        d.ack_drops -= b.ack_drops;
-        d.delivered_pkts -= b.delivered_pkts;
-        d.delivered_bytes -= b.delivered_bytes;
-        d.delivered_retx_bytes -= b.delivered_retx_bytes;
-        d.ce_marks -= b.ce_marks;
-        d.progress_bytes -= b.progress_bytes;
-        d.rev_pkts -= b.rev_pkts;
-        d
-    }
-}
-
 /// Sequence-number state of a TCP flow, as seen on the wire.
 #[derive(Debug, Clone, Copy, Default)]
 struct TcpTrack {
@@ -124,122 +80,6 @@ struct TcpTrack {
 #[inline]
 fn seq_lt(a: u32, b: u32) -> bool {
     (a.wrapping_sub(b) as i32) < 0
-}
-
-/// Bottleneck queue measurements over the window (the simulator's definitions, docs/metrics.md).
-struct Meas {
-    warmup: Time,
-    end: Time,
-    last_t: Time,
-    area_pkts: f64,
-    area_bytes: f64,
-    max_qlen: u64,
-    delay: Histogram<u64>,
-    delay_n: u64,
-    delay_sum: f64,
-    /// Bytes whose bottleneck transmission started, whole run (for the utilisation series).
-    tx_bytes: u64,
-}
-
-impl Meas {
-    /// The queue held `len` packets and `bytes` bytes from the last change until `t`.
-    #[inline]
-    fn advance(&mut self, t: Time, len: usize, bytes: u64) {
-        let a = self.last_t.max(self.warmup);
-        let b = t.min(self.end);
-        if b > a {
-            let d = (b - a) as f64;
-            self.area_pkts += len as f64 * d;
-            self.area_bytes += bytes as f64 * d;
-        }
-        self.last_t = t;
-    }
-    #[inline]
-    fn after_change(&mut self, t: Time, len: usize) {
-        if t >= self.warmup && t < self.end {
-            self.max_qlen = self.max_qlen.max(len as u64);
-        }
-    }
-}
-
-/// The bottleneck time series (one row per sample).
-#[derive(Debug, Default, Clone)]
-pub struct Series {
-    pub time_s: Vec<f64>,
-    pub queue_pkts: Vec<f64>,
-    pub queue_bytes: Vec<f64>,
-    pub utilisation: Vec<f64>,
-    pub drops: Vec<f64>,
-    pub state_names: Vec<&'static str>,
-    /// One column per state variable.
-    pub state: Vec<Vec<f64>>,
-}
-
-/// Queue snapshots: one row per waiting packet per sample in the window.
-#[derive(Debug, Default, Clone)]
-pub struct Snapshots {
-    pub time_s: Vec<f64>,
-    pub position_from_tail: Vec<i64>,
-    pub queue_len: Vec<i64>,
-    /// Index into the report's flows.
-    pub flow: Vec<i64>,
-    pub count: u64,
-}
-
-/// A flow's report.
-#[derive(Debug, Clone)]
-pub struct FlowReport {
-    pub key: FlowKey,
-    /// When its first packet was read (ns of the run).
-    pub first_seen: Time,
-    /// Counters over the window, and over the whole run.
-    pub window: FlowCtr,
-    pub total: FlowCtr,
-}
-
-/// The bottleneck over the window.
-#[derive(Debug, Clone)]
-pub struct BottleneckReport {
-    pub stats: QueueStats,
-    pub capacity_bps: f64,
-    pub delay_s: f64,
-    pub limit: Limit,
-    pub aqm: &'static str,
-    pub link_loss: u64,
-    pub queue_mean_pkts: f64,
-    pub queue_mean_bytes: f64,
-    pub queue_max_pkts: u64,
-    pub delay_mean_s: f64,
-    pub delay_p50_s: f64,
-    pub delay_p95_s: f64,
-    pub delay_p99_s: f64,
-    pub delay_samples: u64,
-}
-
-/// Packet conservation over the whole run: `read = written + dropped + unroutable + in_flight`.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Counts {
-    /// Packets read from the ports.
-    pub read: u64,
-    /// Packets handed to the ports.
-    pub written: u64,
-    /// Packets dropped by a queue or lost to `loss_rate`.
-    pub dropped: u64,
-    /// Packets that were not IPv4 between a sender and a receiver address of this run (dropped
-    /// on arrival, never queued).
-    pub unroutable: u64,
-    /// Packets held by a link when the run ended.
-    pub in_flight: u64,
-}
-
-/// What a run produced.
-#[derive(Debug, Clone)]
-pub struct Report {
-    pub flows: Vec<FlowReport>,
-    pub bottleneck: BottleneckReport,
-    pub series: Series,
-    pub snapshots: Option<Snapshots>,
-    pub counts: Counts,
 }
 
 /// The forwarder's state.
@@ -260,14 +100,12 @@ pub struct Core {
     flows: Vec<(FlowKey, Time)>,
     ctr: Vec<FlowCtr>,
     tcp: Vec<TcpTrack>,
-    base: Option<(Vec<FlowCtr>, QueueStats, u64)>,
-    meas: Meas,
-    link_loss: u64,
+    /// The flows' counters at the start of the measurement window.
+    base: Option<Vec<FlowCtr>>,
+    /// The measured links' monitors (`Link::monitor` indexes them): the bottleneck's.
+    monitors: Vec<LinkMonitor>,
     next_sample: Time,
-    last_sample: Option<(u64, u64)>,
-    series: Series,
-    snaps: Option<Snapshots>,
-    state_buf: Vec<f64>,
+    snaps: Option<sim::monitor::Snapshots>,
     scratch: Vec<Dropped<EPkt>>,
     counts: Counts,
 }
@@ -283,7 +121,7 @@ impl Core {
         let access = |rate: f64, delay: Time| LinkConfig {
             rate_bps: rate,
             delay,
-            limit: Limit::packets(cfg.access_limit),
+            limit: aqm::Limit::packets(cfg.access_limit),
             aqm: aqm::AqmConfig::DropTail(Default::default()),
             loss_rate: 0.0,
         };
@@ -297,24 +135,12 @@ impl Core {
             links.push(Link::new(&r, cfg.seed, "access"));
         }
         let n = links.len();
-        let state_names: Vec<&'static str> = links[BNECK].q.disc.state_names().to_vec();
-        let series = Series { state: vec![Vec::new(); state_names.len()], state_names, ..Default::default() };
+        // the bottleneck is measured, as the simulator's dumbbell measures it
+        links[BNECK].monitor = Some(0);
+        let monitors = vec![LinkMonitor::new(BNECK as u32, cfg.warmup, 0, links[BNECK].q.disc.state_names())];
         let mut core = Core {
-            meas: Meas {
-                warmup: cfg.warmup,
-                end: cfg.duration,
-                last_t: 0,
-                area_pkts: 0.0,
-                area_bytes: 0.0,
-                max_qlen: 0,
-                delay: Histogram::new_with_bounds(1, 3_600_000_000_000, 3).expect("histogram bounds"),
-                delay_n: 0,
-                delay_sum: 0.0,
-                tx_bytes: 0,
-            },
             pool: Pool::new(cfg.max_packet.max(64)),
-            snaps: cfg.queue_snapshots.then(Snapshots::default),
-            state_buf: vec![0.0; series.state.len()],
+            snaps: cfg.queue_snapshots.then(Default::default),
             links,
             heaps: [BinaryHeap::new(), BinaryHeap::new()],
             external: (0..n).map(|l| l >= 2 && matches!((l - 2) % 4, 1 | 2)).collect(),
@@ -325,10 +151,8 @@ impl Core {
             ctr: Vec::new(),
             tcp: Vec::new(),
             base: None,
-            link_loss: 0,
+            monitors,
             next_sample: 0,
-            last_sample: None,
-            series,
             scratch: Vec::with_capacity(16),
             counts: Counts::default(),
             cfg,
@@ -441,49 +265,27 @@ impl Core {
     }
 
     fn snapshot_warmup(&mut self) {
-        let q = self.links[BNECK].q.stats;
-        self.base = Some((self.ctr.clone(), q, self.link_loss));
+        self.base = Some(self.ctr.clone());
+        for m in &mut self.monitors {
+            let q = &self.links[m.link as usize].q;
+            m.start_window(q.stats, q.len());
+        }
     }
 
+    /// One row of every measured link's time series (and its queue snapshot, in the window).
     fn sample(&mut self) {
         let t = self.next_sample;
-        self.advance_tx(BNECK, t);
-        let l = &self.links[BNECK];
-        let (len, bytes) = (l.q.len(), l.q.bytes());
-        let drops: u64 = l.q.stats.drops.iter().sum();
-        let dt = self.cfg.sample_interval as f64 / 1e9;
-        let s = &mut self.series;
-        s.time_s.push(t as f64 / 1e9);
-        s.queue_pkts.push(len as f64);
-        s.queue_bytes.push(bytes as f64);
-        match self.last_sample {
-            Some((tx, d)) => {
-                s.utilisation.push((self.meas.tx_bytes - tx) as f64 * 8.0 / (l.rate as f64 * dt));
-                s.drops.push((drops - d) as f64);
-            }
-            None => {
-                s.utilisation.push(f64::NAN);
-                s.drops.push(drops as f64);
-            }
-        }
-        self.last_sample = Some((self.meas.tx_bytes, drops));
-        l.q.disc.state(&mut self.state_buf);
-        for (col, v) in s.state.iter_mut().zip(&self.state_buf) {
-            col.push(*v);
+        for i in 0..self.monitors.len() {
+            let l = self.monitors[i].link as usize;
+            self.advance_tx(l, t);
+            self.monitors[i].series.sample(t, &self.links[l].q, self.links[l].rate);
         }
         if let Some(sn) = &mut self.snaps {
             if t >= self.cfg.warmup {
-                sn.count += 1;
-                let start = sn.flow.len();
-                l.q.disc.for_each_waiting(&mut |p: &EPkt, _| {
-                    sn.flow.push(p.flow as i64);
-                });
-                let n = sn.flow.len() - start;
-                for i in 0..n {
-                    sn.time_s.push(t as f64 / 1e9);
-                    sn.position_from_tail.push((n - 1 - i) as i64);
-                    sn.queue_len.push(n as i64);
+                for m in &self.monitors {
+                    sn.record(t, m.link, &self.links[m.link as usize].q);
                 }
+                sn.count += 1;
             }
         }
         self.next_sample += self.cfg.sample_interval;
@@ -497,67 +299,11 @@ impl Core {
         let Some(h) = packet::parse(self.pool.packet(slot)) else {
             return self.unroutable(slot);
         };
-        let (dir, key, route, out) = if port == self.cfg.receiver_port {
-            let (Some(b), Some(a)) =
-                (self.pair_of(h.src, self.cfg.receiver_base), self.pair_of(h.dst, self.cfg.sender_base))
-            else {
-                return self.unroutable(slot);
-            };
-            let key = FlowKey { proto: h.proto, s_addr: h.dst, s_port: h.dport, r_addr: h.src, r_port: h.sport };
-            let route = [Self::access(b)[3], REVERSE, Self::access(a)[1]];
-            (Dir::Rev, key, route, self.cfg.pairs[a].port)
-        } else {
-            let (Some(a), Some(b)) =
-                (self.pair_of(h.src, self.cfg.sender_base), self.pair_of(h.dst, self.cfg.receiver_base))
-            else {
-                return self.unroutable(slot);
-            };
-            if self.cfg.pairs[a].port != port {
-                return self.unroutable(slot);
-            }
-            let key = FlowKey { proto: h.proto, s_addr: h.src, s_port: h.sport, r_addr: h.dst, r_port: h.dport };
-            let route = [Self::access(a)[0], BNECK, Self::access(b)[2]];
-            (Dir::Fwd, key, route, self.cfg.receiver_port)
+        let Some((dir, key, route, out)) = self.route(port, &h) else {
+            return self.unroutable(slot);
         };
-        let flow = match self.flow_ids.get(&key) {
-            Some(f) => *f,
-            None => {
-                let f = self.flows.len() as u32;
-                self.flow_ids.insert(key, f);
-                self.flows.push((key, t));
-                self.ctr.push(FlowCtr::default());
-                self.tcp.push(TcpTrack::default());
-                f
-            }
-        };
-        let fi = flow as usize;
-        let data = h.proto != PROTO_TCP || h.payload > 0;
-        let mut retx = false;
-        let mut seq_end = 0;
-        if dir == Dir::Fwd {
-            if h.proto == PROTO_TCP {
-                let tr = &mut self.tcp[fi];
-                let syn = h.flags & TCP_SYN != 0;
-                let start = h.seq.wrapping_add(syn as u32);
-                seq_end = start.wrapping_add(h.payload);
-                if !tr.sent {
-                    tr.sent = true;
-                    tr.snd_max = start;
-                }
-                retx = h.payload > 0 && seq_lt(start, tr.snd_max);
-                if seq_lt(tr.snd_max, seq_end) {
-                    tr.snd_max = seq_end;
-                }
-            }
-            if data {
-                let c = &mut self.ctr[fi];
-                c.sent_pkts += 1;
-                c.sent_bytes += h.len as u64;
-                c.retx_pkts += retx as u64;
-            }
-        } else {
-            self.ctr[fi].rev_pkts += 1;
-        }
+        let flow = self.flow_id(key, t);
+        let (data, retx, seq_end) = self.count_read(flow as usize, dir, &h);
         let (prio, in_profile) = packet::dscp_priority(h.dscp);
         let p = EPkt {
             slot,
@@ -579,26 +325,99 @@ impl Core {
         self.arrive(route[0], p, t);
     }
 
+    /// A packet's direction, flow, links and the port it leaves by, from the port it came in by
+    /// and its addresses; `None` for a packet outside the addressing plan.
+    fn route(&self, port: u16, h: &packet::Header) -> Option<(Dir, FlowKey, [usize; 3], u16)> {
+        if port == self.cfg.receiver_port {
+            let b = self.pair_of(h.src, self.cfg.receiver_base)?;
+            let a = self.pair_of(h.dst, self.cfg.sender_base)?;
+            let key = FlowKey { proto: h.proto, s_addr: h.dst, s_port: h.dport, r_addr: h.src, r_port: h.sport };
+            let route = [Self::access(b)[3], REVERSE, Self::access(a)[1]];
+            Some((Dir::Rev, key, route, self.cfg.pairs[a].port))
+        } else {
+            let a = self.pair_of(h.src, self.cfg.sender_base)?;
+            let b = self.pair_of(h.dst, self.cfg.receiver_base)?;
+            if self.cfg.pairs[a].port != port {
+                return None;
+            }
+            let key = FlowKey { proto: h.proto, s_addr: h.src, s_port: h.sport, r_addr: h.dst, r_port: h.dport };
+            let route = [Self::access(a)[0], BNECK, Self::access(b)[2]];
+            Some((Dir::Fwd, key, route, self.cfg.receiver_port))
+        }
+    }
+
+    /// The index of flow `key`, a new one (first seen at `t`) if it has none yet.
+    fn flow_id(&mut self, key: FlowKey, t: Time) -> u32 {
+        if let Some(f) = self.flow_ids.get(&key) {
+            return *f;
+        }
+        let f = self.flows.len() as u32;
+        self.flow_ids.insert(key, f);
+        self.flows.push((key, t));
+        self.ctr.push(FlowCtr::default());
+        self.tcp.push(TcpTrack::default());
+        for m in &mut self.monitors {
+            m.add_flow();
+        }
+        f
+    }
+
+    /// Count a packet read for flow `fi`: whether it carries data, whether it is a TCP
+    /// retransmission, and (TCP) one past its last sequence number.
+    fn count_read(&mut self, fi: usize, dir: Dir, h: &packet::Header) -> (bool, bool, u32) {
+        let data = h.proto != PROTO_TCP || h.payload > 0;
+        let (mut retx, mut seq_end) = (false, 0);
+        if dir == Dir::Rev {
+            self.ctr[fi].rev_pkts += 1;
+            return (data, retx, seq_end);
+        }
+        if h.proto == PROTO_TCP {
+            let tr = &mut self.tcp[fi];
+            let syn = h.flags & TCP_SYN != 0;
+            let start = h.seq.wrapping_add(syn as u32);
+            seq_end = start.wrapping_add(h.payload);
+            if !tr.sent {
+                tr.sent = true;
+                tr.snd_max = start;
+            }
+            retx = h.payload > 0 && seq_lt(start, tr.snd_max);
+            if seq_lt(tr.snd_max, seq_end) {
+                tr.snd_max = seq_end;
+            }
+        }
+        if data {
+            let c = &mut self.ctr[fi];
+            c.sent_pkts += 1;
+            c.sent_bytes += h.len as u64;
+            c.retx_pkts += retx as u64;
+        }
+        (data, retx, seq_end)
+    }
+
     fn unroutable(&mut self, slot: u32) {
         self.counts.unroutable += 1;
         self.pool.free(slot);
     }
 
+    /// Link `l`'s queue changed at `t`: its monitor, if it is measured, takes the new length.
+    #[inline]
+    fn queue_changed(&mut self, l: usize, t: Time) {
+        if let Some(m) = self.links[l].monitor {
+            let q = &self.links[l].q;
+            self.monitors[m as usize].queue.queue_changed(t, q.len(), q.bytes());
+        }
+    }
+
     /// A packet reaches link `l` at `t`.
     fn arrive(&mut self, l: usize, p: EPkt, t: Time) {
         if self.links[l].lost() {
-            self.record_drop(Dropped { pkt: p, reason: DropReason::LinkLoss });
-            if l == BNECK {
-                self.link_loss += 1;
+            if let Some(m) = self.links[l].monitor {
+                self.monitors[m as usize].lost += 1;
             }
+            self.record_drop(Dropped { pkt: p, reason: DropReason::LinkLoss });
             return;
         }
         self.advance_tx(l, t);
-        if l == BNECK {
-            let q = &self.links[BNECK].q;
-            self.meas.advance(t, q.len(), q.bytes());
-            self.ctr[p.flow as usize].bneck_arrivals += 1;
-        }
         let mut scratch = std::mem::take(&mut self.scratch);
         scratch.clear();
         let link = &mut self.links[l];
@@ -611,8 +430,9 @@ impl Core {
         if let Some(s) = started {
             self.on_tx_start(l, s, t);
         }
-        if l == BNECK {
-            self.meas.after_change(t, self.links[BNECK].q.len());
+        if let Some(m) = self.links[l].monitor {
+            let q = &self.links[l].q;
+            self.monitors[m as usize].arrived_as(Counted::Flow(p.flow), t, q.len(), q.bytes());
         }
         self.reschedule(l);
     }
@@ -624,10 +444,6 @@ impl Core {
     fn advance_tx(&mut self, l: usize, t: Time) {
         while self.links[l].busy && self.links[l].busy_until <= t {
             let end = self.links[l].busy_until;
-            if l == BNECK {
-                let q = &self.links[BNECK].q;
-                self.meas.advance(end, q.len(), q.bytes());
-            }
             let mut scratch = std::mem::take(&mut self.scratch);
             scratch.clear();
             let link = &mut self.links[l];
@@ -643,9 +459,9 @@ impl Core {
             if let Some(s) = started {
                 self.on_tx_start(l, s, end);
             }
-            if l == BNECK {
-                self.meas.after_change(end, self.links[BNECK].q.len());
-            }
+            // the queue as it is now, whatever the dequeue did (sent a packet, dropped some, or
+            // found the queue empty), so the monitor's integral holds for any discipline
+            self.queue_changed(l, end);
         }
     }
 
@@ -655,14 +471,11 @@ impl Core {
         let mut scratch = std::mem::take(&mut self.scratch);
         scratch.clear();
         if self.links[l].timer.is_some_and(|(_, at)| at <= t) {
-            if l == BNECK {
-                let q = &self.links[BNECK].q;
-                self.meas.advance(t, q.len(), q.bytes());
-            }
             self.links[l].fire_timer(&mut scratch);
             for d in scratch.drain(..) {
                 self.record_drop(d);
             }
+            self.queue_changed(l, t);
         }
         self.scratch = scratch;
         while let Some((at, _)) = self.links[l].pipe.front() {
@@ -682,55 +495,54 @@ impl Core {
         if p.ce {
             packet::set_ce(self.pool.packet_mut(p.slot));
         }
-        if l == BNECK {
-            self.meas.tx_bytes += p.size as u64;
-            let c = &mut self.ctr[p.flow as usize];
-            c.bneck_tx_pkts += 1;
-            c.bneck_tx_bytes += p.size as u64;
-            if t >= self.cfg.warmup && t < self.cfg.duration {
-                let d = t - s.enqueued;
-                self.meas.delay_n += 1;
-                self.meas.delay_sum += d as f64;
-                self.meas.delay.saturating_record(d.clamp(1, 3_600_000_000_000));
-            }
+        if let Some(m) = self.links[l].monitor {
+            let q = &self.links[l].q;
+            self.monitors[m as usize].departed_as(Counted::Flow(p.flow), p.size, (t, s.enqueued), q.len(), q.bytes());
         }
     }
 
-    /// A packet leaves the delay line of its current link at `t`.
+    /// A packet leaves the delay line of its current link at `t`: on to the next link of its
+    /// path, or out by its port.
     fn forward(&mut self, mut p: EPkt, t: Time, emit: &mut Emit<'_>) {
         p.hop += 1;
         if (p.hop as usize) < p.route.len() {
             return self.arrive(p.route[p.hop as usize] as usize, p, t);
         }
-        let fi = p.flow as usize;
         if p.dir == Dir::Fwd && p.data {
-            let ce = self.pool.packet(p.slot)[1] & 3 == 3;
-            let c = &mut self.ctr[fi];
-            c.delivered_pkts += 1;
-            c.delivered_bytes += p.size as u64;
-            if p.retx {
-                c.delivered_retx_bytes += p.size as u64;
-            }
-            c.ce_marks += ce as u64;
-            let key = self.flows[fi].0;
-            if key.proto == PROTO_TCP {
-                let tr = &mut self.tcp[fi];
-                let start = p.seq_end.wrapping_sub(p.payload);
-                if !tr.delivered {
-                    tr.delivered = true;
-                    tr.rcv_max = start;
-                }
-                if seq_lt(tr.rcv_max, p.seq_end) {
-                    c.progress_bytes += p.seq_end.wrapping_sub(tr.rcv_max) as u64;
-                    tr.rcv_max = p.seq_end;
-                }
-            } else if key.proto == PROTO_UDP {
-                c.progress_bytes += p.payload as u64;
-            }
+            self.count_delivered(&p);
         }
         self.counts.written += 1;
         emit(p.out, self.pool.packet(p.slot), t);
         self.pool.free(p.slot);
+    }
+
+    /// A data packet reaches its receiver: delivered, retransmitted or not, marked or not, and
+    /// the new payload it brings.
+    fn count_delivered(&mut self, p: &EPkt) {
+        let fi = p.flow as usize;
+        let ce = self.pool.packet(p.slot)[1] & 3 == 3;
+        let c = &mut self.ctr[fi];
+        c.delivered_pkts += 1;
+        c.delivered_bytes += p.size as u64;
+        if p.retx {
+            c.delivered_retx_bytes += p.size as u64;
+        }
+        c.ce_marks += ce as u64;
+        let key = self.flows[fi].0;
+        if key.proto == PROTO_TCP {
+            let tr = &mut self.tcp[fi];
+            let start = p.seq_end.wrapping_sub(p.payload);
+            if !tr.delivered {
+                tr.delivered = true;
+                tr.rcv_max = start;
+            }
+            if seq_lt(tr.rcv_max, p.seq_end) {
+                c.progress_bytes += p.seq_end.wrapping_sub(tr.rcv_max) as u64;
+                tr.rcv_max = p.seq_end;
+            }
+        } else if key.proto == PROTO_UDP {
+            c.progress_bytes += p.payload as u64;
+        }
     }
 
     fn record_drop(&mut self, d: Dropped<EPkt>) {
@@ -758,8 +570,9 @@ impl Core {
     pub fn finish(mut self, emit: &mut Emit<'_>) -> Result<Report, String> {
         let end = self.cfg.duration;
         self.run_due(end, emit);
-        let q = &self.links[BNECK].q;
-        self.meas.advance(end, q.len(), q.bytes());
+        for m in &mut self.monitors {
+            m.queue.finish(end);
+        }
         let counts = self.counts();
         if counts.read != counts.written + counts.dropped + counts.unroutable + counts.in_flight {
             return Err(format!("packet conservation violated: {counts:?}"));
@@ -774,45 +587,14 @@ impl Core {
         for (i, l) in self.links.iter().enumerate() {
             l.q.stats.check(l.q.len() as u64).map_err(|e| format!("link {i}: {e}"))?;
         }
-        let zero = FlowCtr::default();
-        let (base, qbase, loss_base) = match &self.base {
-            Some((b, q, l)) => (b.clone(), *q, *l),
-            None => (Vec::new(), QueueStats::default(), 0),
-        };
-        let flows = self
-            .flows
-            .iter()
-            .zip(&self.ctr)
-            .enumerate()
-            .map(|(i, ((key, first), c))| FlowReport {
-                key: *key,
-                first_seen: *first,
-                window: c.since(base.get(i).unwrap_or(&zero)),
-                total: *c,
-            })
-            .collect();
-        let b = &self.links[BNECK];
-        let qs = b.q.stats.since(&qbase);
-        let m = &self.meas;
-        let wn = (end - self.cfg.warmup) as f64;
-        let pct = |q: f64| if m.delay_n > 0 { m.delay.value_at_quantile(q) as f64 / 1e9 } else { f64::NAN };
-        let bottleneck = BottleneckReport {
-            stats: qs,
-            capacity_bps: b.rate as f64,
-            delay_s: self.cfg.bottleneck.delay as f64 / 1e9,
-            limit: self.cfg.bottleneck.limit,
-            aqm: self.cfg.bottleneck.aqm.name(),
-            link_loss: self.link_loss - loss_base,
-            queue_mean_pkts: m.area_pkts / wn,
-            queue_mean_bytes: m.area_bytes / wn,
-            queue_max_pkts: m.max_qlen,
-            delay_mean_s: if m.delay_n > 0 { m.delay_sum / m.delay_n as f64 / 1e9 } else { f64::NAN },
-            delay_p50_s: pct(0.5),
-            delay_p95_s: pct(0.95),
-            delay_p99_s: pct(0.99),
-            delay_samples: m.delay_n,
-        };
-        Ok(Report { flows, bottleneck, series: self.series, snapshots: self.snaps, counts })
+        let m = &self.monitors[self.links[BNECK].monitor.expect("the bottleneck is measured") as usize];
+        Ok(Report {
+            flows: crate::report::flows(&self.flows, &self.ctr, self.base.as_deref(), m),
+            bottleneck: crate::report::bottleneck(&self.links[BNECK], &self.cfg.bottleneck, m, (self.cfg.warmup, end)),
+            series: crate::report::series(&m.series),
+            snapshots: self.snaps.map(crate::report::snapshots),
+            counts,
+        })
     }
 }
 
@@ -820,6 +602,7 @@ impl Core {
 mod tests {
     use super::*;
     use crate::packet::build;
+    use aqm::Limit;
 
     const S: u32 = 0x0a01_0000; // 10.1.0.0
     const R: u32 = 0x0a02_0000; // 10.2.0.0

@@ -41,6 +41,8 @@ pub struct Link {
     loss: Option<(f64, Rng)>,
     /// The discipline's periodic timer: period and next firing time.
     pub timer: Option<(Time, Time)>,
+    /// The index of the link's monitor if it is measured (`Core`'s monitors).
+    pub monitor: Option<u32>,
 }
 
 /// What starting a transmission did (for the bottleneck's measurements).
@@ -69,6 +71,7 @@ impl Link {
             pipe: VecDeque::new(),
             loss,
             timer,
+            monitor: None,
         }
     }
 

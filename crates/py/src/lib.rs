@@ -3,6 +3,10 @@
 //! Thin by design: it converts Python arguments, calls the `sim` crate with the GIL released, and
 //! converts results back (summary as a JSON string, tables as `{column: list}` pairs). User-facing
 //! classes live in pure Python (`python/aqmlab/`).
+//!
+//! Modules: this file (validation, runs, the bench, the resolved scenario, units and the lists:
+//! the `sim` crate's side) and `emulate` (`aqmlab emulate`: the plan, TUN devices and the
+//! forwarder, the `emu` crate's side).
 
 use pyo3::create_exception;
 use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError, PyValueError};
@@ -387,6 +391,19 @@ fn names(kind: &str) -> PyResult<Vec<(String, String)>> {
     Ok(list.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect())
 }
 
+/// A scheme's description (`aqmlab list aqm NAME`): summary, reference and, per parameter, (name,
+/// alias, unit, default or None when required, description, [(choice, meaning)]); None for an
+/// unknown name.
+#[pyfunction]
+#[allow(clippy::type_complexity)]
+fn aqm_describe(
+    name: &str,
+) -> Option<(String, String, Vec<(String, Option<String>, String, Option<String>, String, Vec<(String, String)>)>)> {
+    let d = aqm::describe::describe(name)?;
+    let params = d.params.into_iter().map(|p| (p.name, p.alias, p.unit, p.default, p.doc, p.choices)).collect();
+    Some((d.summary, d.reference, params))
+}
+
 /// TCP presets (name, description); with `details`, each ns-2 preset's values and their sources.
 #[pyfunction]
 fn tcp_presets(details: bool) -> Vec<(String, String)> {
@@ -400,6 +417,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(bench_engine, m)?)?;
     m.add_function(wrap_pyfunction!(names, m)?)?;
     m.add_function(wrap_pyfunction!(tcp_presets, m)?)?;
+    m.add_function(wrap_pyfunction!(aqm_describe, m)?)?;
     m.add_function(wrap_pyfunction!(parse_size, m)?)?;
     m.add_function(wrap_pyfunction!(parse_rate, m)?)?;
     m.add_function(wrap_pyfunction!(resolve, m)?)?;

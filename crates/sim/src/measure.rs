@@ -102,6 +102,49 @@ impl FlowCounters {
     }
 }
 
+/// What a flow's TCP ends report (`crate::tcp::TcpMeter`): the host owns the counters, the
+/// transport only says what happened.
+impl crate::tcp::TcpMeter for FlowCounters {
+    #[inline]
+    fn segment_sent(&mut self, bytes: u16, retransmission: bool) {
+        self.sent_pkts += 1;
+        self.sent_bytes += bytes as u64;
+        if retransmission {
+            self.retx_pkts += 1;
+            self.retx_bytes += bytes as u64;
+        }
+    }
+    #[inline]
+    fn rtt_sample(&mut self, ns: f64) {
+        self.rtt_samples += 1;
+        self.rtt_sum_ns += ns;
+        self.rtt_min_ns = self.rtt_min_ns.min(ns);
+    }
+    fn fast_retransmit(&mut self) {
+        self.fast_retx += 1;
+    }
+    fn timeout(&mut self) {
+        self.timeouts += 1;
+    }
+    fn ecn_reduction(&mut self) {
+        self.ecn_reductions += 1;
+    }
+    #[inline]
+    fn segment_received(&mut self, bytes: u16, ce: bool) {
+        self.delivered_pkts += 1;
+        self.delivered_bytes += bytes as u64;
+        if ce {
+            self.ce_marks += 1;
+        }
+    }
+    #[inline]
+    fn new_segment_received(&mut self, bytes: u16, seq: u32) {
+        self.unique_pkts += 1;
+        self.unique_bytes += bytes as u64;
+        self.max_seq_rcvd = self.max_seq_rcvd.max(seq as u64 + 1);
+    }
+}
+
 /// Drops of each flow at each hop of its two paths: `stride` counters per flow (the longest data
 /// path plus ACK path of the scenario), data path first. A drop costs two memory accesses.
 #[derive(Debug, Clone, Default)]

@@ -14,7 +14,7 @@
 //! docs/metrics.md defines every figure derived from these.
 
 use crate::packet::{Packet, PktKind};
-use aqm::{QueueStats, Time};
+use aqm::{Pkt, Qdisc, Queue, QueueStats, Time, NS_PER_SEC};
 use hdrhistogram::Histogram;
 
 /// Packets of one flow (or of all ACKs) at one link.
@@ -62,6 +62,36 @@ pub struct Series {
     pub last_t: Time,
 }
 
+impl Series {
+    /// One row at `now` for a link of `rate_bps` whose queue is `q`: its length in packets and
+    /// bytes, the utilisation since the last row (transmissions started, as a fraction of the
+    /// capacity; NaN for the first row, at time 0), the drops since the last row and the
+    /// discipline's state variables (at most 8).
+    pub fn sample<P: Pkt>(&mut self, now: Time, q: &Queue<P>, rate_bps: u64) {
+        let st = &q.stats;
+        let drops: u64 = st.drops.iter().sum();
+        let dt = now.saturating_sub(self.last_t);
+        self.time.push(now as f64 / NS_PER_SEC as f64);
+        self.qlen.push(q.len() as f64);
+        self.qbytes.push(q.bytes() as f64);
+        self.util.push(if dt > 0 {
+            (st.transmitted_bytes - self.last_tx_bytes) as f64 * 8.0 / (rate_bps as f64 * dt as f64 / NS_PER_SEC as f64)
+        } else {
+            f64::NAN
+        });
+        self.drops.push((drops - self.last_drops) as f64);
+        let mut vals = [0.0f64; 8];
+        let k = self.state_names.len().min(8);
+        q.disc.state(&mut vals[..k]);
+        for (i, v) in vals[..k].iter().enumerate() {
+            self.state[i].push(*v);
+        }
+        self.last_tx_bytes = st.transmitted_bytes;
+        self.last_drops = drops;
+        self.last_t = now;
+    }
+}
+
 /// Queue snapshots of the measured links (M10): one row per waiting packet per snapshot.
 #[derive(Debug, Clone, Default)]
 pub struct Snapshots {
@@ -73,6 +103,44 @@ pub struct Snapshots {
     pub len: Vec<i64>,
     pub flow: Vec<i64>,
     pub count: u64,
+}
+
+impl Snapshots {
+    /// The composition of link `link`'s queue `q` at `now`, by position counted from the tail.
+    /// (`count`, the number of snapshots, is the caller's: one snapshot covers every measured
+    /// link.)
+    pub fn record<P: Pkt>(&mut self, now: Time, link: u32, q: &Queue<P>) {
+        let t = now as f64 / NS_PER_SEC as f64;
+        let n = q.len() as i64;
+        let mut from_head = 0i64;
+        q.disc.for_each_waiting(&mut |p, _| {
+            self.t.push(t);
+            self.link.push(link);
+            self.pos.push(n - 1 - from_head);
+            self.len.push(n);
+            self.flow.push(p.flow() as i64);
+            from_head += 1;
+        });
+    }
+}
+
+/// Whose packets a monitor counts one under: a flow's data packets, or the ACKs (and web
+/// requests) of all flows together.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Counted {
+    Flow(u32),
+    Acks,
+}
+
+impl Counted {
+    /// The simulator's packets: data and UDP by flow, ACKs and requests together.
+    #[inline(always)]
+    pub fn of(pkt: &Packet) -> Counted {
+        match pkt.kind {
+            PktKind::Data | PktKind::Udp => Counted::Flow(pkt.flow),
+            PktKind::Ack | PktKind::Request => Counted::Acks,
+        }
+    }
 }
 
 /// Everything measured at one link.
@@ -104,28 +172,47 @@ impl LinkMonitor {
     }
 
     #[inline(always)]
-    fn of(&mut self, pkt: &Packet) -> &mut AtLink {
-        match pkt.kind {
-            PktKind::Data | PktKind::Udp => &mut self.flows[pkt.flow as usize],
-            PktKind::Ack | PktKind::Request => &mut self.acks,
+    fn of(&mut self, who: Counted) -> &mut AtLink {
+        match who {
+            Counted::Flow(f) => &mut self.flows[f as usize],
+            Counted::Acks => &mut self.acks,
         }
+    }
+
+    /// A flow was added (a new connection, or a flow an emulation has just seen): its counters.
+    pub fn add_flow(&mut self) {
+        self.flows.push(AtLink::default());
     }
 
     /// `pkt` was offered to the queue at `now`, which now holds `pkts`/`bytes`.
     #[inline(always)]
     pub fn arrived(&mut self, pkt: &Packet, now: Time, pkts: usize, bytes: u64) {
+        self.arrived_as(Counted::of(pkt), now, pkts, bytes);
+    }
+
+    /// A packet counted under `who` was offered to the queue at `now`, which now holds
+    /// `pkts`/`bytes`.
+    #[inline(always)]
+    pub fn arrived_as(&mut self, who: Counted, now: Time, pkts: usize, bytes: u64) {
         self.queue.queue_changed(now, pkts, bytes);
-        self.of(pkt).arrivals += 1;
+        self.of(who).arrivals += 1;
     }
 
     /// `pkt`, queued at `enq`, starts transmission at `start`, leaving `pkts`/`bytes` queued.
     #[inline(always)]
     pub fn departed(&mut self, pkt: &Packet, start: Time, enq: Time, pkts: usize, bytes: u64) {
+        self.departed_as(Counted::of(pkt), pkt.size as u32, (start, enq), pkts, bytes);
+    }
+
+    /// A packet counted under `who`, of `size` bytes, queued at `enq`, starts transmission at
+    /// `start`, leaving `pkts`/`bytes` queued.
+    #[inline(always)]
+    pub fn departed_as(&mut self, who: Counted, size: u32, (start, enq): (Time, Time), pkts: usize, bytes: u64) {
         self.queue.departed(start, start - enq);
         self.queue.queue_changed(start, pkts, bytes);
-        let c = self.of(pkt);
+        let c = self.of(who);
         c.tx_pkts += 1;
-        c.tx_bytes += pkt.size as u64;
+        c.tx_bytes += size as u64;
     }
 
     /// The window starts: keep the counters as they are now.

@@ -19,7 +19,9 @@ use crate::scenario::{
 };
 use crate::tcp::{CcConfig, Recovery, TcpConfig};
 use crate::topology::Metric;
+use crate::traffic::cbr::Cbr;
 use crate::traffic::dist::Dist;
+use crate::traffic::onoff::OnOffSpec;
 use crate::units::{OneOrMany, Rate};
 use aqm::{AqmConfig, QueueUnit, Time};
 use std::fmt::Write;
@@ -215,7 +217,7 @@ fn secs(s: f64) -> Value {
     dur((s * 1e9).round() as Time)
 }
 
-/// A rate with a unit when the unit divides it exactly ("10Mb/s"), else the number in b/s.
+/// A rate with a unit: the largest that divides it exactly ("10Mb/s"), else b/s.
 pub fn rate(bps: f64) -> Value {
     if bps.fract() == 0.0 && bps.abs() < 9e15 {
         let v = bps as i64;
@@ -226,14 +228,15 @@ pub fn rate(bps: f64) -> Value {
         }
         return Value::String(format!("{v}b/s"));
     }
-    Value::Float(bps)
+    Value::String(format!("{bps}b/s")) // (a rate always carries its unit)
 }
 
+/// A size with its unit, `"12000B"` (a size always carries its unit).
 fn bytes(b: f64) -> Value {
     if b.fract() == 0.0 && b.abs() < 9e15 {
-        Value::Integer(b as i64)
+        Value::String(format!("{}B", b as i64))
     } else {
-        Value::Float(b)
+        Value::String(format!("{b}B"))
     }
 }
 
@@ -325,11 +328,11 @@ fn group(g: &GroupSpec, t: &Topology, out: &mut String) {
         stop,
         priority,
         in_profile,
-        sender_rate,
-        sender_delay,
-        receiver_rate,
-        receiver_delay,
-        endpoints,
+        sender_rate: _,
+        sender_delay: _,
+        receiver_rate: _,
+        receiver_delay: _,
+        endpoints: _,
     } = g;
     let mut s = Section::new();
     s.put("name", Value::String(name.clone()));
@@ -352,7 +355,28 @@ fn group(g: &GroupSpec, t: &Topology, out: &mut String) {
     }
     s.put("priority", int(*priority));
     s.put("in_profile", Value::Boolean(*in_profile));
-    // where the flows run: flow i uses endpoints[i % len], so equal-length lists say it exactly
+    group_ends(g, t, &mut s);
+    let tcp = match transport {
+        Transport::Tcp { cfg, app } => {
+            tcp_app(app, &mut s);
+            Some(tcp_section(cfg))
+        }
+        Transport::Udp { cbr, onoff } => {
+            udp_source(cbr, onoff.as_ref(), &mut s);
+            None
+        }
+    };
+    s.write(out, Some("[[flows]]"));
+    if let Some(t) = tcp {
+        t.write(out, Some("[flows.tcp]"));
+    }
+}
+
+/// Where a group's flows run (`from`, `to`, and on a network written out the routes taken) and
+/// their access links (for the ends at routers).
+fn group_ends(g: &GroupSpec, t: &Topology, s: &mut Section) {
+    let endpoints = &g.endpoints;
+    // flow i uses endpoints[i % len], so equal-length lists say it exactly
     let node = |n: u32| Value::String(t.nodes[n as usize].name.clone());
     let ends = |get: fn(&Endpoints) -> u32| {
         let v: Vec<u32> = endpoints.iter().map(get).collect();
@@ -380,60 +404,56 @@ fn group(g: &GroupSpec, t: &Topology, out: &mut String) {
     let at_host =
         |get: fn(&Endpoints) -> u32| endpoints.iter().any(|e| t.nodes[get(e) as usize].kind == NodeKind::Host);
     if !at_host(|e| e.src) {
-        s.put("sender_rate", many(sender_rate, |r: &Rate| rate(r.0)));
-        s.put("sender_delay", many(sender_delay, |d| dur(d.0)));
+        s.put("sender_rate", many(&g.sender_rate, |r: &Rate| rate(r.0)));
+        s.put("sender_delay", many(&g.sender_delay, |d| dur(d.0)));
     }
     if !at_host(|e| e.dst) {
-        s.put("receiver_rate", many(receiver_rate, |r: &Rate| rate(r.0)));
-        s.put("receiver_delay", many(receiver_delay, |d| dur(d.0)));
+        s.put("receiver_rate", many(&g.receiver_rate, |r: &Rate| rate(r.0)));
+        s.put("receiver_delay", many(&g.receiver_delay, |d| dur(d.0)));
     }
-    let mut tcp = None;
-    match transport {
-        Transport::Tcp { cfg, app } => {
-            match app {
-                TcpApp::Bulk { size } => {
-                    if let Some(b) = size {
-                        s.put("size", int(*b));
-                    }
-                }
-                TcpApp::Short(sp) => {
-                    s.put("arrival_rate", Value::Float(sp.arrival_rate));
-                    if let Some(d) = &sp.size {
-                        s.put("size", dist(d, bytes));
-                    }
-                    if let Some(d) = &sp.duration {
-                        s.put("flow_duration", dist(d, secs));
-                    }
-                }
-                TcpApp::Web(w) => {
-                    s.put("response_size", dist(&w.response, bytes));
-                    s.put("think_time", dist(&w.think, secs));
-                    s.put("request_size", int(w.request_size));
-                }
-            }
-            tcp = Some(tcp_section(cfg));
-        }
-        Transport::Udp { cbr, onoff } => {
-            s.put("rate", rate(cbr.rate_bps as f64));
-            s.put("packet_size", int(cbr.size));
-            if let Some(o) = onoff {
-                let (on, shape) = match o.on {
-                    Dist::Pareto { mean, shape, .. } => (mean, Some(shape)),
-                    Dist::Exponential { mean } => (mean, None),
-                    ref d => (d.mean(), None),
-                };
-                s.put("on_time", secs(on));
-                s.put("off_time", secs(o.off.mean()));
-                s.put("distribution", Value::String(if shape.is_some() { "pareto" } else { "exponential" }.into()));
-                if let Some(a) = shape {
-                    s.put("shape", Value::Float(a));
-                }
+}
+
+/// A TCP group's application.
+fn tcp_app(app: &TcpApp, s: &mut Section) {
+    match app {
+        TcpApp::Bulk { size } => {
+            if let Some(b) = size {
+                s.put("size", int(*b));
             }
         }
+        TcpApp::Short(sp) => {
+            s.put("arrival_rate", Value::Float(sp.arrival_rate));
+            if let Some(d) = &sp.size {
+                s.put("size", dist(d, bytes));
+            }
+            if let Some(d) = &sp.duration {
+                s.put("flow_duration", dist(d, secs));
+            }
+        }
+        TcpApp::Web(w) => {
+            s.put("response_size", dist(&w.response, bytes));
+            s.put("think_time", dist(&w.think, secs));
+            s.put("request_size", int(w.request_size));
+        }
     }
-    s.write(out, Some("[[flows]]"));
-    if let Some(t) = tcp {
-        t.write(out, Some("[flows.tcp]"));
+}
+
+/// A UDP group's source: CBR, and its ON/OFF periods.
+fn udp_source(cbr: &Cbr, onoff: Option<&OnOffSpec>, s: &mut Section) {
+    s.put("rate", rate(cbr.rate_bps as f64));
+    s.put("packet_size", int(cbr.size));
+    if let Some(o) = onoff {
+        let (on, shape) = match o.on {
+            Dist::Pareto { mean, shape, .. } => (mean, Some(shape)),
+            Dist::Exponential { mean } => (mean, None),
+            ref d => (d.mean(), None),
+        };
+        s.put("on_time", secs(on));
+        s.put("off_time", secs(o.off.mean()));
+        s.put("distribution", Value::String(if shape.is_some() { "pareto" } else { "exponential" }.into()));
+        if let Some(a) = shape {
+            s.put("shape", Value::Float(a));
+        }
     }
 }
 
@@ -520,6 +540,7 @@ mod tests {
         assert_eq!(rate(1e6).as_str(), Some("1Mb/s"));
         assert_eq!(rate(1.5e6).as_str(), Some("1500kb/s"));
         assert_eq!(rate(999.0).as_str(), Some("999b/s"));
-        assert_eq!(rate(0.5), Value::Float(0.5));
+        assert_eq!(rate(0.5).as_str(), Some("0.5b/s")); // always with its unit
+        assert_eq!(bytes(12000.0).as_str(), Some("12000B"));
     }
 }

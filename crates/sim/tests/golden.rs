@@ -46,6 +46,33 @@ fn cases() -> Vec<(String, PathBuf, Vec<String>)> {
             .map(String::from)
             .to_vec(),
     ));
+    // CHOKeD, which no example runs: its default draws (the in-line path of `Choked::region_phases`)
+    // on the CHOKe bench dumbbell as `aqmlab bench --point choke` sets it, and on the RED example
+    // every other way of drawing (`Choked::general_phases`): with replacement over the whole
+    // buffer, lazy removal with doomed packets occupying the buffer, and the average queue as
+    // Eq. 3.2's source in byte mode
+    let choked = |extra: &str| format!("bottleneck.aqm={{type=\"choked\", t_min=40, t_max=80{extra}}}");
+    out.push((
+        "choked-bench".to_string(),
+        bench.join("choke.toml"),
+        vec![
+            "bottleneck.aqm={type=\"choked\", t_min=100, t_max=300, w_q=0.002}".to_string(),
+            "flows[0].count=400".to_string(),
+            "simulation.duration=\"2s\"".to_string(),
+        ],
+    ));
+    for (name, extra) in [
+        ("choked-whole-buffer-with", ", region_draws=\"whole_buffer\", draw_replacement=\"with\""),
+        ("choked-lazy", ", victim_removal=\"lazy\", doomed_occupy_buffer=true"),
+        ("choked-average-bytes", ", d_source=\"average\", mean_pkt_size=1000"),
+    ] {
+        let mut o = vec![choked(extra)];
+        if name.ends_with("bytes") {
+            o.push("bottleneck.queue_unit=\"bytes\"".to_string());
+            o.push("bottleneck.limit=100000".to_string());
+        }
+        out.push((name.to_string(), root().join("examples/dumbbell-red.toml"), o));
+    }
     out
 }
 

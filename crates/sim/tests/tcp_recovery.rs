@@ -16,7 +16,7 @@ use std::collections::{BinaryHeap, HashSet};
 use aqm::{Time, NS_PER_SEC};
 use sim::measure::FlowCounters;
 use sim::packet::Packet;
-use sim::tcp::{CcConfig, Recovery, TcpConfig, TcpReceiver, TcpSender};
+use sim::tcp::{Ack, CcConfig, Cx, Recovery, TcpConfig, TcpReceiver, TcpSender};
 
 const MS: Time = NS_PER_SEC / 1000;
 const ONE_WAY: Time = 50 * MS;
@@ -81,26 +81,27 @@ fn run_twice(recovery: Recovery, warm: &[u32], burst: &[u32], twice: &[u32], unt
             ev.push(Reverse((start + TX + ONE_WAY, *order, false, p.seq, p.flags as u16, p.sent)));
         }
     };
-    tx.start(0, &mut out, &mut c);
+    tx.start(&mut Cx::new(0, &mut out, &mut c));
     send(&mut out, 0, &mut ev, &mut dropped, &mut link_free, &mut order);
     let mut now = 0;
     #[allow(clippy::explicit_counter_loop)]
     while now < until {
         let next_ev = ev.peek().map(|r| r.0 .0).unwrap_or(Time::MAX);
-        let rto = if tx.rto_deadline == 0 { Time::MAX } else { tx.rto_deadline };
+        let rto = if tx.rto_deadline() == 0 { Time::MAX } else { tx.rto_deadline() };
         if next_ev == Time::MAX && rto == Time::MAX {
             break;
         }
         if rto < next_ev {
             now = rto;
-            tx.on_timeout(now, &mut out, &mut c);
+            tx.on_timeout(&mut Cx::new(now, &mut out, &mut c));
         } else {
             let Reverse((t, _, is_ack, seq, aux_or_flags, sent)) = ev.pop().unwrap();
             now = t;
             if is_ack {
                 let blocks = rx.sack_blocks(aux_or_flags).unwrap_or_default();
                 let before = c.fast_retx;
-                tx.on_ack(seq, 0, sent, blocks.as_slice(), now, &mut out, &mut c);
+                let ack = Ack { seq, flags: 0, echo: sent, blocks: blocks.as_slice() };
+                tx.on_ack(&ack, &mut Cx::new(now, &mut out, &mut c));
                 if c.fast_retx > before && detect.is_none() && tx.snd_una() == burst[0] {
                     detect = Some(now);
                     recover_at = *burst.iter().max().unwrap() + 1;

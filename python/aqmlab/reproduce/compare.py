@@ -1,79 +1,6 @@
-"""The papers' published values and claims beside ours: the scorecard.
-
-An experiment's ``reference.toml`` holds the only statements in the report typed in by hand,
-each with its source in the paper:
-
-``[[reference]]``: a **published value** at one point of the paper's figure or table::
-
-    [[reference]]
-    label = "TCP goodput, RED"          # what the value is
-    source = "[CHOKeD] Table II"        # where it was published
-    col = "tcp.goodput_m2b_bps"         # our runs column (runmetrics.py)
-    unit = "Mb/s"                       # unit of the published value (our column is scaled to it)
-    where = { scheme = "RED" }          # the paper's point: must select exactly one run point
-    value = 0.211162                    # compared within `tolerance` (default 0.25, relative)
-    stat = "max"                        # optional: our maximum (or min) over the points `where`
-    at = { gamma = 600 }                #   selects, which must lie at the paper's point `at`
-    note = "..."                        # how the value was read (population, window ...)
-    explain = "unstated parameter: ..." # the reason, shown only if the value is missed
-
-Every entry may also say where in the paper it comes from: ``figure = "Table 2"`` (the paper's
-figure or table, as its inventory ``papers/<tag>.toml`` lists it; a list for several) and
-``line = 106`` (the line of the paper's text, or ``[first, last]``).
-
-``[[table]]``: a **published table**, cell by cell; each numeric cell is one published value::
-
-    [[table]]
-    figure = "Table 1"                     # required, as are source and rows/columns/cells
-    source = "[WARD] §3.2, Table 1"
-    line = 110
-    title = "..."
-    where = { scheme = "WARD" }            # common to every cell (optional)
-    rows = [{ label = "TCP_avg", col = "tcp.throughput_per_flow_bps", unit = "kb/s" }, ...]
-    columns = { coord = "load", values = [0, 0.1, 0.2] }    # or a list like rows
-    cells = [[29.30, 27.35, 26.51], ["–", 64.60, 95.26]]   # a string: a cell the paper leaves empty
-    cell_explain = [["TCP_avg", "0.1", "measurement: ..."]]  # optional, per cell
-
-Rows and columns are lists of tables with ``label`` and any of ``col``, ``unit``, ``scale``,
-``where``, ``stat``, ``at``, ``explain``, ``tolerance``, ``note``, or the shorthand ``{ coord,
-values, labels }``; ``col``, ``unit`` and ``scale`` are given once among the table, the row and the
-column; ``where`` and ``at`` are merged. The report prints the table as the paper does, each cell
-``paper / ours (ours ÷ paper)``.
-
-A value counts as matched only at the paper's point: with ``stat = "mean"`` (the default) the
-selection must be one run point (an error otherwise); with ``stat = "max"``/``"min"`` both the
-value and the place of the extreme must agree. A point that was not run (``--quick``) is "not
-run", counted neither way.
-
-``[[claim]]``: a **qualitative claim** of the paper as a checkable statement, of one ``kind``:
-
-=========  ==========================================================================================
-kind       holds when
-=========  ==========================================================================================
-``bound``  our mean at each point ``where`` selects (``stat = "each"``, default), or their mean /
-           max / min (``stat``), satisfies ``min``, ``max`` or ``range``
-``best``   the ``of`` coordinate's value ``is`` has the highest mean (``worst``: lowest) at every
-           point of the other coordinates
-           (with ``x = "<column>"`` and ``along = "<coordinate>"``: compared where the curves of
-           ``col`` against our mean ``x`` overlap, each read by linear interpolation; "at the same
-           average queue")
-``order``  the values of ``of`` are in the order ``order`` (highest first; ``ascending = true``:
-           lowest first) at every point of the other coordinates; or, with ``cols = [...]``
-           (and ``labels``) instead of ``col``/``of``, the means of those columns are in that
-           order at every point ``where`` selects
-``peak``   along the coordinate ``along`` the mean rises to a maximum at an interior point and
-           falls after it (``lowest = true``: a valley), by more than ``min_change`` (relative to
-           the extreme) each side, never back by more than ``slack``; where is not checked
-``trend``  along the coordinate ``along`` the mean is ``increasing``/``decreasing``
-           (``direction``): from the first to the last point it moves that way by more than
-           ``min_change`` (relative to the first, default 0), and never the other way by more
-           than ``slack`` (relative to the largest, default 0.05)
-=========  ==========================================================================================
-
-Claims take ``text``, ``source``, ``col``, ``unit``, ``where``, ``note`` and ``explain`` as values do.
-
-Each miss carries a one-line reason: the entry's ``explain`` (its first words name the kind:
-"paper inconsistency", "unstated parameter", "known model difference", ...), else "unexplained".
+"""The papers' published values, tables and claims (references.py) beside ours: each evaluated at
+the paper's own point, and written as the experiment's reference.csv/.md (a published table as the
+paper prints it, each cell ``paper / ours (ours ÷ paper)``).
 """
 
 from __future__ import annotations
@@ -85,269 +12,7 @@ import pandas as pd
 
 from ..analysis.context import Context, Output
 from ..analysis.stats import interval_for, metric, where_mask
-
-COMMON = {"label", "text", "source", "col", "unit", "scale", "where", "note", "explain", "figure", "line"}
-VALUE_KEYS = COMMON | {"value", "tolerance", "stat", "at"}
-CLAIM_KEYS = COMMON | {"kind", "min", "max", "range", "stat", "of", "is", "order", "ascending", "along",
-                       "direction", "slack", "min_change", "cols", "labels", "lowest", "x"}
-TABLE_KEYS = {"figure", "source", "line", "title", "where", "tolerance", "explain", "note", "rows", "columns",
-              "cells", "cell_explain", "col", "unit", "scale", "stat", "at"}
-#: what a row or column of a ``[[table]]`` may set for its cells
-AXIS_KEYS = {"label", "col", "unit", "scale", "where", "stat", "at", "explain", "tolerance", "note"}
-KINDS = ("bound", "best", "worst", "order", "trend", "peak")
-REASON_KINDS = ("paper inconsistency", "unstated parameter", "known model difference", "set-up difference",
-                "measurement", "quick mode", "unexplained")
-#: relative tolerance of a published value when its entry gives none
-TOLERANCE = 0.25
-
-
-def parse_references(raw: dict) -> tuple[list[dict], list[dict], list[dict]]:
-    """The published values (``[[reference]]`` entries and every numeric cell of the ``[[table]]``
-    entries), the ``[[claim]]`` entries and the tables of a reference.toml, checked.
-
-    Each value and claim gets ``loc``, where it is in the file (for error messages); a table's
-    cells get ``table`` (the table's index) and ``cell`` (row, column)."""
-    from ..base.errors import ExperimentError
-
-    extra = set(raw) - {"reference", "claim", "table"}
-    if extra:
-        raise ExperimentError(f"{sorted(extra)[0]}: unknown key; the file holds [[reference]], [[table]] and "
-                              f"[[claim]] entries")
-    refs, claims = list(raw.get("reference", [])), list(raw.get("claim", []))
-    for i, r in enumerate(refs):
-        w = f"reference[{i}]"
-        _keys(r, VALUE_KEYS, w, ("label", "col"))
-        _check_value(r, w)
-        r["loc"] = w
-    tables = []
-    for t, spec in enumerate(raw.get("table", [])):
-        tab, cells = _parse_table(spec, f"table[{t}]", t)
-        tables.append(tab)
-        refs += cells
-    for i, c in enumerate(claims):
-        w = f"claim[{i}]"
-        _keys(c, CLAIM_KEYS, w, ("text",) if "cols" in c else ("text", "col"))
-        kind = c.get("kind", "bound")
-        if kind not in KINDS:
-            raise ExperimentError(f"{w}.kind: one of {', '.join(KINDS)}")
-        if "cols" in c:
-            cols = c["cols"]
-            if kind != "order" or "col" in c or "of" in c:
-                raise ExperimentError(f"{w}.cols: only an order claim compares columns (kind = \"order\", no col, "
-                                      f"no of)")
-            if not isinstance(cols, list) or len(cols) < 2 or not all(isinstance(x, str) for x in cols):
-                raise ExperimentError(f"{w}.cols: two or more column names")
-            labels = c.get("labels", cols)
-            if not isinstance(labels, list) or len(labels) != len(cols):
-                raise ExperimentError(f"{w}.labels: one label per column of cols")
-        elif "labels" in c:
-            raise ExperimentError(f"{w}.labels: only with cols")
-        elif kind == "bound":
-            forms = [k for k in ("min", "max", "range") if k in c]
-            if not forms or ("range" in forms and len(forms) > 1):
-                raise ExperimentError(f"{w}: a bound needs min, max, min and max, or range")
-            if c.get("stat", "each") not in ("each", "mean", "max", "min"):
-                raise ExperimentError(f"{w}.stat: one of each, mean, max, min")
-        elif kind in ("best", "worst"):
-            for k in ("of", "is"):
-                if k not in c:
-                    raise ExperimentError(f"{w}.{k}: missing (the coordinate and the value that is {kind})")
-            if "x" in c and not (isinstance(c["x"], str) and isinstance(c.get("along"), str)):
-                raise ExperimentError(f"{w}: comparing at the same x needs x = \"<column>\" and along = "
-                                      f"\"<coordinate>\" (the points of each curve)")
-        elif kind == "order":
-            if "of" not in c or not isinstance(c.get("order"), list) or len(c["order"]) < 2:
-                raise ExperimentError(f"{w}: an order needs of = \"<coordinate>\" and order = [two or more values], "
-                                      f"or cols = [two or more columns]")
-        elif kind == "peak":
-            if "along" not in c or not isinstance(c.get("lowest", False), bool):
-                raise ExperimentError(f"{w}: a peak needs along = \"<coordinate>\" (and lowest = true for a valley)")
-        elif kind == "trend":
-            if "along" not in c or c.get("direction") not in ("increasing", "decreasing"):
-                raise ExperimentError(f"{w}: a trend needs along = \"<coordinate>\" and direction = "
-                                      f"\"increasing\" or \"decreasing\"")
-        _explain(c, w)
-        _source_keys(c, w)
-        c["loc"] = w
-    return refs, claims, tables
-
-
-def _check_value(r: dict, w: str) -> None:
-    from ..base.errors import ExperimentError
-
-    if not isinstance(r.get("value"), (int, float)) or isinstance(r.get("value"), bool):
-        raise ExperimentError(f"{w}.value: a published value is a number (bounds and ranges are "
-                              f"[[claim]] entries)")
-    if r.get("stat", "mean") not in ("mean", "max", "min"):
-        raise ExperimentError(f"{w}.stat: one of mean, max, min")
-    if r.get("stat", "mean") != "mean" and "at" not in r:
-        raise ExperimentError(f"{w}.at: a maximum or minimum needs the paper's point (at = {{...}})")
-    tol = r.get("tolerance", TOLERANCE)
-    if not isinstance(tol, (int, float)) or isinstance(tol, bool) or tol < 0:
-        raise ExperimentError(f"{w}.tolerance: a relative tolerance, a number ≥ 0 (0.25 = ±25 %)")
-    _explain(r, w)
-    _source_keys(r, w)
-
-
-def _source_keys(d: dict, w: str) -> None:
-    """``figure`` (the paper's figure or table: a string or a list of them) and ``line`` (the line of
-    the paper's text, or [first, last])."""
-    from ..base.errors import ExperimentError
-
-    f = d.get("figure")
-    if f is not None and not (isinstance(f, str) or (isinstance(f, list) and f and all(isinstance(x, str) for x in f))):
-        raise ExperimentError(f"{w}.figure: the paper's figure or table, e.g. \"Table 2\" (or a list of them)")
-    ln = d.get("line")
-    if ln is not None:
-        ok = (isinstance(ln, int) and not isinstance(ln, bool) and ln > 0) or (
-            isinstance(ln, list) and len(ln) == 2 and all(isinstance(x, int) and x > 0 for x in ln) and ln[0] <= ln[1])
-        if not ok:
-            raise ExperimentError(f"{w}.line: a line number of the paper's text, or [first, last]")
-
-
-def figures_of(d: dict) -> list[str]:
-    """The paper's figures and tables an entry names (``figure``), as a list."""
-    f = d.get("figure")
-    return [] if f is None else [f] if isinstance(f, str) else list(f)
-
-
-def line_text(d: dict) -> str:
-    ln = d.get("line")
-    if ln is None:
-        return ""
-    return f"l. {ln}" if isinstance(ln, int) else f"ll. {ln[0]}–{ln[1]}"
-
-
-def _table_axis(v, w: str) -> list[dict]:
-    """A table's rows or columns: a list of tables, or ``{coord, values, labels}``."""
-    from ..base.errors import ExperimentError
-
-    if isinstance(v, dict):
-        for k in v:
-            if k not in ("coord", "values", "labels"):
-                raise ExperimentError(f"{w}.{k}: unknown key; the shorthand is {{ coord, values, labels }}")
-        coord, values = v.get("coord"), v.get("values")
-        if not isinstance(coord, str) or not isinstance(values, list) or not values:
-            raise ExperimentError(f"{w}: give coord = \"<coordinate>\" and values = [...]")
-        labels = v.get("labels", [f"{x:g}" if isinstance(x, float) else str(x) for x in values])
-        if not isinstance(labels, list) or len(labels) != len(values):
-            raise ExperimentError(f"{w}.labels: one label per value")
-        return [{"label": str(lab), "where": {coord: x}} for lab, x in zip(labels, values)]
-    if not isinstance(v, list) or not v or not all(isinstance(x, dict) for x in v):
-        raise ExperimentError(f"{w}: a list of {{ label = ..., ... }} tables, or {{ coord, values }}")
-    for i, x in enumerate(v):
-        for k in x:
-            if k not in AXIS_KEYS:
-                raise ExperimentError(f"{w}[{i}].{k}: unknown key; known: {', '.join(sorted(AXIS_KEYS))}")
-        if not isinstance(x.get("label"), str):
-            raise ExperimentError(f"{w}[{i}].label: missing")
-        if "where" in x and not isinstance(x["where"], dict):
-            raise ExperimentError(f"{w}[{i}].where: expected a table {{ coordinate = value }}")
-    return [dict(x) for x in v]
-
-
-def _parse_table(spec: dict, w: str, index: int) -> tuple[dict, list[dict]]:
-    """One ``[[table]]``: the table (for the report's grid) and its numeric cells as published values."""
-    from ..base.errors import ExperimentError
-
-    if not isinstance(spec, dict):
-        raise ExperimentError(f"{w}: expected a table")
-    for k in spec:
-        if k not in TABLE_KEYS:
-            raise ExperimentError(f"{w}.{k}: unknown key; known: {', '.join(sorted(TABLE_KEYS))}")
-    if not isinstance(spec.get("figure"), str):
-        raise ExperimentError(f"{w}.figure: missing (the paper's table, e.g. \"Table 2\")")
-    if not isinstance(spec.get("source"), str):
-        raise ExperimentError(f"{w}.source: missing")
-    _source_keys(spec, w)
-    if "explain" in spec:
-        _explain(spec, w)
-    rows, cols = _table_axis(spec.get("rows"), f"{w}.rows"), _table_axis(spec.get("columns"), f"{w}.columns")
-    cells = spec.get("cells")
-    if not isinstance(cells, list) or len(cells) != len(rows) or not all(
-            isinstance(r, list) and len(r) == len(cols) for r in cells):
-        raise ExperimentError(f"{w}.cells: {len(rows)} rows of {len(cols)} cells (a number, or a string for a cell "
-                              f"the paper leaves empty)")
-    rlabels, clabels = [r["label"] for r in rows], [c["label"] for c in cols]
-    cex = {}
-    for k, e in enumerate(spec.get("cell_explain", [])):
-        if not (isinstance(e, list) and len(e) == 3 and all(isinstance(x, str) for x in e)):
-            raise ExperimentError(f"{w}.cell_explain[{k}]: [row label, column label, reason]")
-        if e[0] not in rlabels or e[1] not in clabels:
-            raise ExperimentError(f"{w}.cell_explain[{k}]: no cell {e[0]!r}, {e[1]!r}")
-        _explain({"explain": e[2]}, f"{w}.cell_explain[{k}]")
-        cex[(e[0], e[1])] = e[2]
-    for x in rows + cols:
-        if "explain" in x:
-            _explain(x, f"{w}")
-    out = []
-    for i, row in enumerate(rows):
-        for j, col in enumerate(cols):
-            v = cells[i][j]
-            cw = f"{w}.cells[{i}][{j}]"
-            if isinstance(v, str):
-                continue  # a cell the paper leaves empty
-            if not isinstance(v, (int, float)) or isinstance(v, bool):
-                raise ExperimentError(f"{cw}: a number, or a string for a cell the paper leaves empty")
-            e = {"label": f"{spec['figure']}: {row['label']}, {col['label']}", "value": v, "source": spec["source"],
-                 "figure": spec["figure"], "table": index, "cell": (i, j), "loc": cw}
-            if "line" in spec:
-                e["line"] = spec["line"]
-            for k in ("col", "unit", "scale", "stat"):
-                given = [d[k] for d in (spec, row, col) if k in d]
-                if len(given) > 1:
-                    raise ExperimentError(f"{cw}: {k} is given {len(given)} times (table, row, column: give it once)")
-                if given:
-                    e[k] = given[0]
-            if "col" not in e:
-                raise ExperimentError(f"{cw}: no col (give it on the table, its row or its column)")
-            for k in ("where", "at"):
-                merged: dict = {}
-                for d in (spec, row, col):
-                    for key, val in (d.get(k) or {}).items():
-                        if key in merged:
-                            raise ExperimentError(f"{cw}: {k}.{key} is given twice (table, row, column)")
-                        merged[key] = val
-                if merged:
-                    e[k] = merged
-            for k in ("tolerance", "note"):
-                for d in (row, col, spec):
-                    if k in d:
-                        e[k] = d[k]
-                        break
-            reason = cex.get((row["label"], col["label"])) or row.get("explain") or col.get("explain") or spec.get(
-                "explain")
-            if reason:
-                e["explain"] = reason
-            _check_value(e, cw)
-            out.append(e)
-    tab = {"index": index, "figure": spec["figure"], "title": spec.get("title", ""), "source": spec["source"],
-           "line": spec.get("line"), "note": spec.get("note", ""), "rows": rlabels, "columns": clabels,
-           "cells": cells}
-    return tab, out
-
-
-def _keys(d: dict, known: set, w: str, required: tuple) -> None:
-    """Unknown keys and missing required strings of one entry are errors."""
-    from ..base.errors import ExperimentError
-
-    for k in d:
-        if k not in known:
-            raise ExperimentError(f"{w}.{k}: unknown key; known: {', '.join(sorted(known))}")
-    for k in required:
-        if not isinstance(d.get(k), str):
-            raise ExperimentError(f"{w}.{k}: missing")
-
-
-def _explain(d: dict, w: str) -> None:
-    from ..base.errors import ExperimentError
-
-    e = d.get("explain")
-    if e is None:
-        return
-    if not isinstance(e, str) or not any(e.startswith(k) for k in REASON_KINDS):
-        raise ExperimentError(f"{w}.explain: starts with the kind of reason, one of: {', '.join(REASON_KINDS)}")
-
+from .references import TOLERANCE, figures_of, line_text
 
 # ----------------------------------------------------------------------------- evaluation
 
@@ -470,6 +135,19 @@ def _at(key) -> str:
     return ", ".join(f"{k} = {v}" for k, v in key) or "the only point"
 
 
+def _strictly_ordered(vals: list, ascending: bool) -> bool:
+    """Each value above the next (below, ``ascending``): equal values are not in an order."""
+    return all((a < b) if ascending else (a > b) for a, b in zip(vals, vals[1:]))
+
+
+def _chain(names: list, vals: dict, m, ascending: bool) -> str:
+    """``"A > B = C"``: the order found, ties shown as such."""
+    out = names[0]
+    for a, b in zip(names, names[1:]):
+        out += (" = " if vals[a] == vals[b] else (" < " if ascending else " > ")) + b
+    return out
+
+
 def _order_of_cols(ctx: Context, c: dict, out: dict) -> dict:
     """An ``order`` claim over columns: at every point ``where`` selects, the means of ``cols`` are in
     that order (highest first; ``ascending``: lowest first)."""
@@ -491,9 +169,9 @@ def _order_of_cols(ctx: Context, c: dict, out: dict) -> dict:
     fails = []
     for key in keys:
         vals = [s[key] for s in series]
-        got = sorted(range(len(vals)), key=lambda i: vals[i], reverse=not asc)
-        if got != list(range(len(vals))):
-            fails.append(f"{_at(key)}: " + (" < " if asc else " > ").join(labels[i] for i in got))
+        if not _strictly_ordered(vals, asc):
+            got = sorted(range(len(vals)), key=lambda i: vals[i], reverse=not asc)
+            fails.append(f"{_at(key)}: " + _chain([labels[i] for i in got], dict(zip(labels, vals)), None, asc))
     what = (" < " if asc else " > ").join(labels)
     out["ours"] = f"{what} at {len(keys) - len(fails)} of {len(keys)} points"
     out["agreement"] = "holds at every point" if not fails else "not at " + "; ".join(fails[:3]) + (
@@ -546,17 +224,21 @@ def evaluate_claim(ctx: Context, c: dict) -> dict:
                 want = [str(x) for x in c["order"] if str(x) in vals]
                 if len(want) < 2:
                     continue
-                got = sorted(want, key=lambda k: vals[k], reverse=not c.get("ascending", False))
                 n += 1
-                if got != want:
-                    fails.append(f"{_at(key)}: {' > '.join(got) if not c.get('ascending') else ' < '.join(got)}")
+                if not _strictly_ordered([vals[k] for k in want], c.get("ascending", False)):
+                    got = sorted(want, key=lambda k: vals[k], reverse=not c.get("ascending", False))
+                    fails.append(f"{_at(key)}: " + _chain(got, vals, m, c.get("ascending", False)))
             else:
                 if str(c["is"]) not in vals or len(vals) < 2:
                     continue
                 n += 1
-                top = (max if kind == "best" else min)(vals, key=lambda k: vals[k])
-                if top != str(c["is"]):
-                    fails.append(f"{_at(key)}: {top}")
+                me = vals[str(c["is"])]
+                others = [v for k, v in vals.items() if k != str(c["is"])]
+                ok = all(me > v for v in others) if kind == "best" else all(me < v for v in others)
+                if not ok:  # a tie is not "highest" (or "lowest")
+                    top = (max if kind == "best" else min)(vals, key=lambda k: vals[k])
+                    tied = [k for k, v in vals.items() if v == vals[top]]
+                    fails.append(f"{_at(key)}: " + (top if len(tied) == 1 else " = ".join(tied) + " (tie)"))
         if n == 0:
             return out
         if kind == "order":
@@ -597,10 +279,10 @@ def evaluate_claim(ctx: Context, c: dict) -> dict:
 
 def _best_at_same_x(ctx: Context, c: dict, out: dict, m, pts: list, keys: list) -> dict:
     """``best``/``worst`` with ``x = "<column>"`` and ``along = "<coordinate>"``: each value of ``of``
-    makes a curve of our mean ``col`` against our mean ``x`` over the points of ``along``; where the
-    curves overlap in x (each read by linear interpolation between its points), ``is`` is highest
-    (lowest) at every x where a curve has a point. For a paper that compares schemes 'at the same
-    average queue' when their x values differ."""
+    makes a curve of our mean ``col`` against our mean ``x`` over the points of ``along``; against
+    each other curve, wherever the two overlap in x (both read by linear interpolation between their
+    points), ``is`` is higher (lower) at every x where either has a point. For a paper that compares
+    schemes 'at the same average queue' when their x values differ."""
     of, along = c["of"], c.get("along")
     if of not in keys or along not in keys:
         out["agreement"] = f"{of if of not in keys else along} is not a coordinate"
@@ -618,27 +300,31 @@ def _best_at_same_x(ctx: Context, c: dict, out: dict, m, pts: list, keys: list) 
             k = tuple((kk, str(vv)) for kk, vv in p[0].items())
             if k in xval and np.isfinite(xval[k]):
                 curves.setdefault(str(p[0][of]), []).append((xval[k], p[2]))
-        if str(c["is"]) not in curves or len(curves) < 2:
+        me = str(c["is"])
+        if me not in curves or len(curves) < 2:
             continue
         for v in curves.values():
             v.sort()
-        lo = max(v[0][0] for v in curves.values())
-        hi = min(v[-1][0] for v in curves.values())
-        grid = sorted({x for v in curves.values() for x, _ in v if lo <= x <= hi})
-        if not grid:
-            continue
-        n += 1
-        for x in grid:
-            at = {name: float(np.interp(x, [a for a, _ in v], [b for _, b in v])) for name, v in curves.items()}
-            top = (max if c.get("kind") == "best" else min)(at, key=lambda k: at[k])
-            checked += 1
-            if top != str(c["is"]):
-                fails.append(f"{_at(key)}{', ' if key else ''}{xm.col} = {x:.3g}: {top}")
+        mx, my = [a for a, _ in curves[me]], [b for _, b in curves[me]]
+        for other, v in curves.items():  # against each other curve, where the two overlap
+            if other == me:
+                continue
+            ox, oy = [a for a, _ in v], [b for _, b in v]
+            lo, hi = max(mx[0], ox[0]), min(mx[-1], ox[-1])
+            grid = sorted({x for x in mx + ox if lo <= x <= hi})
+            if not grid:
+                continue
+            n += 1
+            for x in grid:
+                mine, theirs = float(np.interp(x, mx, my)), float(np.interp(x, ox, oy))
+                checked += 1
+                if not (mine > theirs if c.get("kind") == "best" else mine < theirs):
+                    fails.append(f"{_at(key)}{', ' if key else ''}{xm.col} = {x:.3g}: {other}")
     if n == 0:
         out["agreement"] = "the curves do not overlap in " + c["x"]
         return out
     word = "highest" if c.get("kind") == "best" else "lowest"
-    out["ours"] = f"{c['is']} {word} at {checked - len(fails)} of {checked} x values where the curves overlap"
+    out["ours"] = f"{c['is']} {word} at {checked - len(fails)} of {checked} x values where its curve overlaps another"
     out["agreement"] = "holds at every x" if not fails else "not at " + "; ".join(fails[:3]) + (
         " …" if len(fails) > 3 else "")
     return _verdict(out, c, not fails)
@@ -694,17 +380,6 @@ def tally(rows: list[dict]) -> tuple[int, int, int]:
     ok = sum(1 for x in rows if x["ok"] is True)
     n = sum(1 for x in rows if x["ok"] is not None)
     return ok, n, len(rows) - n
-
-
-def misses(sc: dict) -> list[str]:
-    """One line per missed value or claim: what, and the kind of its reason (the full reason is in
-    the experiment's table of values and claims)."""
-    out = []
-    for kind, rows in (("value", sc["values"]), ("claim", sc["claims"])):
-        for x in rows:
-            if x["ok"] is False:
-                out.append(f"{kind} \u201c{x['label']}\u201d — {x['reason'].split(':', 1)[0]}")
-    return out
 
 
 def _num(v: float) -> str:

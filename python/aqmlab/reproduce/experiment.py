@@ -33,7 +33,7 @@ The file format is documented in docs/reproduce.md. In short::
     [[tables]] ...                  # see tables.py
 
 A zipped axis sets several columns at once: ``names = ["N", "q0"]`` with ``values = [[40, 50], ...]``.
-``reference.toml`` beside the file holds the published values (compare.py).
+``reference.toml`` beside the file holds the published values, tables and claims (references.py).
 """
 
 from __future__ import annotations
@@ -95,7 +95,7 @@ class Experiment:
     tables: list
     references: list = field(default_factory=list)  # published values, a [[table]]'s cells included
     claims: list = field(default_factory=list)
-    ref_tables: list = field(default_factory=list)  # the published tables of reference.toml (compare.py)
+    ref_tables: list = field(default_factory=list)  # the published tables of reference.toml (references.py)
     raw: dict = field(default_factory=dict)
     full_set: list = field(default_factory=list)
 
@@ -245,7 +245,7 @@ def load_experiment(path: str | os.PathLike) -> Experiment:
         raise ExperimentError(f"{f}: {e}")
     rf = d / REFERENCE_FILE
     if rf.is_file():
-        from .compare import parse_references
+        from .references import parse_references
 
         try:
             exp.references, exp.claims, exp.ref_tables = parse_references(
@@ -281,7 +281,7 @@ def _check_points(exp: Experiment) -> None:
 def _check_figures(exp: Experiment) -> None:
     """Each value's and claim's ``figure`` is a figure or table of the paper's inventory
     (``papers/<paper>.toml`` beside the experiments), when the paper has one."""
-    from .compare import figures_of
+    from .references import figures_of
     from .papers import inventory_for
 
     inv = inventory_for(exp.path.parent, exp.paper)

@@ -15,6 +15,9 @@ reproduce it, and why there is nothing to record where there is not::
     experiments = ["ward-3.2-udp-rate-sweep"]
     values = "..."                          # optional: why it has fewer published values than it plots
     why = "..."                             # required when simulation = false or there is no experiment
+    [[extra]]                               # an experiment of the paper that reproduces none of its
+    experiment = "chokew-x-reno"            #   figures and tables (a reconstruction), and why
+    why = "..."
 
 The scorecard (scorecard.py) counts values and claims per paper and per figure or table with it.
 """
@@ -48,6 +51,7 @@ class Inventory:
     path: Path
     title: str = ""
     items: list = field(default_factory=list)
+    extra: list = field(default_factory=list)  # (experiment, why): experiments that reproduce no item
 
     @property
     def ids(self) -> list[str]:
@@ -67,8 +71,8 @@ def load_inventory(path: Path) -> Inventory:
     except tomllib.TOMLDecodeError as e:
         raise _error(f"{path}: invalid TOML: {e}")
     for k in raw:
-        if k not in ("paper", "title", "item"):
-            raise _error(f"{path}: {k}: unknown key; known: item, paper, title")
+        if k not in ("paper", "title", "item", "extra"):
+            raise _error(f"{path}: {k}: unknown key; known: extra, item, paper, title")
     if not isinstance(raw.get("paper"), str):
         raise _error(f"{path}: paper: missing (the tag experiments give as `paper`)")
     inv = Inventory(raw["paper"], path, str(raw.get("title", "")))
@@ -102,6 +106,12 @@ def load_inventory(path: Path) -> Inventory:
             raise _error(f"{w}.why: say why nothing is recorded ({'not a simulation result' if not sim else 'no experiment'})")
         inv.items.append(Item(it["id"], str(it.get("title", "")), kind, sim, list(exps), line,
                               str(it.get("values", "")), str(why)))
+    for i, x in enumerate(raw.get("extra", [])):
+        w = f"{path}: extra[{i}]"
+        if not isinstance(x, dict) or set(x) != {"experiment", "why"} or not all(
+                isinstance(v, str) and v for v in x.values()):
+            raise _error(f"{w}: give experiment = \"<id>\" and why = \"...\" (and nothing else)")
+        inv.extra.append((x["experiment"], x["why"]))
     return inv
 
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from . import report as rep
-from .compare import REASON_KINDS, TOLERANCE, tally
+from .compare import tally
+from .references import REASON_KINDS, TOLERANCE
 from .papers import inventories
 
 #: one marker per paper in the summary figure (the rest cycle)
@@ -67,6 +68,8 @@ def per_paper(done, invs) -> list[list[str]]:
         vals = [x for d in mine if d.score for x in d.score["values"]]
         cls = [x for d in mine if d.score for x in d.score["claims"]]
         inv = invs.get(p)
+        if inv is None and not vals and not cls:
+            continue  # an experiment of our own: no paper to count
         if inv is not None:
             sims = [i for i in inv.items if i.simulation]
             named = {f for x in vals + cls for f in x["figure"]}
@@ -97,6 +100,9 @@ def per_figure(done, invs) -> list[list[str]]:
             rows.append([f"[{p}] {it.id}", (it.title or "").replace("|", "\\|"), exps,
                          _frac(tally(vals)) if it.simulation else "—", _frac(tally(cls)) if it.simulation else "—",
                          note.replace("|", "\\|")])
+        for eid, why in inv.extra:
+            rows.append([f"[{p}] (no figure)", "", _link(eid) if eid in ran else f"{eid} (not in this report)",
+                         "—", "—", ("reproduces no figure or table of the paper: " + why).replace("|", "\\|")])
     return rows
 
 

@@ -18,8 +18,7 @@
 //!   buffer and no queue object is needed. The number of packets still waiting at time `now` (for
 //!   the buffer test) is the number of pipe entries whose transmission starts after `now`.
 
-use super::pipe::{Pipe, Rings};
-use super::DELIVERED;
+use super::pipe::{Entry, Pipe, Rings};
 use crate::packet::Packet;
 use aqm::rng::Rng;
 use aqm::{Queue, Time, NS_PER_SEC};
@@ -99,13 +98,12 @@ impl Link {
         self.aqm.as_ref().map_or(NO_MONITOR, |a| a.monitor)
     }
 
-    /// When the transmission of a pipe entry starts (an entry left early holds it: `gone_early`).
+    /// When the transmission of a pipe entry starts (an entry left early holds it: `left_early`).
     #[inline]
-    fn start_of(&self, &(a, p): &(Time, Packet)) -> Time {
-        if p.hop == DELIVERED {
-            a
-        } else {
-            a - self.delay - self.tx_time(p.size)
+    fn start_of(&self, e: &Entry) -> Time {
+        match *e {
+            Entry::InFlight { arrive, pkt } => arrive - self.delay - self.tx_time(pkt.size),
+            Entry::Left { start } => start,
         }
     }
 
@@ -124,12 +122,11 @@ impl Link {
     #[inline]
     pub fn simple_arrive(&mut self, pkt: Packet, now: Time, rings: &mut Rings) -> Option<(Time, Time)> {
         // packets that left early and whose transmission has started have no more place in the
-        // FIFO (only waiting packets count against the buffer, and `free_at` is kept apart); such
-        // an entry holds its start (`gone_early`), and only a path's last link, or a shared link
-        // before one, can hold any
+        // FIFO (only waiting packets count against the buffer, and `free_at` is kept apart); only
+        // a path's last link, or a shared link before one, can hold any (`sim::shortcut`)
         if self.next == NEXT_HOST || self.next == NEXT_SHARED {
-            while let Some(&(start, p)) = self.pipe.front() {
-                if p.hop != DELIVERED || start > now {
+            while let Some(&Entry::Left { start }) = self.pipe.front() {
+                if start > now {
                     break;
                 }
                 self.pipe.pop_front(rings);
@@ -150,23 +147,23 @@ impl Link {
         let tx = self.tx_time(pkt.size);
         self.free_at = start.saturating_add(tx);
         let arrive = self.free_at.saturating_add(self.delay);
-        self.pipe.push_back((arrive, pkt), rings);
+        self.pipe.push_back(Entry::InFlight { arrive, pkt }, rings);
         // (as `start_of` reads it back: equal to `start` unless the clock saturated)
         Some((arrive - self.delay - tx, arrive))
     }
 
     /// The last packet put into the pipe, whose transmission starts at `start` (as
     /// `simple_arrive` returned it), has left early (handed to its host or passed on into the
-    /// next link): its entry stays only to hold its place in the FIFO, marked [`DELIVERED`] and
-    /// keyed by `start` instead of its arrival (`simple_arrive` reads it without recomputing it).
+    /// next link, `sim::shortcut`): its entry becomes [`Entry::Left`], which only holds its place
+    /// in the FIFO until `start` (`simple_arrive` reads `start` without recomputing it).
     #[inline]
-    pub fn gone_early(&mut self, start: Time) {
-        self.pipe.mark_back_delivered(start);
+    pub fn left_early(&mut self, start: Time) {
+        self.pipe.mark_back_left(start);
     }
 
-    /// Packets held by the link (waiting or in flight), not counting those delivered early.
+    /// Packets held by the link (waiting or in flight), not counting those that left early.
     pub fn in_flight(&self) -> usize {
-        self.pipe.live() + self.aqm.as_ref().map_or(0, |a| a.queue.len())
+        self.pipe.in_flight() + self.aqm.as_ref().map_or(0, |a| a.queue.len())
     }
 }
 
@@ -188,6 +185,13 @@ mod tests {
         }
     }
 
+    fn arrival(e: Entry) -> Time {
+        match e {
+            Entry::InFlight { arrive, .. } => arrive,
+            Entry::Left { .. } => panic!("an entry that left early has no arrival"),
+        }
+    }
+
     fn pkt(seq: u32) -> Packet {
         Packet { sent: 0, flow: 0, seq, size: 1000, kind: PktKind::Data, hop: 0, prio: 1, flags: 0, aux: 0 }
     }
@@ -201,7 +205,7 @@ mod tests {
         assert!(l.simple_arrive(pkt(1), 0, r).is_some()); // waiting 1
         assert!(l.simple_arrive(pkt(2), 0, r).is_some()); // waiting 2
         assert!(l.simple_arrive(pkt(3), 0, r).is_none()); // full
-        let arrivals: Vec<Time> = (0..l.pipe.len()).map(|i| l.pipe.get(i).0).collect();
+        let arrivals: Vec<Time> = (0..l.pipe.len()).map(|i| arrival(l.pipe.get(i))).collect();
         assert_eq!(arrivals, vec![6_000_000, 7_000_000, 8_000_000]);
         // at 1 ms packet 1 has started: one waiting, so one more fits
         assert!(l.simple_arrive(pkt(4), 1_000_000, r).is_some());
@@ -209,17 +213,17 @@ mod tests {
         // an idle link starts at the arrival time
         let mut l = Link::simple(8e6, 0, 2);
         assert!(l.simple_arrive(pkt(0), 10_000_000, r).is_some());
-        assert_eq!(l.pipe.get(0).0, 11_000_000);
+        assert_eq!(arrival(l.pipe.get(0)), 11_000_000);
     }
 
     #[test]
-    fn delivered_entries_hold_their_place_until_their_transmission_starts() {
+    fn entries_that_left_early_hold_their_place_until_their_transmission_starts() {
         // 8 Mb/s: 1 ms per packet; 5 ms propagation; 1 waiting packet at most
         let r = &mut Rings::default();
         let mut l = Link::simple(8e6, 5_000_000, 1);
         for seq in 0..2 {
             let (start, _) = l.simple_arrive(pkt(seq), 0, r).expect("room");
-            l.gone_early(start); // handed to the host early
+            l.left_early(start); // handed to the host early
         }
         // at 0.5 ms packet 0 is on the wire (its entry goes); packet 1 waits until 1 ms and still
         // fills the buffer; no live packet is in the pipe
@@ -228,7 +232,7 @@ mod tests {
         // at 1 ms packet 1 starts: its entry goes, and the next packet fits behind it
         assert!(l.simple_arrive(pkt(3), 1_000_000, r).is_some());
         assert_eq!((l.pipe.len(), l.in_flight()), (1, 1));
-        assert_eq!(l.pipe.get(0).0, 8_000_000, "queued behind packet 1's transmission");
-        assert_eq!(l.pipe.first_live(), Some(8_000_000));
+        assert_eq!(arrival(l.pipe.get(0)), 8_000_000, "queued behind packet 1's transmission");
+        assert_eq!(l.pipe.first_in_flight(), Some(8_000_000));
     }
 }

@@ -12,7 +12,7 @@ pub mod link;
 pub mod pipe;
 
 pub use link::{AqmPart, Link, NEXT_HOST, NEXT_SHARED, NO_MONITOR};
-pub use pipe::Rings;
+pub use pipe::{Entry, Rings};
 
 use aqm::Time;
 
@@ -31,14 +31,16 @@ pub struct Route {
     pub last_rev: u32,
     pub fwd_len: u8,
     pub rev_len: u8,
-    /// Which packets of the flow reach their host *early*: [`EARLY_DATA`] (data at the receiver),
-    /// [`EARLY_ACK`] (ACKs at the sender), and which pass through the shared link before their
-    /// path's last: [`THROUGH_DATA`], [`THROUGH_ACK`]. Set per flow by `Sim::new` (see
-    /// `Sim::deliver_early`, `Sim::pass_through`).
+    /// The engine's exact shortcuts this flow may take (`sim::shortcut`): which of its packets
+    /// may reach their host *early*, [`EARLY_DATA`] (data at the receiver) and [`EARLY_ACK`]
+    /// (ACKs at the sender), and which may pass *through* the shared link before their path's
+    /// last, [`THROUGH_DATA`] and [`THROUGH_ACK`]. Set per flow when the simulation is built
+    /// (`sim::shortcut::allow`); 0 for flows that take none, and for every flow of a host pair's
+    /// route in `Network::host_routes`.
     pub early: u8,
     /// Data packets ([0]) and ACKs ([1]) of the flow on their way to their path's last link that
-    /// did not pass through the shared link before it (`Sim::pass_through`): while any is, none
-    /// may pass. Counted only while the flow has [`THROUGH_DATA`] / [`THROUGH_ACK`]; a count that
+    /// did not pass through the shared link before it (`sim::shortcut`): while any is, none may
+    /// pass. Counted only while the flow has [`THROUGH_DATA`] / [`THROUGH_ACK`]; a count that
     /// would overflow clears the flag for good instead.
     pub inbound: [u16; 2],
 }
@@ -49,18 +51,11 @@ pub const EARLY_DATA: u8 = 1;
 /// `Route::early`: the flow's ACKs may be handed to the sender when they enter the ACK path's
 /// last link.
 pub const EARLY_ACK: u8 = 2;
-/// `Route::early`: the flow's data packets may pass *through* the shared simple link before the
-/// data path's last link (`Sim::pass_through`): that last link carries this path alone.
+/// `Route::early`: the flow's data packets may pass *through* the shared link before the data
+/// path's last link (`sim::shortcut`): that last link carries this path alone.
 pub const THROUGH_DATA: u8 = 4;
 /// `Route::early`: the same for ACKs and the ACK path's last link.
 pub const THROUGH_ACK: u8 = 8;
-
-/// `Packet::hop` of a pipe entry whose packet has left early (delivered, `Sim::deliver_early`, or
-/// passed on, `Sim::pass_through`): it stays in the pipe only to hold its place in the link's FIFO while it waits for the
-/// transmitter (the buffer test counts waiting packets); the link's next arrival after its
-/// transmission has started removes it. Such an entry's time is its transmission start, not its
-/// arrival (`Link::gone_early`).
-pub const DELIVERED: u8 = u8::MAX;
 
 /// A flow slot's two ends (their route is `Network::host_routes`).
 #[derive(Debug, Clone, Copy)]

@@ -1,5 +1,6 @@
-//! A link's pipe: the FIFO of `(arrival time at the far end, packet)` of the packets whose
-//! transmission is decided, with room for [`INLINE`] entries inside the link itself.
+//! A link's pipe: the FIFO of the packets whose transmission is decided ([`Entry`]: a packet and
+//! its arrival time at the far end, or the place of one that has already left), with room for
+//! [`INLINE`] entries inside the link itself.
 //!
 //! At core-router scale most links are a host pair's access links, and each holds a packet or two
 //! at a time (a flow's window at its fair share is about one bandwidth-delay product of its own,
@@ -16,8 +17,23 @@
 use crate::packet::Packet;
 use aqm::Time;
 
-/// One pipe entry: arrival time at the far end, and the packet.
-pub type Entry = (Time, Packet);
+/// One pipe entry, in the FIFO order of the link's transmitter.
+///
+/// An entry is a packet on its way ([`Entry::InFlight`]) or the place of one that has already
+/// left the link ([`Entry::Left`]): a packet the engine handed on at once when it entered the
+/// link (early delivery to its host, or passing through into its next link, `sim::shortcut`) and
+/// whose transmission may not have started yet. Such a place counts for the buffer test of a
+/// simple link while it waits (`Link::simple_arrive`), and is removed once its transmission has
+/// started; it is never forwarded and never counted in flight. (32 bytes, as the time and packet
+/// alone: the variant is told by a value of `Packet::kind` no packet has.)
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Entry {
+    /// `pkt` reaches the far end at `arrive`, where the link's event forwards it.
+    InFlight { arrive: Time, pkt: Packet },
+    /// A packet that left early, whose transmission starts at `start` (it keeps its place in the
+    /// FIFO until then).
+    Left { start: Time },
+}
 
 /// Entries held inside the link (a power of two).
 pub const INLINE: usize = 2;
@@ -25,7 +41,7 @@ pub const INLINE: usize = 2;
 /// First heap ring size when a pipe outgrows its inline room.
 const FIRST_SPILL: usize = 8;
 
-const EMPTY: Entry = (0, Packet::EMPTY);
+const EMPTY: Entry = Entry::Left { start: 0 };
 
 pub struct Pipe {
     head: u32,
@@ -129,33 +145,36 @@ impl Pipe {
         }
     }
 
-    /// The arrival time of the first entry whose packet is not yet delivered (see
-    /// `net::DELIVERED`), if any.
+    /// The arrival time of the first packet in flight (the first entry that has not left), if
+    /// any: when the link needs its event.
     #[inline]
-    pub fn first_live(&self) -> Option<Time> {
+    pub fn first_in_flight(&self) -> Option<Time> {
         match self.front() {
             None => None,
-            Some(e) if e.1.hop != super::DELIVERED => Some(e.0),
-            Some(_) => (1..self.len()).map(|i| self.get(i)).find(|e| e.1.hop != super::DELIVERED).map(|e| e.0),
+            Some(&Entry::InFlight { arrive, .. }) => Some(arrive),
+            Some(Entry::Left { .. }) => (1..self.len()).find_map(|i| match self.get(i) {
+                Entry::InFlight { arrive, .. } => Some(arrive),
+                Entry::Left { .. } => None,
+            }),
         }
     }
 
-    /// Entries whose packet is not yet delivered.
-    pub fn live(&self) -> usize {
-        (0..self.len()).filter(|&i| self.get(i).1.hop != super::DELIVERED).count()
+    /// Packets in flight (entries that have not left).
+    pub fn in_flight(&self) -> usize {
+        (0..self.len()).filter(|&i| matches!(self.get(i), Entry::InFlight { .. })).count()
     }
 
-    /// Mark the last entry's packet as delivered (`net::DELIVERED`), its time now `start`.
+    /// The last entry's packet has left early ([`Entry::Left`]); its transmission starts at
+    /// `start`.
     #[inline]
-    pub fn mark_back_delivered(&mut self, start: Time) {
+    pub fn mark_back_left(&mut self, start: Time) {
         debug_assert!(self.len > 0);
         let i = self.slot(self.len() - 1);
         let e = match &mut self.spill {
             Some(r) => &mut r[i],
             None => &mut self.inline[i],
         };
-        e.0 = start;
-        e.1.hop = super::DELIVERED;
+        *e = Entry::Left { start };
     }
 
     /// Append `e`; a full pipe takes a larger ring from `rings`.
@@ -237,6 +256,12 @@ mod tests {
     use std::collections::VecDeque;
 
     #[test]
+    fn an_entry_is_a_time_and_a_packet() {
+        // the variant lives in a value of `Packet::kind` that no packet has: no extra word
+        assert_eq!(std::mem::size_of::<Entry>(), 32);
+    }
+
+    #[test]
     fn behaves_as_a_fifo_through_spills_and_returns() {
         // against VecDeque, with the length going up and down across the inline room many times
         let mut p = Pipe::default();
@@ -251,15 +276,15 @@ mod tests {
             if x % 10 < grow_bias && !r.is_empty() {
                 assert_eq!(p.pop_front(&mut rings), r.pop_front());
             } else {
-                let e = (t, Packet { seq: t as u32, ..Packet::EMPTY });
+                let e = Entry::InFlight { arrive: t, pkt: Packet { seq: t as u32, ..Packet::EMPTY } };
                 p.push_back(e, &mut rings);
                 r.push_back(e);
             }
             assert_eq!(p.len(), r.len());
             assert_eq!(p.front(), r.front());
             assert_eq!(p.back(), r.back());
-            let k = p.partition_point(|e| e.0 < t / 2);
-            assert_eq!(k, r.partition_point(|e| e.0 < t / 2));
+            let early = |e: &Entry| matches!(*e, Entry::InFlight { arrive, .. } if arrive < t / 2);
+            assert_eq!(p.partition_point(early), r.partition_point(early));
         }
         while let Some(e) = r.pop_front() {
             assert_eq!(p.pop_front(&mut rings), Some(e));
@@ -270,7 +295,7 @@ mod tests {
         assert!(free >= FIRST_SPILL);
         let mut q = Pipe::default();
         for t in 0..FIRST_SPILL as u64 {
-            q.push_back((t, Packet::EMPTY), &mut rings);
+            q.push_back(Entry::Left { start: t }, &mut rings);
         }
         assert_eq!(rings.free_entries(), free - FIRST_SPILL);
     }

@@ -29,7 +29,7 @@ pub(super) fn table(r: &Run, d: &Derived) -> Table {
     t.push(
         "recovery",
         strs(&|i| match &flows[i].app {
-            App::Tcp { tx, .. } => tx.cfg.recovery.name().into(),
+            App::Tcp { tx, .. } => tx.cfg().recovery.name().into(),
             App::Udp(_) => "none".into(),
         }),
     );
@@ -76,7 +76,7 @@ pub(super) fn table(r: &Run, d: &Derived) -> Table {
                 .zip(r.ctr)
                 .map(|(fl, c)| {
                     let size = match &fl.app {
-                        App::Tcp { tx, .. } => tx.cfg.mss as f64,
+                        App::Tcp { tx, .. } => tx.cfg().mss as f64,
                         App::Udp(src) => src.cbr.size as f64,
                     };
                     c.max_seq_rcvd as f64 * size * 8.0 / (end as f64 / 1e9)

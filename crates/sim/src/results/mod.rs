@@ -180,7 +180,7 @@ impl<'a> Derived<'a> {
             .flows
             .iter()
             .map(|fl| match &fl.app {
-                App::Tcp { tx, .. } => tx.completed_at.map(|c| (c - fl.start) as f64 / 1e9).unwrap_or(f64::NAN),
+                App::Tcp { tx, .. } => tx.completed_at().map(|c| (c - fl.start) as f64 / 1e9).unwrap_or(f64::NAN),
                 _ => f64::NAN,
             })
             .collect();

@@ -3,7 +3,7 @@
 use super::capture::CaptureSpec;
 use super::error::{check_list, typed, ScenarioError, R};
 use super::link::LinkSpec;
-use super::raw::{RawGroup, RawScenario, SnapshotTimes, TransportName};
+use super::raw::{RawAccess, RawGroup, RawScenario, RawSimulation, RawTcp, SnapshotTimes, TransportName};
 use super::tcp::merge_tcp;
 use super::topology::{parse_topology, RawNetwork, Router, Shape, Topology};
 use super::traffic::{parse_start, parse_transport, GroupSpec, StartSpec, Transport};
@@ -111,6 +111,35 @@ fn line_col(text: &str, offset: usize) -> (usize, usize) {
 fn from_table(table: toml::Table, default_name: &str) -> R<Scenario> {
     let raw: RawScenario = typed(toml::Value::Table(table), "")?;
     let sim = raw.simulation;
+    let (duration, warmup, sample_interval) = run_times(&sim)?;
+    let mut topology =
+        parse_topology(RawNetwork { topology: raw.topology, bottleneck: raw.bottleneck, reverse: raw.reverse })?;
+    let access = raw.access;
+    if access.limit == 0 {
+        return Err(ScenarioError::new("access.limit", "must be at least 1"));
+    }
+    let global_tcp = raw.tcp.unwrap_or_default();
+    merge_tcp(&global_tcp, None, "tcp")?;
+    let groups = flow_groups(raw.flows, &mut topology, &access, &global_tcp)?;
+    Ok(Scenario {
+        name: raw.name.unwrap_or_else(|| default_name.to_string()),
+        description: raw.description.unwrap_or_default(),
+        duration,
+        warmup,
+        seed: sim.seed.unwrap_or(1),
+        sample_interval,
+        queue_snapshots: sim.queue_snapshots.unwrap_or(false),
+        snapshot_poisson: sim.snapshot_times != Some(SnapshotTimes::Periodic),
+        flow_series_interval: flow_series_interval(sim.flow_series_interval, duration)?,
+        captures: super::capture::parse_captures(raw.pcap, &topology, duration)?,
+        topology,
+        access_limit: access.limit,
+        groups,
+    })
+}
+
+/// `[simulation]`'s duration, warm-up and sample interval.
+fn run_times(sim: &RawSimulation) -> R<(Time, Time, Time)> {
     let duration = sim.duration.map(|d| d.0).unwrap_or(200 * NS_PER_SEC);
     if duration == 0 {
         return Err(ScenarioError::new("simulation.duration", "must be > 0"));
@@ -129,22 +158,32 @@ fn from_table(table: toml::Table, default_name: &str) -> R<Scenario> {
             "would record more than 10 million samples; use a longer interval",
         ));
     }
-    let mut topology =
-        parse_topology(RawNetwork { topology: raw.topology, bottleneck: raw.bottleneck, reverse: raw.reverse })?;
-    let access = raw.access;
-    if access.limit == 0 {
-        return Err(ScenarioError::new("access.limit", "must be at least 1"));
-    }
-    let global_tcp = raw.tcp.unwrap_or_default();
-    merge_tcp(&global_tcp, None, "tcp")?;
+    Ok((duration, warmup, sample_interval))
+}
 
-    if raw.flows.is_empty() {
+/// `simulation.flow_series_interval`, if given.
+fn flow_series_interval(v: Option<Dur>, duration: Time) -> R<Option<Time>> {
+    match v {
+        Some(Dur(0)) => Err(ScenarioError::new("simulation.flow_series_interval", "must be > 0")),
+        Some(Dur(d)) if duration / d > 1_000_000 => Err(ScenarioError::new(
+            "simulation.flow_series_interval",
+            "would record more than a million samples per flow; use a longer interval",
+        )),
+        Some(Dur(d)) => Ok(Some(d)),
+        None => Ok(None),
+    }
+}
+
+/// The `[[flows]]` groups (those with `per_hop` expanded), each with its routes through
+/// `topology`: uniquely named, at most 10 million flows in all.
+fn flow_groups(flows: Vec<RawGroup>, topology: &mut Topology, access: &RawAccess, tcp: &RawTcp) -> R<Vec<GroupSpec>> {
+    if flows.is_empty() {
         return Err(ScenarioError::new("flows", "no flows; add at least one [[flows]] group"));
     }
     let mut groups = Vec::new();
     let mut names = std::collections::HashSet::new();
-    let mut router = Router::new(&topology);
-    for (i, g, name) in expand_per_hop(raw.flows, &topology)? {
+    let mut router = Router::new(topology);
+    for (i, g, name) in expand_per_hop(flows, topology)? {
         let p = format!("flows[{i}]");
         if name.is_empty() {
             return Err(ScenarioError::new(format!("{p}.name"), "must not be empty"));
@@ -155,80 +194,68 @@ fn from_table(table: toml::Table, default_name: &str) -> R<Scenario> {
                 format!("\"{name}\" is used by another group; names must be unique"),
             ));
         }
-        let count = g.count.unwrap_or(1);
-        if !(1..=10_000_000).contains(&count) {
-            return Err(ScenarioError::new(format!("{p}.count"), format!("must be 1..10000000, got {count}")));
-        }
-        let priority = g.priority.unwrap_or(1);
-        if !(1..=255).contains(&priority) {
-            return Err(ScenarioError::new(format!("{p}.priority"), format!("must be 1..255, got {priority}")));
-        }
-        check_list(&g.sender_rate, format!("{p}.sender_rate"))?;
-        check_list(&g.sender_delay, format!("{p}.sender_delay"))?;
-        check_list(&g.receiver_rate, format!("{p}.receiver_rate"))?;
-        check_list(&g.receiver_delay, format!("{p}.receiver_delay"))?;
-        let transport = parse_transport(&g, &global_tcp, &p)?;
-        let endpoints = router.endpoints(&mut topology, &g, count as u32, &p)?;
-        let start = match g.start {
-            Some(v) => parse_start(v, &format!("{p}.start"))?,
-            None => match transport {
-                // experiments.md §1.2: TCP flows start uniformly in [0, 1] s, UDP at 0
-                Transport::Tcp { .. } => StartSpec::Uniform(0, NS_PER_SEC),
-                Transport::Udp { .. } => StartSpec::At(0),
-            },
-        };
-        let latest_start = match start {
-            StartSpec::At(t) => t,
-            StartSpec::Uniform(_, hi) => hi,
-        };
-        if let Some(stop) = g.stop {
-            if stop.0 <= latest_start {
-                return Err(ScenarioError::new(format!("{p}.stop"), "must be later than the start time"));
-            }
-        }
-        groups.push(GroupSpec {
-            name,
-            count: count as u32,
-            transport,
-            start,
-            stop: g.stop.map(|d| d.0),
-            priority: priority as u8,
-            in_profile: g.in_profile.unwrap_or(false),
-            sender_rate: g.sender_rate.unwrap_or(OneOrMany::One(access.rate)),
-            sender_delay: g.sender_delay.unwrap_or(OneOrMany::One(access.delay)),
-            receiver_rate: g.receiver_rate.unwrap_or(OneOrMany::One(access.rate)),
-            receiver_delay: g.receiver_delay.unwrap_or(OneOrMany::One(access.delay)),
-            endpoints,
-        });
+        groups.push(flow_group(g, name, &p, (&mut router, topology), access, tcp)?);
     }
     let total: u64 = groups.iter().map(|g| g.count as u64).sum();
     if total > 10_000_000 {
         return Err(ScenarioError::new("flows", format!("{total} flows in all; at most 10000000 are supported")));
     }
-    Ok(Scenario {
-        name: raw.name.unwrap_or_else(|| default_name.to_string()),
-        description: raw.description.unwrap_or_default(),
-        duration,
-        warmup,
-        seed: sim.seed.unwrap_or(1),
-        sample_interval,
-        queue_snapshots: sim.queue_snapshots.unwrap_or(false),
-        snapshot_poisson: sim.snapshot_times != Some(SnapshotTimes::Periodic),
-        flow_series_interval: match sim.flow_series_interval {
-            Some(Dur(0)) => return Err(ScenarioError::new("simulation.flow_series_interval", "must be > 0")),
-            Some(Dur(d)) if duration / d > 1_000_000 => {
-                return Err(ScenarioError::new(
-                    "simulation.flow_series_interval",
-                    "would record more than a million samples per flow; use a longer interval",
-                ))
-            }
-            Some(Dur(d)) => Some(d),
-            None => None,
+    Ok(groups)
+}
+
+/// One flow group `g` (named `name`, at key path `p`), validated, with its routes.
+fn flow_group(
+    g: RawGroup,
+    name: String,
+    p: &str,
+    (router, topology): (&mut Router, &mut Topology),
+    access: &RawAccess,
+    tcp: &RawTcp,
+) -> R<GroupSpec> {
+    let count = g.count.unwrap_or(1);
+    if !(1..=10_000_000).contains(&count) {
+        return Err(ScenarioError::new(format!("{p}.count"), format!("must be 1..10000000, got {count}")));
+    }
+    let priority = g.priority.unwrap_or(1);
+    if !(1..=255).contains(&priority) {
+        return Err(ScenarioError::new(format!("{p}.priority"), format!("must be 1..255, got {priority}")));
+    }
+    check_list(&g.sender_rate, format!("{p}.sender_rate"))?;
+    check_list(&g.sender_delay, format!("{p}.sender_delay"))?;
+    check_list(&g.receiver_rate, format!("{p}.receiver_rate"))?;
+    check_list(&g.receiver_delay, format!("{p}.receiver_delay"))?;
+    let transport = parse_transport(&g, tcp, p)?;
+    let endpoints = router.endpoints(topology, &g, count as u32, p)?;
+    let start = match g.start {
+        Some(v) => parse_start(v, &format!("{p}.start"))?,
+        None => match transport {
+            // experiments.md §1.2: TCP flows start uniformly in [0, 1] s, UDP at 0
+            Transport::Tcp { .. } => StartSpec::Uniform(0, NS_PER_SEC),
+            Transport::Udp { .. } => StartSpec::At(0),
         },
-        captures: super::capture::parse_captures(raw.pcap, &topology, duration)?,
-        topology,
-        access_limit: access.limit,
-        groups,
+    };
+    let latest_start = match start {
+        StartSpec::At(t) => t,
+        StartSpec::Uniform(_, hi) => hi,
+    };
+    if let Some(stop) = g.stop {
+        if stop.0 <= latest_start {
+            return Err(ScenarioError::new(format!("{p}.stop"), "must be later than the start time"));
+        }
+    }
+    Ok(GroupSpec {
+        name,
+        count: count as u32,
+        transport,
+        start,
+        stop: g.stop.map(|d| d.0),
+        priority: priority as u8,
+        in_profile: g.in_profile.unwrap_or(false),
+        sender_rate: g.sender_rate.unwrap_or(OneOrMany::One(access.rate)),
+        sender_delay: g.sender_delay.unwrap_or(OneOrMany::One(access.delay)),
+        receiver_rate: g.receiver_rate.unwrap_or(OneOrMany::One(access.rate)),
+        receiver_delay: g.receiver_delay.unwrap_or(OneOrMany::One(access.delay)),
+        endpoints,
     })
 }
 
@@ -275,7 +302,7 @@ mod tests {
         assert_eq!(e.path, "bottleneck.aqm.max_th");
         let e = err(&OK.replace("limit = 100", "limit = 0"));
         assert_eq!(e.path, "bottleneck.limit");
-        let e = err(&OK.replace("rate = \"1Mb/s\"", "rate = -5"));
+        let e = err(&OK.replace("rate = \"1Mb/s\"", "rate = \"-5Mb/s\""));
         assert_eq!(e.path, "bottleneck.rate");
         assert!(e.msg.contains("positive"), "{}", e.msg);
         let e = err(&OK.replace("count = 3", "count = 3\nbogus = 1"));

@@ -480,37 +480,8 @@ impl Router {
     /// The endpoints of every flow of group `g` (`count` flows; flow i uses entry `i % len`).
     pub fn endpoints(&mut self, topo: &mut Topology, g: &RawGroup, count: u32, p: &str) -> R<Vec<Endpoints>> {
         let defaults = topo.default_ends();
-        let ends = |v: &Option<OneOrMany<String>>, key: &str, default: Option<NodeId>| -> R<Vec<NodeId>> {
-            check_list(v, format!("{p}.{key}"))?;
-            let names: Vec<(String, String)> = match v {
-                None => {
-                    let Some(d) = default else {
-                        return Err(ScenarioError::new(
-                            format!("{p}.{key}"),
-                            format!(
-                                "missing; the node (or a list of nodes) the flows {} at",
-                                if key == "from" { "start" } else { "end" }
-                            ),
-                        ));
-                    };
-                    return Ok(vec![d]);
-                }
-                Some(OneOrMany::One(n)) => vec![(n.clone(), format!("{p}.{key}"))],
-                Some(OneOrMany::Many(ns)) => {
-                    ns.iter().enumerate().map(|(i, n)| (n.clone(), format!("{p}.{key}[{i}]"))).collect()
-                }
-            };
-            names
-                .into_iter()
-                .map(|(n, path)| {
-                    topo.node_id(&n).ok_or_else(|| {
-                        ScenarioError::new(path, format!("unknown node \"{n}\"; nodes are: {}", topo.node_names()))
-                    })
-                })
-                .collect()
-        };
-        let from = ends(&g.from, "from", defaults.map(|d| d.0))?;
-        let to = ends(&g.to, "to", defaults.map(|d| d.1))?;
+        let from = end_nodes(topo, &g.from, "from", defaults.map(|d| d.0), p)?;
+        let to = end_nodes(topo, &g.to, "to", defaults.map(|d| d.1), p)?;
         let at_host = |ns: &[NodeId]| ns.iter().any(|&n| topo.nodes[n as usize].kind == NodeKind::Host);
         for (key, set, there) in [
             ("sender_rate", &from, g.sender_rate.is_some()),
@@ -534,51 +505,59 @@ impl Router {
                 ));
             }
         }
-        if g.ack_path.is_some() && g.path.is_none() {
-            return Err(ScenarioError::new(format!("{p}.ack_path"), "give path too (the data packets' path)"));
-        }
-        if let Some(path) = &g.path {
-            let (src, dst) = (from[0], to[0]);
-            let fwd_nodes = self.path_nodes(topo, path, &format!("{p}.path"))?;
-            if fwd_nodes.first() != Some(&src) || fwd_nodes.last() != Some(&dst) {
-                return Err(ScenarioError::new(
-                    format!("{p}.path"),
-                    format!(
-                        "must start at \"{}\" (the group's from) and end at \"{}\" (its to)",
-                        topo.nodes[src as usize].name, topo.nodes[dst as usize].name
-                    ),
-                ));
+        match &g.path {
+            Some(path) => Ok(vec![self.given_paths(topo, (from[0], to[0]), path, g.ack_path.as_deref(), p)?]),
+            None if g.ack_path.is_some() => {
+                Err(ScenarioError::new(format!("{p}.ack_path"), "give path too (the data packets' path)"))
             }
-            let fwd = self.explicit(topo, &fwd_nodes, path, &format!("{p}.path"))?;
-            let rev = match &g.ack_path {
-                Some(ap) => {
-                    let rev_nodes = self.path_nodes(topo, ap, &format!("{p}.ack_path"))?;
-                    if rev_nodes.first() != Some(&dst) || rev_nodes.last() != Some(&src) {
-                        return Err(ScenarioError::new(
-                            format!("{p}.ack_path"),
-                            format!(
-                                "must start at \"{}\" (the group's to) and end at \"{}\" (its from)",
-                                topo.nodes[dst as usize].name, topo.nodes[src as usize].name
-                            ),
-                        ));
-                    }
-                    self.explicit(topo, &rev_nodes, ap, &format!("{p}.ack_path"))?
-                }
-                None => {
-                    let rev_nodes: Vec<NodeId> = fwd_nodes.iter().rev().copied().collect();
-                    let rev_names: Vec<String> = path.iter().rev().cloned().collect();
-                    self.explicit(topo, &rev_nodes, &rev_names, &format!("{p}.path")).map_err(|e| {
-                        ScenarioError::new(
-                            format!("{p}.path"),
-                            format!("the ACKs' way back (the path reversed): {}; give ack_path", e.msg),
-                        )
-                    })?
-                }
-            };
-            check_length(topo, fwd, &format!("{p}.path"))?;
-            check_length(topo, rev, &format!("{p}.ack_path"))?;
-            return Ok(vec![Endpoints { src, dst, fwd, rev }]);
+            None => self.shortest_paths(topo, &from, &to, count, p),
         }
+    }
+
+    /// A group's `path` (from `src` to `dst`) and its `ack_path`, or the path reversed.
+    fn given_paths(
+        &mut self,
+        topo: &mut Topology,
+        (src, dst): (NodeId, NodeId),
+        path: &[String],
+        ack_path: Option<&[String]>,
+        p: &str,
+    ) -> R<Endpoints> {
+        let fwd_nodes = self.path_nodes(topo, path, &format!("{p}.path"))?;
+        path_ends(topo, &fwd_nodes, (src, dst), &format!("{p}.path"), ("from", "to"))?;
+        let fwd = self.explicit(topo, &fwd_nodes, path, &format!("{p}.path"))?;
+        let rev = match ack_path {
+            Some(ap) => {
+                let rev_nodes = self.path_nodes(topo, ap, &format!("{p}.ack_path"))?;
+                path_ends(topo, &rev_nodes, (dst, src), &format!("{p}.ack_path"), ("to", "from"))?;
+                self.explicit(topo, &rev_nodes, ap, &format!("{p}.ack_path"))?
+            }
+            None => {
+                let rev_nodes: Vec<NodeId> = fwd_nodes.iter().rev().copied().collect();
+                let rev_names: Vec<String> = path.iter().rev().cloned().collect();
+                self.explicit(topo, &rev_nodes, &rev_names, &format!("{p}.path")).map_err(|e| {
+                    ScenarioError::new(
+                        format!("{p}.path"),
+                        format!("the ACKs' way back (the path reversed): {}; give ack_path", e.msg),
+                    )
+                })?
+            }
+        };
+        check_length(topo, fwd, &format!("{p}.path"))?;
+        check_length(topo, rev, &format!("{p}.ack_path"))?;
+        Ok(Endpoints { src, dst, fwd, rev })
+    }
+
+    /// Shortest routes for a group's flows between its `from` and `to` nodes, paired in turn
+    /// (as many pairs as the lists' least common multiple, at most `count`).
+    fn shortest_paths(
+        &mut self,
+        topo: &mut Topology,
+        from: &[NodeId],
+        to: &[NodeId],
+        count: u32,
+        p: &str,
+    ) -> R<Vec<Endpoints>> {
         let (a, b) = (from.len() as u64, to.len() as u64);
         let n = (a / gcd(a, b) * b).min(count as u64) as usize;
         let mut out = Vec::with_capacity(n);
@@ -627,6 +606,58 @@ impl Router {
             })
             .collect()
     }
+}
+
+/// A group's `from` or `to` (`key`): one node or a list of nodes, by name; the network's default
+/// end (a dumbbell's routers) when it is not given.
+fn end_nodes(
+    topo: &Topology,
+    v: &Option<OneOrMany<String>>,
+    key: &str,
+    default: Option<NodeId>,
+    p: &str,
+) -> R<Vec<NodeId>> {
+    check_list(v, format!("{p}.{key}"))?;
+    let names: Vec<(String, String)> = match v {
+        None => {
+            let Some(d) = default else {
+                return Err(ScenarioError::new(
+                    format!("{p}.{key}"),
+                    format!(
+                        "missing; the node (or a list of nodes) the flows {} at",
+                        if key == "from" { "start" } else { "end" }
+                    ),
+                ));
+            };
+            return Ok(vec![d]);
+        }
+        Some(OneOrMany::One(n)) => vec![(n.clone(), format!("{p}.{key}"))],
+        Some(OneOrMany::Many(ns)) => {
+            ns.iter().enumerate().map(|(i, n)| (n.clone(), format!("{p}.{key}[{i}]"))).collect()
+        }
+    };
+    names
+        .into_iter()
+        .map(|(n, path)| {
+            topo.node_id(&n).ok_or_else(|| {
+                ScenarioError::new(path, format!("unknown node \"{n}\"; nodes are: {}", topo.node_names()))
+            })
+        })
+        .collect()
+}
+
+/// A path given as `nodes` (at key path `p`) must go from `a` to `b`, the group's ends `whose`.
+fn path_ends(topo: &Topology, nodes: &[NodeId], (a, b): (NodeId, NodeId), p: &str, whose: (&str, &str)) -> R<()> {
+    if nodes.first() != Some(&a) || nodes.last() != Some(&b) {
+        return Err(ScenarioError::new(
+            p,
+            format!(
+                "must start at \"{}\" (the group's {}) and end at \"{}\" (its {})",
+                topo.nodes[a as usize].name, whose.0, topo.nodes[b as usize].name, whose.1
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// Longest route through the network: a packet counts its hops in 8 bits, and a flow at routers

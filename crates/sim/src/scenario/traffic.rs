@@ -159,68 +159,11 @@ fn only_for(g: &RawGroup, p: &str, app: &str, allowed: &[&str]) -> R<()> {
 pub(super) fn parse_transport(g: &RawGroup, global_tcp: &RawTcp, p: &str) -> R<Transport> {
     match g.transport {
         TransportName::Tcp => {
-            let app = g.app.as_deref().unwrap_or("bulk");
             let cfg = merge_tcp(global_tcp, g.tcp.as_ref(), &format!("{p}.tcp"))?;
-            let app = match app {
-                "bulk" => {
-                    only_for(g, p, app, &["size", "tcp"])?;
-                    let size = g.size.clone().map(|v| typed::<Bytes>(v, &format!("{p}.size"))).transpose()?;
-                    if let Some(Bytes(0)) = size {
-                        return Err(ScenarioError::new(
-                            format!("{p}.size"),
-                            "must be at least 1 byte (omit it for an unlimited transfer)",
-                        ));
-                    }
-                    TcpApp::Bulk { size: size.map(|b| b.0) }
-                }
-                "short" => {
-                    only_for(g, p, app, &["size", "arrival_rate", "flow_duration", "tcp"])?;
-                    let Some(rate) = g.arrival_rate else {
-                        return Err(ScenarioError::new(
-                            format!("{p}.arrival_rate"),
-                            "missing; mean connection arrivals per second, e.g. 10",
-                        ));
-                    };
-                    if !(rate > 0.0 && rate.is_finite()) {
-                        return Err(ScenarioError::new(
-                            format!("{p}.arrival_rate"),
-                            format!("must be > 0, got {rate}"),
-                        ));
-                    }
-                    let size =
-                        g.size.clone().map(|v| parse_dist(v, &format!("{p}.size"), Quantity::Bytes)).transpose()?;
-                    let duration = g
-                        .flow_duration
-                        .clone()
-                        .map(|v| parse_dist(v, &format!("{p}.flow_duration"), Quantity::Seconds))
-                        .transpose()?;
-                    if size.is_none() && duration.is_none() {
-                        return Err(ScenarioError::new(
-                            format!("{p}.size"),
-                            "a short connection needs a size (bytes) or a flow_duration (seconds), or both",
-                        ));
-                    }
-                    TcpApp::Short(ShortSpec { arrival_rate: rate, size, duration })
-                }
-                "web" => {
-                    only_for(g, p, app, &["response_size", "think_time", "request_size", "tcp"])?;
-                    let response = match g.response_size.clone() {
-                        Some(v) => parse_dist(v, &format!("{p}.response_size"), Quantity::Bytes)?,
-                        None => Dist::Pareto { mean: 12_000.0, shape: 1.2, max: Some(2e6) },
-                    };
-                    let think = match g.think_time.clone() {
-                        Some(v) => parse_dist(v, &format!("{p}.think_time"), Quantity::Seconds)?,
-                        None => Dist::Exponential { mean: 1.0 },
-                    };
-                    let rs = g.request_size.unwrap_or(40);
-                    if !(1..=65535).contains(&rs) {
-                        return Err(ScenarioError::new(
-                            format!("{p}.request_size"),
-                            format!("must be 1..65535 bytes, got {rs}"),
-                        ));
-                    }
-                    TcpApp::Web(WebSpec { response, think, request_size: rs as u16 })
-                }
+            let app = match g.app.as_deref().unwrap_or("bulk") {
+                "bulk" => bulk_app(g, p)?,
+                "short" => short_app(g, p)?,
+                "web" => web_app(g, p)?,
                 other => {
                     return Err(ScenarioError::new(
                         format!("{p}.app"),
@@ -230,77 +173,128 @@ pub(super) fn parse_transport(g: &RawGroup, global_tcp: &RawTcp, p: &str) -> R<T
             };
             Ok(Transport::Tcp { cfg, app })
         }
-        TransportName::Udp => {
-            let app = g.app.as_deref().unwrap_or("cbr");
-            match app {
-                "cbr" => only_for(g, p, app, &["rate", "packet_size"])?,
-                "onoff" => {
-                    only_for(g, p, app, &["rate", "packet_size", "on_time", "off_time", "distribution", "shape"])?
-                }
-                other => {
-                    return Err(ScenarioError::new(
-                        format!("{p}.app"),
-                        format!("unknown UDP application \"{other}\"; available: cbr, onoff"),
-                    ))
-                }
-            }
-            let Some(rate) = g.rate else {
-                return Err(ScenarioError::new(
-                    format!("{p}.rate"),
-                    if app == "cbr" {
-                        "missing; a UDP CBR flow needs a sending rate such as \"2Mb/s\""
-                    } else {
-                        "missing; the peak (ON) rate such as \"2Mb/s\""
-                    },
-                ));
-            };
-            let ps = g.packet_size.unwrap_or(1000);
-            if !(1..=65535).contains(&ps) {
-                return Err(ScenarioError::new(
-                    format!("{p}.packet_size"),
-                    format!("must be 1..65535 bytes, got {ps}"),
-                ));
-            }
-            let cbr = Cbr { rate_bps: rate.0.round().max(1.0) as u64, size: ps as u16 };
-            let onoff = if app == "onoff" {
-                let dist = g.distribution.as_deref().unwrap_or("exponential");
-                let shape = g.shape.unwrap_or(1.5);
-                if dist == "exponential" && g.shape.is_some() {
-                    return Err(ScenarioError::new(format!("{p}.shape"), "applies to distribution = \"pareto\""));
-                }
-                if !(shape > 1.0 && shape.is_finite()) {
-                    return Err(ScenarioError::new(
-                        format!("{p}.shape"),
-                        format!("must be > 1 (a Pareto distribution with shape <= 1 has no mean), got {shape}"),
-                    ));
-                }
-                let mean = |v: &Option<toml::Value>, k: &str| -> R<f64> {
-                    let Some(v) = v.clone() else {
-                        return Err(ScenarioError::new(
-                            format!("{p}.{k}"),
-                            "missing; the mean period such as \"0.5s\"",
-                        ));
-                    };
-                    let m = quantity(v, &format!("{p}.{k}"), Quantity::Seconds)?;
-                    if m <= 0.0 {
-                        return Err(ScenarioError::new(format!("{p}.{k}"), "must be > 0"));
-                    }
-                    Ok(m)
-                };
-                let (on, off) = (mean(&g.on_time, "on_time")?, mean(&g.off_time, "off_time")?);
-                let mk = |m: f64| match dist {
-                    "exponential" => Ok(Dist::Exponential { mean: m }),
-                    "pareto" => Ok(Dist::Pareto { mean: m, shape, max: None }),
-                    other => Err(ScenarioError::new(
-                        format!("{p}.distribution"),
-                        format!("unknown distribution \"{other}\"; available: exponential, pareto"),
-                    )),
-                };
-                Some(OnOffSpec { on: mk(on)?, off: mk(off)? })
-            } else {
-                None
-            };
-            Ok(Transport::Udp { cbr, onoff })
+        TransportName::Udp => udp_transport(g, p),
+    }
+}
+
+/// `app = "bulk"`: an unlimited transfer, or `size` bytes.
+fn bulk_app(g: &RawGroup, p: &str) -> R<TcpApp> {
+    only_for(g, p, "bulk", &["size", "tcp"])?;
+    let size = g.size.clone().map(|v| typed::<Bytes>(v, &format!("{p}.size"))).transpose()?;
+    if let Some(Bytes(0)) = size {
+        return Err(ScenarioError::new(
+            format!("{p}.size"),
+            "must be at least 1 byte (omit it for an unlimited transfer)",
+        ));
+    }
+    Ok(TcpApp::Bulk { size: size.map(|b| b.0) })
+}
+
+/// `app = "short"`: Poisson-arriving connections of a size, a duration, or both.
+fn short_app(g: &RawGroup, p: &str) -> R<TcpApp> {
+    only_for(g, p, "short", &["size", "arrival_rate", "flow_duration", "tcp"])?;
+    let Some(rate) = g.arrival_rate else {
+        return Err(ScenarioError::new(
+            format!("{p}.arrival_rate"),
+            "missing; mean connection arrivals per second, e.g. 10",
+        ));
+    };
+    if !(rate > 0.0 && rate.is_finite()) {
+        return Err(ScenarioError::new(format!("{p}.arrival_rate"), format!("must be > 0, got {rate}")));
+    }
+    let size = g.size.clone().map(|v| parse_dist(v, &format!("{p}.size"), Quantity::Bytes)).transpose()?;
+    let duration =
+        g.flow_duration.clone().map(|v| parse_dist(v, &format!("{p}.flow_duration"), Quantity::Seconds)).transpose()?;
+    if size.is_none() && duration.is_none() {
+        return Err(ScenarioError::new(
+            format!("{p}.size"),
+            "a short connection needs a size (bytes) or a flow_duration (seconds), or both",
+        ));
+    }
+    Ok(TcpApp::Short(ShortSpec { arrival_rate: rate, size, duration }))
+}
+
+/// `app = "web"`: sessions of requests, responses and think times.
+fn web_app(g: &RawGroup, p: &str) -> R<TcpApp> {
+    only_for(g, p, "web", &["response_size", "think_time", "request_size", "tcp"])?;
+    let response = match g.response_size.clone() {
+        Some(v) => parse_dist(v, &format!("{p}.response_size"), Quantity::Bytes)?,
+        None => Dist::Pareto { mean: 12_000.0, shape: 1.2, max: Some(2e6) },
+    };
+    let think = match g.think_time.clone() {
+        Some(v) => parse_dist(v, &format!("{p}.think_time"), Quantity::Seconds)?,
+        None => Dist::Exponential { mean: 1.0 },
+    };
+    let rs = g.request_size.unwrap_or(40);
+    if !(1..=65535).contains(&rs) {
+        return Err(ScenarioError::new(format!("{p}.request_size"), format!("must be 1..65535 bytes, got {rs}")));
+    }
+    Ok(TcpApp::Web(WebSpec { response, think, request_size: rs as u16 }))
+}
+
+/// A UDP group: CBR at `rate`, or ON/OFF with CBR at that peak rate while ON.
+fn udp_transport(g: &RawGroup, p: &str) -> R<Transport> {
+    let app = g.app.as_deref().unwrap_or("cbr");
+    match app {
+        "cbr" => only_for(g, p, app, &["rate", "packet_size"])?,
+        "onoff" => only_for(g, p, app, &["rate", "packet_size", "on_time", "off_time", "distribution", "shape"])?,
+        other => {
+            return Err(ScenarioError::new(
+                format!("{p}.app"),
+                format!("unknown UDP application \"{other}\"; available: cbr, onoff"),
+            ))
         }
     }
+    let Some(rate) = g.rate else {
+        return Err(ScenarioError::new(
+            format!("{p}.rate"),
+            if app == "cbr" {
+                "missing; a UDP CBR flow needs a sending rate such as \"2Mb/s\""
+            } else {
+                "missing; the peak (ON) rate such as \"2Mb/s\""
+            },
+        ));
+    };
+    let ps = g.packet_size.unwrap_or(1000);
+    if !(1..=65535).contains(&ps) {
+        return Err(ScenarioError::new(format!("{p}.packet_size"), format!("must be 1..65535 bytes, got {ps}")));
+    }
+    let cbr = Cbr { rate_bps: rate.0.round().max(1.0) as u64, size: ps as u16 };
+    let onoff = if app == "onoff" { Some(onoff_spec(g, p)?) } else { None };
+    Ok(Transport::Udp { cbr, onoff })
+}
+
+/// The ON and OFF periods of an ON/OFF source: exponential or Pareto, of the means given.
+fn onoff_spec(g: &RawGroup, p: &str) -> R<OnOffSpec> {
+    let dist = g.distribution.as_deref().unwrap_or("exponential");
+    let shape = g.shape.unwrap_or(1.5);
+    if dist == "exponential" && g.shape.is_some() {
+        return Err(ScenarioError::new(format!("{p}.shape"), "applies to distribution = \"pareto\""));
+    }
+    if !(shape > 1.0 && shape.is_finite()) {
+        return Err(ScenarioError::new(
+            format!("{p}.shape"),
+            format!("must be > 1 (a Pareto distribution with shape <= 1 has no mean), got {shape}"),
+        ));
+    }
+    let mean = |v: &Option<toml::Value>, k: &str| -> R<f64> {
+        let Some(v) = v.clone() else {
+            return Err(ScenarioError::new(format!("{p}.{k}"), "missing; the mean period such as \"0.5s\""));
+        };
+        let m = quantity(v, &format!("{p}.{k}"), Quantity::Seconds)?;
+        if m <= 0.0 {
+            return Err(ScenarioError::new(format!("{p}.{k}"), "must be > 0"));
+        }
+        Ok(m)
+    };
+    let (on, off) = (mean(&g.on_time, "on_time")?, mean(&g.off_time, "off_time")?);
+    let mk = |m: f64| match dist {
+        "exponential" => Ok(Dist::Exponential { mean: m }),
+        "pareto" => Ok(Dist::Pareto { mean: m, shape, max: None }),
+        other => Err(ScenarioError::new(
+            format!("{p}.distribution"),
+            format!("unknown distribution \"{other}\"; available: exponential, pareto"),
+        )),
+    };
+    Ok(OnOffSpec { on: mk(on)?, off: mk(off)? })
 }

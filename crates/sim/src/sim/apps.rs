@@ -5,11 +5,10 @@ use super::Sim;
 use crate::event::{EventQueue, Kind};
 use crate::hosts::{start_time, tcp_app, App, Flow, NO_SESSION, NO_TIMER};
 use crate::measure::FlowCounters;
-use crate::monitor::AtLink;
 use crate::net::{Network, Route};
 use crate::packet::{Packet, PktKind, F_IN_PROFILE, F_RETX};
 use crate::scenario::{Scenario, StartSpec, TcpApp, Transport};
-use crate::tcp::TcpConfig;
+use crate::tcp::{Ack, Cx, TcpConfig};
 use crate::traffic::onoff::UdpSource;
 use crate::traffic::short::ShortGen;
 use crate::traffic::web::Session;
@@ -147,9 +146,10 @@ impl Sim {
                 let App::Tcp { tx, rx } = &mut self.flows[fi].app else { return };
                 let blocks = rx.sack_blocks(pkt.aux);
                 let blocks = blocks.as_ref().map_or(&[][..], |b| b.as_slice());
-                let was = tx.completed_at.is_some();
-                tx.on_ack(pkt.seq, pkt.flags, pkt.sent, blocks, now, &mut self.scratch, &mut self.ctr[fi]);
-                let completed = !was && tx.completed_at.is_some();
+                let was = tx.completed_at().is_some();
+                let ack = Ack { seq: pkt.seq, flags: pkt.flags, echo: pkt.sent, blocks };
+                tx.on_ack(&ack, &mut Cx::new(now, &mut self.scratch, &mut self.ctr[fi]));
+                let completed = !was && tx.completed_at().is_some();
                 self.inject_scratch(start);
                 self.sync_timer(fi, 0);
                 if completed {
@@ -181,7 +181,7 @@ impl Sim {
     #[inline]
     fn sync_timer(&mut self, fi: usize, slot: usize) {
         let App::Tcp { tx, rx } = &self.flows[fi].app else { return };
-        let deadline = if slot == 0 { tx.rto_deadline } else { rx.delack_deadline };
+        let deadline = if slot == 0 { tx.rto_deadline() } else { rx.delack_deadline };
         let k = 2 * fi + slot;
         if deadline != 0 && deadline < self.timers[k] {
             self.timers[k] = deadline;
@@ -197,7 +197,7 @@ impl Sim {
         self.timers[k] = NO_TIMER;
         let (fi, slot) = (k / 2, k % 2);
         let App::Tcp { tx, rx } = &mut self.flows[fi].app else { return };
-        let deadline = if slot == 0 { tx.rto_deadline } else { rx.delack_deadline };
+        let deadline = if slot == 0 { tx.rto_deadline() } else { rx.delack_deadline };
         if deadline == 0 {
             return;
         }
@@ -207,7 +207,7 @@ impl Sim {
         }
         if slot == 0 {
             let start = self.scratch.len();
-            tx.on_timeout(now, &mut self.scratch, &mut self.ctr[fi]);
+            tx.on_timeout(&mut Cx::new(now, &mut self.scratch, &mut self.ctr[fi]));
             self.inject_scratch(start);
         } else {
             let mut ack = rx.ack();
@@ -223,7 +223,7 @@ impl Sim {
         let now = self.now;
         let App::Tcp { tx, .. } = &mut self.flows[fi].app else { return };
         let start = self.scratch.len();
-        tx.start(now, &mut self.scratch, &mut self.ctr[fi]);
+        tx.start(&mut Cx::new(now, &mut self.scratch, &mut self.ctr[fi]));
         self.inject_scratch(start);
         self.sync_timer(fi, 0);
     }
@@ -267,10 +267,8 @@ impl Sim {
 
     pub(super) fn on_stop(&mut self, fi: usize) {
         if let App::Tcp { tx, .. } = &mut self.flows[fi].app {
-            tx.stop_app();
-            if tx.rto_deadline == 0 && tx.completed_at.is_none() && tx.snd_una() > 0 {
+            if tx.stop_app(self.now) {
                 // everything sent is acknowledged: the connection is done
-                tx.completed_at = Some(self.now);
                 self.on_completed(fi);
             }
         }
@@ -328,7 +326,7 @@ impl Sim {
         });
         self.routes.push(self.net.host_routes[host as usize]);
         for m in &mut self.monitors {
-            m.flows.push(AtLink::default());
+            m.add_flow();
         }
         self.hop_drops.add_flow();
         self.ctr.push(FlowCounters::default());

@@ -5,21 +5,23 @@
 //! into the first link of its path; the packet *arrives* at a link (random loss, then the queue);
 //! the link's transmitter is *advanced* lazily, starting every transmission that is due; when the
 //! pipe's head reaches the far end (*link event*), the packet is *forwarded* to the next link of
-//! its path or *delivered* to its host. Measured links call their monitor on the way. The hosts'
-//! side (applications, TCP timers, traffic) is in `apps`, measurement events in `sample`, and
-//! the network is built apart (`crate::net::build`).
+//! its path or *delivered* to its host. Measured links call their monitor on the way. Where
+//! nothing could tell the difference, a packet is handed on at once instead of at an event of its
+//! own: delivered to its host as it enters its last link, or passed through a shared link into
+//! its path's last one; those exact shortcuts, and the state they keep, are in `shortcut`. The
+//! hosts' side (applications, TCP timers, traffic) is in `apps`, measurement events in `sample`,
+//! `[[pcap]]` traces in `capture`, and the network is built apart (`crate::net::build`).
 
 mod apps;
 mod capture;
 mod sample;
+mod shortcut;
 
 use crate::event::{EventQueue, Kind};
 use crate::hosts::{App, Flow, NO_TIMER};
 use crate::measure::{FlowCounters, FlowSeries, HopDrops};
 use crate::monitor::LinkMonitor;
-use crate::net::{
-    Network, Route, DELIVERED, EARLY_ACK, EARLY_DATA, NEXT_HOST, NEXT_SHARED, NO_MONITOR, THROUGH_ACK, THROUGH_DATA,
-};
+use crate::net::{Entry, Network, Route, NEXT_HOST, NEXT_SHARED, NO_MONITOR};
 use crate::packet::{Packet, PktKind};
 use crate::results::{self, Engine, Results, Run};
 use crate::scenario::Scenario;
@@ -85,12 +87,12 @@ pub struct Sim {
     events: u64,
     /// A short/web group opened more connections than the event set can index.
     too_many: bool,
-    /// Packets may be delivered early only before this instant: the run's end, the start of the
-    /// measurement window and the next per-flow sample (`deliver_early`).
+    /// Shortcuts are taken only before this instant: the run's end, the start of the
+    /// measurement window and the next per-flow sample (`shortcut`).
     horizon: Time,
     /// The next per-flow sample (`Time::MAX` if none is pending).
     next_flow_sample: Time,
-    /// Inside an early delivery (which never nests).
+    /// Inside an early delivery (shortcuts never nest).
     early: bool,
     /// The `[[pcap]]` traces, once [`Sim::capture_to`] has opened their files.
     cap: Option<Box<capture::Captures>>,
@@ -113,7 +115,7 @@ impl Sim {
             }
         }
         let mut routes = t.routes;
-        early_delivery(&sc, &net, &t.flows, &mut routes);
+        shortcut::allow(&sc, &net, &t.flows, &mut routes);
         if sc.warmup > 0 {
             ev.push(sc.warmup, Kind::Warmup, 0);
         }
@@ -178,14 +180,6 @@ impl Sim {
             sim.net.host_routes = Vec::new();
         }
         Ok(sim)
-    }
-
-    /// Turn early delivery off (`Sim::deliver_early`): every packet then takes an event at the
-    /// end of its last link. Results are the same either way except `engine.events`; the tests
-    /// use this to show it.
-    pub fn without_early_delivery(mut self) -> Sim {
-        self.routes.iter_mut().for_each(|r| r.early = 0);
-        self
     }
 
     /// Open the files of the scenario's `[[pcap]]` traces in `dir` (`<link>.<point>.pcap`); the
@@ -277,13 +271,6 @@ impl Sim {
         self.scratch = Vec::new();
     }
 
-    /// Set [`Sim::horizon`] from the run's end, the warm-up (until it has passed) and the next
-    /// per-flow sample.
-    pub(super) fn set_horizon(&mut self) {
-        let warmup = if self.base.is_none() && self.sc.warmup > 0 { self.sc.warmup } else { Time::MAX };
-        self.horizon = self.sc.duration.min(warmup).min(self.next_flow_sample);
-    }
-
     // ------------------------------------------------------------------ the packet's path
 
     /// A host sends `pkt` into the first link of its path.
@@ -303,12 +290,9 @@ impl Sim {
         let link = &mut net.links[l];
         let Some(a) = link.aqm.as_mut() else {
             if let Some(entry) = link.simple_arrive(pkt, now, &mut net.rings) {
-                let done = match link.next {
-                    NEXT_HOST => self.deliver_early(l, pkt, entry),
-                    NEXT_SHARED => self.pass_through_simple(l, pkt, entry),
-                    _ => false,
-                };
-                if !done {
+                // handed on at once if it may (`shortcut`), else forwarded at the link's event
+                let next = link.next;
+                if !self.leave_simple_early(l, next, pkt, entry) {
                     self.schedule_link(l);
                 }
             } else {
@@ -381,11 +365,11 @@ impl Sim {
             if let Some(c) = self.cap.as_deref_mut() {
                 c.write(l, capture::Point::Departure, start, &pkt, &self.flows);
             }
-            // the packet is on its way: into the next link at once if it may pass through, or
-            // into the pipe to wait for its event there
+            // the packet is on its way: into the next link at once if it may pass through
+            // (`shortcut`), or into the pipe to wait for its event there
             if !(shared && self.pass_through(pkt, arrive)) {
                 let net = &mut self.net;
-                net.links[l].pipe.push_back((arrive, pkt), &mut net.rings);
+                net.links[l].pipe.push_back(Entry::InFlight { arrive, pkt }, &mut net.rings);
             }
         }
         let link = &mut self.net.links[l];
@@ -410,7 +394,7 @@ impl Sim {
     fn schedule_link(&mut self, l: usize) {
         let link = &mut self.net.links[l];
         if !link.pending {
-            let at = match link.pipe.first_live() {
+            let at = match link.pipe.first_in_flight() {
                 Some(a) => a,
                 None => match &link.aqm {
                     Some(a) if !a.queue.is_empty() => link.free_at.saturating_add(link.delay),
@@ -422,103 +406,6 @@ impl Sim {
         }
     }
 
-    /// `pkt` has just entered link `l`, its path's last, and reaches its host at `at`, the time
-    /// the link computed (its transmission starts at `start`): hand it to the host now, at `at`, instead of
-    /// scheduling an event for it — when nothing could tell the difference. Returns whether it
-    /// did; the packet then stays in the pipe, marked [`DELIVERED`], only to hold its place.
-    ///
-    /// The host's processing reads and changes the state of its own flow only, and what it sends
-    /// goes into its first link, which no other flow uses ([`early_delivery`]). So doing it early
-    /// gives the same result as doing it at its time provided nothing else touches that flow in
-    /// between: no timer of the flow is due before (an RTO or delayed-ACK deadline earlier than
-    /// the arrival), the flow's application does not stop before, and no measurement reads the
-    /// flow's counters before (the run's end, the warm-up snapshot, a per-flow sample:
-    /// [`Sim::horizon`]), and no packet ahead of it in the link waits for its own event (the
-    /// link has none pending). Packets of one flow reach its host in FIFO order either way, and events
-    /// are taken in (time, kind, index) order, so every result is the same bit for bit; only the
-    /// number of events falls (one fewer per packet delivered early).
-    #[inline]
-    fn deliver_early(&mut self, l: usize, mut pkt: Packet, (start, at): (Time, Time)) -> bool {
-        // `pending`: a packet ahead of it waits for its own event
-        if self.net.links[l].pending || self.early || at >= self.horizon {
-            return false;
-        }
-        let fi = pkt.flow as usize;
-        let early = self.routes[fi].early;
-        let ok = match pkt.kind {
-            PktKind::Data | PktKind::Udp => early & EARLY_DATA != 0 && self.flows[fi].due_by(at, false),
-            PktKind::Ack => early & EARLY_ACK != 0 && at < self.flows[fi].stop && self.flows[fi].due_by(at, true),
-            PktKind::Request => false,
-        };
-        if !ok {
-            return false;
-        }
-        self.net.links[l].gone_early(start);
-        let now = self.now;
-        self.now = at;
-        self.early = true;
-        pkt.hop += 1;
-        self.delivered += 1;
-        self.deliver(pkt);
-        self.early = false;
-        self.now = now;
-        true
-    }
-
-    /// `pkt` will leave a link shared by several paths at `exit`, and go next into the last
-    /// link of its path, which carries that path alone: move it on into that link now, at `exit`,
-    /// instead of scheduling an event for it at the shared link — and from there, if it may, to its host
-    /// ([`Sim::deliver_early`]). Returns whether it did. A simple link calls it when the packet
-    /// enters it ([`Sim::pass_through_simple`]), an AQM link when its transmission starts
-    /// (`advance`: the packet then never enters the pipe, and the link's event only wakes its
-    /// transmitter up, [`Sim::schedule_link`]).
-    ///
-    /// The last link's state changes only when a packet of this path enters it, and those leave
-    /// the shared link in FIFO order: so entering it early gives the same result as entering it at its time
-    /// provided every packet of the path ahead in the shared link has entered it already (none is counted in
-    /// its `inbound`, none waits there for its own event), and nothing reads the link or the flow
-    /// before (the same [`Sim::horizon`]; a drop there is counted at once). Only the number of
-    /// events falls (one fewer per packet passed through).
-    #[inline]
-    fn pass_through(&mut self, mut pkt: Packet, exit: Time) -> bool {
-        let ack = is_reverse(pkt.kind);
-        let r = &mut self.routes[pkt.flow as usize];
-        let (flag, len, last) =
-            if ack { (THROUGH_ACK, r.rev_len, r.last_rev) } else { (THROUGH_DATA, r.fwd_len, r.last_fwd) };
-        if r.early & flag == 0 || pkt.hop as u32 + 2 != len as u32 {
-            return false;
-        }
-        let e = last as usize;
-        let inbound = &mut r.inbound[ack as usize];
-        if self.net.links[e].pending || *inbound != 0 || self.early || exit >= self.horizon {
-            // on its way at its own event (`forward` takes it off); a count that would overflow
-            // ends passing through for the flow instead (the count is then never read again)
-            match inbound.checked_add(1) {
-                Some(n) => *inbound = n,
-                None => r.early &= !flag,
-            }
-            return false;
-        }
-        let now = self.now;
-        self.now = exit;
-        pkt.hop += 1;
-        self.link_arrive(e, pkt);
-        self.now = now;
-        true
-    }
-
-    /// [`Sim::pass_through`] for a simple link: the packet is the pipe's last entry (starting
-    /// its transmission at `start`, leaving at `exit`), which stays there, marked [`DELIVERED`],
-    /// to hold its place in the FIFO.
-    #[inline]
-    fn pass_through_simple(&mut self, l: usize, pkt: Packet, (start, exit): (Time, Time)) -> bool {
-        if !self.pass_through(pkt, exit) {
-            return false;
-        }
-        self.net.links[l].gone_early(start);
-        true
-    }
-
     /// The head of link `l`'s pipe reached the far end: forward every packet due now.
     fn on_link_event(&mut self, l: usize) {
         let now = self.now;
@@ -527,12 +414,14 @@ impl Sim {
             let net = &mut self.net;
             let link = &mut net.links[l];
             match link.pipe.front() {
-                Some(&(a, _)) if a <= now => {
-                    let (_, pkt) = link.pipe.pop_front(&mut net.rings).expect("front");
-                    if pkt.hop != DELIVERED {
-                        let next = link.next;
-                        self.forward(next, pkt);
-                    }
+                Some(&Entry::InFlight { arrive, pkt }) if arrive <= now => {
+                    link.pipe.pop_front(&mut net.rings);
+                    let next = link.next;
+                    self.forward(next, pkt);
+                }
+                // a packet that left early, whose transmission has started: its place goes
+                Some(&Entry::Left { start }) if start <= now => {
+                    link.pipe.pop_front(&mut net.rings);
                 }
                 _ => break,
             }
@@ -552,16 +441,9 @@ impl Sim {
         let next = if next == NEXT_SHARED {
             let ack = is_reverse(pkt.kind);
             let r = &mut self.routes[pkt.flow as usize];
-            let (start, len, last, through) = if ack {
-                (r.rev, r.rev_len, r.last_rev, r.early & THROUGH_ACK)
-            } else {
-                (r.fwd, r.fwd_len, r.last_fwd, r.early & THROUGH_DATA)
-            };
+            let (start, len, last) = if ack { (r.rev, r.rev_len, r.last_rev) } else { (r.fwd, r.fwd_len, r.last_fwd) };
             if pkt.hop as u32 + 1 == len as u32 {
-                if through != 0 {
-                    // it did not pass through (`pass_through` counted it)
-                    r.inbound[ack as usize] -= 1;
-                }
+                shortcut::reached_last_link(r, ack);
                 last
             } else if pkt.hop < len {
                 self.net.paths[(start + pkt.hop as u32) as usize]
@@ -621,7 +503,7 @@ impl Sim {
                 // a lost web request is sent again after the initial RTO, as a lost SYN would be
                 c.ack_drops += 1;
                 if let App::Tcp { tx, .. } = &self.flows[pkt.flow as usize].app {
-                    let retry = self.now.saturating_add(tx.cfg.initial_rto);
+                    let retry = self.now.saturating_add(tx.cfg().initial_rto);
                     if retry < self.sc.duration {
                         self.ev.push(retry, Kind::Start, pkt.flow);
                     }
@@ -694,37 +576,6 @@ impl Sim {
                 in_flight,
             },
         })
-    }
-}
-
-/// Mark the flows whose packets may be delivered early (`Sim::deliver_early`): static bulk TCP
-/// flows without SACK (whose ACKs carry blocks the receiver files as data arrives) and UDP flows,
-/// whose host pair is theirs alone, for the direction whose reply goes into a simple first link
-/// that no other path uses: data at the receiver when the ACK path's first link is such a link
-/// (always, for UDP: its receiver sends nothing), ACKs at the sender when the data path's is.
-fn early_delivery(sc: &Scenario, net: &Network, flows: &[Flow], routes: &mut [Route]) {
-    use crate::scenario::{TcpApp, Transport};
-    let mut uses = vec![0u32; net.links.len()];
-    for r in &net.host_routes {
-        for ack in [false, true] {
-            for &l in net.path(r, ack) {
-                uses[l as usize] = uses[l as usize].saturating_add(1);
-            }
-        }
-    }
-    let alone = |l: u32| uses[l as usize] == 1 && net.links[l as usize].aqm.is_none();
-    // packets may pass through the link before a path's last link when that one is theirs alone
-    let through = |last: u32, flag: u8| if alone(last) { flag } else { 0 };
-    for (f, r) in flows.iter().zip(routes.iter_mut()) {
-        r.early = match &sc.groups[f.group as usize].transport {
-            Transport::Udp { .. } => EARLY_DATA | through(r.last_fwd, THROUGH_DATA),
-            Transport::Tcp { cfg, app: TcpApp::Bulk { .. } } if cfg.recovery != crate::tcp::Recovery::Sack => {
-                let data = if alone(r.first_rev) { EARLY_DATA | through(r.last_fwd, THROUGH_DATA) } else { 0 };
-                let ack = if alone(r.first_fwd) { EARLY_ACK | through(r.last_rev, THROUGH_ACK) } else { 0 };
-                data | ack
-            }
-            _ => 0,
-        };
     }
 }
 

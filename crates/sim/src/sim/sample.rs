@@ -6,7 +6,7 @@ use crate::event::Kind;
 use crate::hosts::App;
 use crate::net::NO_MONITOR;
 use aqm::rng::Rng;
-use aqm::{Qdisc, Time, NS_PER_SEC};
+use aqm::{Time, NS_PER_SEC};
 
 impl Sim {
     /// Bring every measured link up to `t` (transmissions starting at `t` or earlier).
@@ -39,33 +39,10 @@ impl Sim {
     pub(super) fn on_sample(&mut self) {
         let now = self.now;
         self.advance_monitored(now);
-        let t = now as f64 / NS_PER_SEC as f64;
         for m in &mut self.monitors {
             let link = &self.net.links[m.link as usize];
             let q = &link.aqm.as_ref().expect("measured link").queue;
-            let st = &q.stats;
-            let ts = &mut m.series;
-            let drops: u64 = st.drops.iter().sum();
-            let dt = now.saturating_sub(ts.last_t);
-            ts.time.push(t);
-            ts.qlen.push(q.len() as f64);
-            ts.qbytes.push(q.bytes() as f64);
-            ts.util.push(if dt > 0 {
-                (st.transmitted_bytes - ts.last_tx_bytes) as f64 * 8.0
-                    / (link.rate_bps as f64 * dt as f64 / NS_PER_SEC as f64)
-            } else {
-                f64::NAN
-            });
-            ts.drops.push((drops - ts.last_drops) as f64);
-            let mut vals = [0.0f64; 8];
-            let k = ts.state_names.len().min(8);
-            q.disc.state(&mut vals[..k]);
-            for (i, v) in vals[..k].iter().enumerate() {
-                ts.state[i].push(*v);
-            }
-            ts.last_tx_bytes = st.transmitted_bytes;
-            ts.last_drops = drops;
-            ts.last_t = now;
+            m.series.sample(now, q, link.rate_bps);
         }
         if self.sc.queue_snapshots && !self.sc.snapshot_poisson && now >= self.sc.warmup {
             self.snapshot();
@@ -78,22 +55,11 @@ impl Sim {
 
     /// Every measured queue's composition by position, counted from the tail (M10).
     fn snapshot(&mut self) {
-        let t = self.now as f64 / NS_PER_SEC as f64;
-        let s = &mut self.snaps;
         for m in &self.monitors {
             let q = &self.net.links[m.link as usize].aqm.as_ref().expect("measured link").queue;
-            let n = q.len() as i64;
-            let mut from_head = 0i64;
-            q.disc.for_each_waiting(&mut |p, _| {
-                s.t.push(t);
-                s.link.push(m.link);
-                s.pos.push(n - 1 - from_head);
-                s.len.push(n);
-                s.flow.push(p.flow as i64);
-                from_head += 1;
-            });
+            self.snaps.record(self.now, m.link, q);
         }
-        s.count += 1;
+        self.snaps.count += 1;
     }
 
     /// A snapshot at a Poisson instant (PASTA: the snapshots see time averages, and cannot lock
@@ -131,7 +97,7 @@ impl Sim {
                 let good = self.ctr[i].unique_bytes;
                 let (ltx, lgood) = fs.last[i];
                 let (cwnd, finished) = match &f.app {
-                    App::Tcp { tx, .. } => (tx.cwnd(), tx.completed_at.is_some_and(|c| c < fs.last_t)),
+                    App::Tcp { tx, .. } => (tx.cwnd(), tx.completed_at().is_some_and(|c| c < fs.last_t)),
                     App::Udp(_) => (f64::NAN, f.stop < fs.last_t),
                 };
                 if finished && tx == ltx && good == lgood {

@@ -1,12 +1,14 @@
 //! The congestion-control interface: how a variant grows and shrinks the window.
 //!
-//! The sender core (`super::TcpSender`) owns sequence numbers, the retransmission timer, RTT
-//! estimation and loss recovery (Reno, NewReno or SACK, see `super::Recovery`); it calls these
+//! The sender (`super::TcpSender`) owns sequence numbers, the retransmission timer, RTT
+//! estimation and loss recovery (Reno, NewReno or SACK, `super::recovery`); it calls these
 //! hooks at the points where congestion-control algorithms differ. Every hook has a default, which
 //! is standard Reno congestion control (RFC 5681): slow start, additive increase of one segment per
 //! window, halving on loss, one segment after a timeout. A variant overrides only what it changes,
-//! the way a Linux `tcp_congestion_ops` fills only some of its slots.
+//! the way a Linux `tcp_congestion_ops` fills only some of its slots. [`Cc`] is the enum over the
+//! algorithms (one file each: `reno`, `vegas`, `cubic`), for static dispatch.
 
+use super::{cubic, reno, vegas, CcConfig};
 use aqm::Time;
 
 /// The window a hook may change, in segments.
@@ -88,5 +90,66 @@ pub fn reno_increase(w: &mut Window, acked: u32) {
         w.cwnd += acked.min(2) as f64;
     } else {
         w.cwnd += acked as f64 / w.cwnd;
+    }
+}
+
+/// The congestion-control state of one connection (enum dispatch; one arm per algorithm). Vegas's
+/// state (its RTT measurement and fine-grained timeout, about 140 bytes) is on the heap, like its
+/// send log, so that it does not make every other connection that size.
+#[derive(Debug, Clone)]
+pub enum Cc {
+    Reno(reno::Reno),
+    Vegas(Box<vegas::Vegas>),
+    Cubic(cubic::Cubic),
+}
+
+impl Cc {
+    pub fn new(cfg: &CcConfig) -> Cc {
+        match cfg {
+            CcConfig::Reno => Cc::Reno(reno::Reno),
+            CcConfig::Vegas { alpha, beta, gamma } => Cc::Vegas(Box::new(vegas::Vegas::new(*alpha, *beta, *gamma))),
+            CcConfig::Cubic { c, beta, fast_convergence, tcp_friendly } => {
+                Cc::Cubic(cubic::Cubic::new(*c, *beta, *fast_convergence, *tcp_friendly))
+            }
+        }
+    }
+}
+
+/// Each hook of a connection's algorithm, by a `match` on the variant: a direct call the compiler
+/// can inline (Reno's per-ACK growth is a few instructions), where a `dyn` call could not be.
+macro_rules! dispatch {
+    ($cc:expr, $c:ident => $call:expr) => {
+        match $cc {
+            Cc::Reno($c) => $call,
+            Cc::Vegas($c) => $call,
+            Cc::Cubic($c) => $call,
+        }
+    };
+}
+
+impl CongestionControl for Cc {
+    #[inline]
+    fn on_ack(&mut self, w: &mut Window, a: &AckInfo) {
+        dispatch!(self, c => c.on_ack(w, a))
+    }
+    #[inline]
+    fn on_dup_ack(&mut self, w: &mut Window, a: &AckInfo) {
+        dispatch!(self, c => c.on_dup_ack(w, a))
+    }
+    fn on_loss(&mut self, w: &mut Window, a: &AckInfo) -> f64 {
+        dispatch!(self, c => c.on_loss(w, a))
+    }
+    fn on_rto(&mut self, w: &mut Window, flight: f64, now: Time) -> f64 {
+        dispatch!(self, c => c.on_rto(w, flight, now))
+    }
+    fn on_recovery_exit(&mut self, w: &mut Window, now: Time) {
+        dispatch!(self, c => c.on_recovery_exit(w, now))
+    }
+    #[inline]
+    fn fine_timeout(&self) -> Option<Time> {
+        dispatch!(self, c => c.fine_timeout())
+    }
+    fn on_fine_retransmit(&mut self, transmits: u32) {
+        dispatch!(self, c => c.on_fine_retransmit(transmits))
     }
 }

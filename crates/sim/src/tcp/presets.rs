@@ -225,10 +225,6 @@ pub fn describe(details: bool) -> Vec<(String, String)> {
 mod tests {
     use super::*;
 
-    fn s(t: aqm::Time) -> f64 {
-        t as f64 / NS_PER_SEC as f64
-    }
-
     #[test]
     fn every_release_name_resolves_to_its_family() {
         assert_eq!(ns2_family("ns2-2.26").unwrap().name, "ns2-2.1b9");

@@ -1,0 +1,225 @@
+//! What an emulation run reports: per-flow counters, the bottleneck over the measurement window,
+//! its time series and queue snapshots, and packet conservation.
+//!
+//! The bottleneck is measured by the simulator's own monitor (`sim::monitor::LinkMonitor`: the
+//! queue-length integral, the queueing-delay histogram, each flow's packets at the link, the link
+//! loss, the snapshot at the start of the window, the time series); this module turns it into the
+//! report, with the definitions of docs/metrics.md.
+
+use aqm::{DropReason, Limit, QueueStats, Time};
+use sim::monitor::{AtLink, LinkMonitor};
+
+use crate::link::Link;
+use crate::packet::FlowKey;
+
+/// Per-flow counters (all packet counts, in packets or bytes).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct FlowCtr {
+    /// Data packets read from the flow's sender (retransmissions included) and their bytes.
+    pub sent_pkts: u64,
+    pub sent_bytes: u64,
+    /// TCP data segments whose sequence number is below the highest already sent.
+    pub retx_pkts: u64,
+    /// Packets of the flow offered to the bottleneck queue (after link loss), and transmitted
+    /// (the bottleneck's monitor counts them; filled in when the report is made).
+    pub bneck_arrivals: u64,
+    pub bneck_tx_pkts: u64,
+    pub bneck_tx_bytes: u64,
+    /// Forward-path drops by reason (any link).
+    pub drops: [u64; DropReason::COUNT],
+    /// Reverse-path drops (ACKs), any reason.
+    pub ack_drops: u64,
+    /// Data packets written to the receiver, their bytes, the bytes of retransmissions among them.
+    pub delivered_pkts: u64,
+    pub delivered_bytes: u64,
+    pub delivered_retx_bytes: u64,
+    /// Data packets delivered with the CE mark.
+    pub ce_marks: u64,
+    /// New payload bytes delivered: for TCP the advance of the highest sequence number delivered,
+    /// for UDP every payload byte.
+    pub progress_bytes: u64,
+    /// Packets of the flow read in the reverse direction.
+    pub rev_pkts: u64,
+}
+
+impl FlowCtr {
+    fn since(&self, b: &FlowCtr) -> FlowCtr {
+        let mut d = *self;
+        d.sent_pkts -= b.sent_pkts;
+        d.sent_bytes -= b.sent_bytes;
+        d.retx_pkts -= b.retx_pkts;
+        d.bneck_arrivals -= b.bneck_arrivals;
+        d.bneck_tx_pkts -= b.bneck_tx_pkts;
+        d.bneck_tx_bytes -= b.bneck_tx_bytes;
+        for i in 0..DropReason::COUNT {
+            d.drops[i] -= b.drops[i];
+        }
+        d.ack_drops -= b.ack_drops;
+        d.delivered_pkts -= b.delivered_pkts;
+        d.delivered_bytes -= b.delivered_bytes;
+        d.delivered_retx_bytes -= b.delivered_retx_bytes;
+        d.ce_marks -= b.ce_marks;
+        d.progress_bytes -= b.progress_bytes;
+        d.rev_pkts -= b.rev_pkts;
+        d
+    }
+
+    /// These counters with the flow's packets at the bottleneck.
+    fn with_bottleneck(mut self, a: AtLink) -> FlowCtr {
+        self.bneck_arrivals = a.arrivals;
+        self.bneck_tx_pkts = a.tx_pkts;
+        self.bneck_tx_bytes = a.tx_bytes;
+        self
+    }
+}
+
+/// The bottleneck time series (one row per sample).
+#[derive(Debug, Default, Clone)]
+pub struct Series {
+    pub time_s: Vec<f64>,
+    pub queue_pkts: Vec<f64>,
+    pub queue_bytes: Vec<f64>,
+    pub utilisation: Vec<f64>,
+    pub drops: Vec<f64>,
+    pub state_names: Vec<&'static str>,
+    /// One column per state variable.
+    pub state: Vec<Vec<f64>>,
+}
+
+/// Queue snapshots: one row per waiting packet per sample in the window.
+#[derive(Debug, Default, Clone)]
+pub struct Snapshots {
+    pub time_s: Vec<f64>,
+    pub position_from_tail: Vec<i64>,
+    pub queue_len: Vec<i64>,
+    /// Index into the report's flows.
+    pub flow: Vec<i64>,
+    pub count: u64,
+}
+
+/// A flow's report.
+#[derive(Debug, Clone)]
+pub struct FlowReport {
+    pub key: FlowKey,
+    /// When its first packet was read (ns of the run).
+    pub first_seen: Time,
+    /// Counters over the window, and over the whole run.
+    pub window: FlowCtr,
+    pub total: FlowCtr,
+}
+
+/// The bottleneck over the window.
+#[derive(Debug, Clone)]
+pub struct BottleneckReport {
+    pub stats: QueueStats,
+    pub capacity_bps: f64,
+    pub delay_s: f64,
+    pub limit: Limit,
+    pub aqm: &'static str,
+    pub link_loss: u64,
+    pub queue_mean_pkts: f64,
+    pub queue_mean_bytes: f64,
+    pub queue_max_pkts: u64,
+    pub delay_mean_s: f64,
+    pub delay_p50_s: f64,
+    pub delay_p95_s: f64,
+    pub delay_p99_s: f64,
+    pub delay_samples: u64,
+}
+
+/// Packet conservation over the whole run: `read = written + dropped + unroutable + in_flight`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Counts {
+    /// Packets read from the ports.
+    pub read: u64,
+    /// Packets handed to the ports.
+    pub written: u64,
+    /// Packets dropped by a queue or lost to `loss_rate`.
+    pub dropped: u64,
+    /// Packets that were not IPv4 between a sender and a receiver address of this run (dropped
+    /// on arrival, never queued).
+    pub unroutable: u64,
+    /// Packets held by a link when the run ended.
+    pub in_flight: u64,
+}
+
+/// What a run produced.
+#[derive(Debug, Clone)]
+pub struct Report {
+    pub flows: Vec<FlowReport>,
+    pub bottleneck: BottleneckReport,
+    pub series: Series,
+    pub snapshots: Option<Snapshots>,
+    pub counts: Counts,
+}
+
+/// Every flow's counters over the window (since `base`, taken at its start) and over the run,
+/// with its packets at the bottleneck from the bottleneck's monitor `m`.
+pub(crate) fn flows(
+    flows: &[(FlowKey, Time)],
+    ctr: &[FlowCtr],
+    base: Option<&[FlowCtr]>,
+    m: &LinkMonitor,
+) -> Vec<FlowReport> {
+    let zero = FlowCtr::default();
+    let base = base.unwrap_or(&[]);
+    flows
+        .iter()
+        .zip(ctr)
+        .enumerate()
+        .map(|(i, ((key, first), c))| FlowReport {
+            key: *key,
+            first_seen: *first,
+            window: c.since(base.get(i).unwrap_or(&zero)).with_bottleneck(m.flow_in_window(i)),
+            total: c.with_bottleneck(m.flows[i]),
+        })
+        .collect()
+}
+
+/// The bottleneck `b`, described by `spec`, over the window `[warmup, end)` as its monitor `m`
+/// measured it (its integrals closed at `end`).
+pub(crate) fn bottleneck(
+    b: &Link,
+    spec: &crate::LinkConfig,
+    m: &LinkMonitor,
+    (warmup, end): (Time, Time),
+) -> BottleneckReport {
+    let ws = m.window_start.as_ref();
+    let q = &m.queue;
+    let wn = (end - warmup) as f64;
+    let pct = |p: f64| if q.delay_n > 0 { q.delay().value_at_quantile(p) as f64 / 1e9 } else { f64::NAN };
+    BottleneckReport {
+        stats: b.q.stats.since(&ws.map_or_else(QueueStats::default, |w| w.stats)),
+        capacity_bps: b.rate as f64,
+        delay_s: spec.delay as f64 / 1e9,
+        limit: spec.limit,
+        aqm: spec.aqm.name(),
+        link_loss: m.lost - ws.map_or(0, |w| w.lost),
+        queue_mean_pkts: q.area_pkts / wn,
+        queue_mean_bytes: q.area_bytes / wn,
+        queue_max_pkts: q.max_qlen as u64,
+        delay_mean_s: if q.delay_n > 0 { q.delay_sum_ns / q.delay_n as f64 / 1e9 } else { f64::NAN },
+        delay_p50_s: pct(0.5),
+        delay_p95_s: pct(0.95),
+        delay_p99_s: pct(0.99),
+        delay_samples: q.delay_n,
+    }
+}
+
+/// The monitor's time series as the report's columns.
+pub(crate) fn series(s: &sim::monitor::Series) -> Series {
+    Series {
+        time_s: s.time.clone(),
+        queue_pkts: s.qlen.clone(),
+        queue_bytes: s.qbytes.clone(),
+        utilisation: s.util.clone(),
+        drops: s.drops.clone(),
+        state_names: s.state_names.to_vec(),
+        state: s.state.clone(),
+    }
+}
+
+/// The queue snapshots as the report's columns (one measured link: no link column).
+pub(crate) fn snapshots(s: sim::monitor::Snapshots) -> Snapshots {
+    Snapshots { time_s: s.t, position_from_tail: s.pos, queue_len: s.len, flow: s.flow, count: s.count }
+}

@@ -1,0 +1,144 @@
+//! A TCP connection's options: the variant's congestion control ([`CcConfig`]) and loss recovery
+//! ([`Recovery`]), and everything else a sender and receiver are configured with
+//! ([`TcpConfig`], validated by the scenario loader; presets in [`super::presets`]).
+
+use super::{cubic, presets, vegas};
+use aqm::{Time, NS_PER_SEC};
+
+/// Loss recovery after three duplicate ACKs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Recovery {
+    /// RFC 5681 fast recovery: leave it on the first ACK of new data ([`super::recovery::reno`]).
+    Reno,
+    /// RFC 6582: retransmit on partial ACKs and stay in recovery ([`super::recovery::newreno`]).
+    NewReno,
+    /// RFC 6675 pipe-based recovery driven by SACK blocks ([`super::recovery::sack`]).
+    Sack,
+}
+
+impl Recovery {
+    pub fn name(self) -> &'static str {
+        match self {
+            Recovery::Reno => "reno",
+            Recovery::NewReno => "newreno",
+            Recovery::Sack => "sack",
+        }
+    }
+}
+
+/// Congestion-control algorithm and its parameters.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum CcConfig {
+    /// RFC 5681 AIMD (Reno, NewReno and SACK).
+    Reno,
+    /// TCP Vegas as ns-2 implements it ([`super::vegas`]); thresholds in packets.
+    Vegas { alpha: f64, beta: f64, gamma: f64 },
+    /// RFC 9438 CUBIC ([`super::cubic`]).
+    Cubic { c: f64, beta: f64, fast_convergence: bool, tcp_friendly: bool },
+}
+
+impl CcConfig {
+    /// Vegas with ns-2's defaults (α = 1, β = 3, γ = 1).
+    pub fn vegas() -> Self {
+        CcConfig::Vegas { alpha: vegas::DEFAULT_ALPHA, beta: vegas::DEFAULT_BETA, gamma: vegas::DEFAULT_GAMMA }
+    }
+    /// CUBIC with RFC 9438's defaults (C = 0.4, β = 0.7, fast convergence, Reno-friendly region).
+    pub fn cubic() -> Self {
+        CcConfig::Cubic { c: cubic::DEFAULT_C, beta: cubic::DEFAULT_BETA, fast_convergence: true, tcp_friendly: true }
+    }
+}
+
+/// Per-flow TCP options (validated by the scenario loader).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TcpConfig {
+    /// Name of the variant (`tcp.variant`), for reports.
+    pub variant: &'static str,
+    pub cc: CcConfig,
+    pub recovery: Recovery,
+    /// Data segment size on the wire (bytes); also the payload counted as goodput.
+    pub mss: u16,
+    /// ACK size on the wire (bytes).
+    pub ack_size: u16,
+    /// Initial congestion window (segments).
+    pub initial_window: f64,
+    /// Receiver (maximum) window (segments).
+    pub max_window: u32,
+    pub min_rto: Time,
+    pub initial_rto: Time,
+    pub max_rto: Time,
+    /// The RTO back-off stops doubling at `2^max_backoff_exp` (ns-2 before 2.35: 64 = 2^6).
+    pub max_backoff_exp: u32,
+    /// Clock granularity G of RFC 6298 (RTO = SRTT + max(G, 4 RTTVAR)).
+    pub granularity: Time,
+    pub dupack_threshold: u32,
+    /// RFC 3042 Limited Transmit: on the first and second duplicate ACK, send one new segment if
+    /// the receiver window allows and at most `cwnd + 2` would be outstanding (ns-2's `singledup_`).
+    pub limited_transmit: bool,
+    /// Restart the retransmission timer when a segment is retransmitted by fast retransmit or on
+    /// a partial ACK (ns-2 and Linux do; RFC 6298 restarts it only on new ACKs).
+    pub rto_restart_on_retransmit: bool,
+    pub delayed_ack: bool,
+    pub delack_count: u32,
+    pub delack_timeout: Time,
+    /// Credit window growth by segments acknowledged (RFC 3465, as Linux) instead of by ACKs (ns-2).
+    pub byte_counting: bool,
+    /// ECN (RFC 3168): new data is sent ECN-capable, the receiver echoes CE marks, and the sender
+    /// halves its window at most once per window of data on an echo.
+    pub ecn: bool,
+}
+
+impl TcpConfig {
+    /// The simulator-wide defaults of experiments.md §1.2: ns-2.35's agents (the `ns2` preset, the
+    /// same as `ns2-2.35`; older releases in [`presets`]).
+    pub fn ns2() -> Self {
+        TcpConfig {
+            variant: "newreno",
+            cc: CcConfig::Reno,
+            recovery: Recovery::NewReno,
+            mss: 1000,
+            ack_size: 40,
+            initial_window: 2.0,
+            max_window: 1000,
+            min_rto: NS_PER_SEC / 5,
+            initial_rto: 3 * NS_PER_SEC,
+            max_rto: 60 * NS_PER_SEC,
+            max_backoff_exp: presets::MAX_BACKOFF_EXP,
+            granularity: NS_PER_SEC / 100,
+            dupack_threshold: 3,
+            limited_transmit: true,
+            rto_restart_on_retransmit: true,
+            delayed_ack: false,
+            delack_count: 2,
+            delack_timeout: NS_PER_SEC / 10,
+            byte_counting: false,
+            ecn: false,
+        }
+    }
+
+    /// Linux-like defaults (docs/tcp.md): CUBIC with SACK recovery, initial window 10 (RFC 6928),
+    /// minimum RTO 200 ms with a 1 ms clock, delayed ACKs (every second segment, 40 ms), a large
+    /// receive window.
+    pub fn modern() -> Self {
+        TcpConfig {
+            variant: "cubic",
+            cc: CcConfig::cubic(),
+            recovery: Recovery::Sack,
+            initial_window: 10.0,
+            max_window: 65_535,
+            granularity: NS_PER_SEC / 1000,
+            initial_rto: NS_PER_SEC,
+            max_rto: 120 * NS_PER_SEC,
+            delayed_ack: true,
+            delack_count: 2,
+            delack_timeout: NS_PER_SEC / 25,
+            byte_counting: true,
+            ..TcpConfig::ns2()
+        }
+    }
+}
+
+impl Default for TcpConfig {
+    fn default() -> Self {
+        TcpConfig::ns2()
+    }
+}

@@ -1,0 +1,247 @@
+//! The receiving side of a TCP connection, [`TcpReceiver`]: cumulative ACKs over an
+//! out-of-order bitmap, delayed ACKs (RFC 5681 §4.2), the ECN echo (RFC 3168 §6.1.3) and, with
+//! SACK recovery, the blocks each ACK reports ([`super::sack`]).
+//!
+//! The receiver ACKs every segment (ns-2's default sink) unless delayed ACKs are on: then every
+//! `delack_count`-th in-order segment, or when `delack_timeout` expires, and at once on
+//! out-of-order or duplicate segments and on segments that fill a hole.
+
+use super::meter::TcpMeter;
+use super::sack::{AckBlocks, Block, SackBlocks};
+use super::{Recovery, TcpConfig};
+use crate::packet::{Packet, PktKind, F_CE, F_CWR, F_ECE};
+use aqm::Time;
+
+/// Receiving side: cumulative ACKs with an out-of-order bitmap.
+#[derive(Debug, Clone)]
+pub struct TcpReceiver {
+    rcv_nxt: u32,
+    /// Ring bitmap of segments received above `rcv_nxt` (index = seq mod capacity).
+    ooo: Box<[u64]>,
+    /// The bitmap grows (doubling, from one word) up to this many words: enough for `max_window`.
+    max_words: usize,
+    ooo_count: u32,
+    ack_size: u16,
+    delayed: bool,
+    delack_count: u32,
+    delack_timeout: Time,
+    unacked: u32,
+    /// Delayed-ACK deadline, 0 when off.
+    pub delack_deadline: Time,
+    last_echo: Time,
+    prio: u8,
+    /// ECN: echo ECE on every ACK from a CE mark until a CWR arrives (RFC 3168 §6.1.3).
+    ece: bool,
+    /// SACK blocks to report (SACK recovery only).
+    sack: Option<Box<SackBlocks>>,
+}
+
+impl TcpReceiver {
+    pub fn new(cfg: &TcpConfig, prio: u8) -> Self {
+        let words = (cfg.max_window as usize).div_ceil(64).max(1);
+        TcpReceiver {
+            rcv_nxt: 0,
+            ooo: vec![0u64; 1].into_boxed_slice(),
+            max_words: words.next_power_of_two(),
+            ooo_count: 0,
+            ack_size: cfg.ack_size,
+            delayed: cfg.delayed_ack,
+            delack_count: cfg.delack_count,
+            delack_timeout: cfg.delack_timeout,
+            unacked: 0,
+            delack_deadline: 0,
+            last_echo: 0,
+            prio,
+            ece: false,
+            sack: (cfg.recovery == Recovery::Sack).then(|| Box::new(SackBlocks::new(cfg.max_window))),
+        }
+    }
+
+    /// The SACK blocks of the ACK with serial `aux` (see [`super::sack`]); `None` without SACK.
+    pub fn sack_blocks(&mut self, aux: u16) -> Option<AckBlocks> {
+        self.sack.as_mut().and_then(|s| s.read(aux))
+    }
+
+    /// The connection is over: give back the out-of-order bitmap and the SACK ring (nothing is
+    /// out of order any more; a late duplicate is still acknowledged, without blocks).
+    pub fn release_buffers(&mut self) {
+        if self.ooo_count == 0 {
+            self.ooo = vec![0u64; 1].into_boxed_slice();
+        }
+        if self.sack.is_some() {
+            self.sack = Some(Box::new(SackBlocks::new(1)));
+        }
+    }
+
+    /// The received block around out-of-order segment `s` (which is set in the bitmap).
+    fn block_around(&self, s: u32) -> Block {
+        let (mut l, mut r) = (s, s + 1);
+        while l > self.rcv_nxt + 1 && self.bit(l - 1) {
+            l -= 1;
+        }
+        while r - self.rcv_nxt < self.cap() && self.bit(r) {
+            r += 1;
+        }
+        (l, r)
+    }
+
+    #[inline]
+    fn cap(&self) -> u32 {
+        (self.ooo.len() * 64) as u32
+    }
+
+    /// Make room for segment `s` (above `rcv_nxt`) if the receive window allows it: double the
+    /// ring until it reaches `s`, moving the segments already held. Memory follows how far out of
+    /// order segments actually arrive, not `max_window`.
+    fn make_room(&mut self, s: u32) {
+        while s - self.rcv_nxt >= self.cap() && self.ooo.len() < self.max_words {
+            let old_cap = self.cap();
+            let held: Vec<u32> =
+                (self.rcv_nxt..self.rcv_nxt + old_cap).filter(|&t| self.ooo_count > 0 && self.bit(t)).collect();
+            self.ooo = vec![0u64; self.ooo.len() * 2].into_boxed_slice();
+            for t in held {
+                self.set(t, true);
+            }
+        }
+    }
+    #[inline]
+    fn bit(&self, s: u32) -> bool {
+        let i = (s % self.cap()) as usize;
+        self.ooo[i / 64] >> (i % 64) & 1 == 1
+    }
+    #[inline]
+    fn set(&mut self, s: u32, v: bool) {
+        let i = (s % self.cap()) as usize;
+        if v {
+            self.ooo[i / 64] |= 1 << (i % 64);
+        } else {
+            self.ooo[i / 64] &= !(1 << (i % 64));
+        }
+    }
+
+    pub fn rcv_nxt(&self) -> u32 {
+        self.rcv_nxt
+    }
+
+    /// The ACK packet for the current state.
+    pub fn ack(&mut self) -> Packet {
+        self.unacked = 0;
+        self.delack_deadline = 0;
+        Packet {
+            sent: self.last_echo,
+            flow: 0, // set by the caller
+            seq: self.rcv_nxt,
+            size: self.ack_size,
+            kind: PktKind::Ack,
+            hop: 0,
+            prio: self.prio,
+            flags: if self.ece { F_ECE } else { 0 },
+            aux: self.sack.as_mut().map(|s| s.stamp()).unwrap_or(0),
+        }
+    }
+
+    /// A data segment arrived. Returns true if an ACK must be sent now (otherwise the delayed-ACK
+    /// deadline may have been set).
+    #[inline]
+    pub fn on_data<M: TcpMeter>(&mut self, p: &Packet, now: Time, meter: &mut M) -> bool {
+        let ce = p.flags & F_CE != 0;
+        meter.segment_received(p.size, ce);
+        self.last_echo = p.sent;
+        if p.flags & F_CWR != 0 {
+            self.ece = false;
+        }
+        if ce {
+            self.ece = true;
+        }
+        let s = p.seq;
+        let mut first = false;
+        let mut filled_hole = false;
+        if s == self.rcv_nxt {
+            first = true;
+            self.rcv_nxt += 1;
+            while self.ooo_count > 0 && self.bit(self.rcv_nxt) {
+                let r = self.rcv_nxt;
+                self.set(r, false);
+                self.ooo_count -= 1;
+                self.rcv_nxt += 1;
+                filled_hole = true;
+            }
+        } else if s > self.rcv_nxt
+            && {
+                self.make_room(s);
+                s - self.rcv_nxt < self.cap()
+            }
+            && !self.bit(s)
+        {
+            first = true;
+            self.set(s, true);
+            self.ooo_count += 1;
+        }
+        if self.sack.is_some() {
+            let blk = (s > self.rcv_nxt && s - self.rcv_nxt < self.cap() && self.bit(s)).then(|| self.block_around(s));
+            let nxt = self.rcv_nxt;
+            self.sack.as_mut().expect("sack").update(blk, nxt);
+        }
+        if first {
+            meter.new_segment_received(p.size, s);
+        }
+        if !self.delayed {
+            return true;
+        }
+        let in_order = s + 1 == self.rcv_nxt && !filled_hole && self.ooo_count == 0 && first;
+        if !in_order {
+            return true;
+        }
+        self.unacked += 1;
+        if self.unacked >= self.delack_count {
+            return true;
+        }
+        if self.delack_deadline == 0 {
+            self.delack_deadline = now.saturating_add(self.delack_timeout);
+        }
+        false
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measure::FlowCounters;
+    use crate::packet::F_ECT;
+
+    fn data(seq: u32) -> Packet {
+        Packet { sent: 0, flow: 0, seq, size: 1000, kind: PktKind::Data, hop: 0, prio: 1, flags: 0, aux: 0 }
+    }
+
+    #[test]
+    fn receiver_counts_unique_and_acks_cumulatively() {
+        let cfg = TcpConfig::default();
+        let mut r = TcpReceiver::new(&cfg, 1);
+        let mut c = FlowCounters::default();
+        for s in [0, 1, 3, 4, 2, 2, 5, 1] {
+            assert!(r.on_data(&data(s), 0, &mut c));
+        }
+        assert_eq!(r.rcv_nxt(), 6);
+        assert_eq!(c.delivered_pkts, 8);
+        assert_eq!(c.unique_pkts, 6);
+        assert_eq!(c.unique_bytes, 6000);
+    }
+
+    #[test]
+    fn receiver_echoes_ce_until_cwr() {
+        let cfg = TcpConfig { ecn: true, ..TcpConfig::default() };
+        let mut r = TcpReceiver::new(&cfg, 1);
+        let mut c = FlowCounters::default();
+        let mut d = data(0);
+        d.flags = F_ECT | F_CE;
+        r.on_data(&d, 0, &mut c);
+        assert!(r.ack().flags & F_ECE != 0);
+        r.on_data(&data(1), 0, &mut c);
+        assert!(r.ack().flags & F_ECE != 0, "ECE stays until CWR");
+        let mut w = data(2);
+        w.flags = F_ECT | F_CWR;
+        r.on_data(&w, 0, &mut c);
+        assert!(r.ack().flags & F_ECE == 0);
+        assert_eq!(c.ce_marks, 1);
+    }
+}

@@ -1,0 +1,288 @@
+//! The sender's shared machinery, [`SenderCore`]: what every loss recovery and congestion control
+//! works on — sequence numbers, the window, the send loop, RTT sampling and the retransmission
+//! timer (`super::rto`), ECN's once-per-window response, and Vegas's send log.
+//!
+//! [`super::TcpSender`] drives it (ACK processing, timeouts); the loss-recovery algorithms
+//! ([`super::recovery`]) act on it through its methods.
+
+use super::cc::{CongestionControl, Window};
+use super::meter::{Cx, TcpMeter};
+use super::rto::Rto;
+use super::{Cc, CcConfig, TcpConfig};
+use crate::packet::{Packet, PktKind, F_CWR, F_ECT, F_RETX};
+use aqm::Time;
+use std::sync::Arc;
+
+/// The state of a sender that every loss recovery shares.
+#[derive(Debug, Clone)]
+pub struct SenderCore {
+    /// The group's options, shared by all its senders (128 bytes that were copied into each).
+    pub(super) cfg: Arc<TcpConfig>,
+    pub(super) cc: Cc,
+    flow: u32,
+    prio: u8,
+    flags: u8,
+    /// Segments the application offers (u32::MAX = unlimited).
+    pub(super) limit: u32,
+    pub(super) snd_una: u32,
+    pub(super) snd_nxt: u32,
+    pub(super) snd_max: u32,
+    pub(super) cwnd: f64,
+    pub(super) ssthresh: f64,
+    pub(super) dupacks: u32,
+    /// Segments sent by Limited Transmit since the last new ACK (left out of the flight size that
+    /// sets `ssthresh`, RFC 5681 §3.2 step 2).
+    pub(super) lt_sent: u32,
+    pub(super) in_recovery: bool,
+    /// Highest sequence number sent when recovery (or the last timeout) began; -1 initially.
+    pub(super) recover: i64,
+    pub(super) rto: Rto,
+    /// A segment is being timed for the RTO estimator: `timed_seq`, sent at `timed_at`.
+    pub(super) timing: bool,
+    timed_seq: u32,
+    timed_at: Time,
+    /// RTO deadline, 0 when the timer is off.
+    pub(super) rto_deadline: Time,
+    /// All offered data was acknowledged, at `completed_time` (the two fields of an
+    /// `Option<Time>`, which would take 16 bytes where these take 8 and one of the spare bytes
+    /// beside the other flags; read them with [`SenderCore::completed_at`]).
+    completed: bool,
+    completed_time: Time,
+    /// ECN: no further reduction for echoes until `snd_una` passes this (once per window).
+    pub(super) ecn_recover: i64,
+    /// ECN: set CWR on the next new data segment.
+    cwr_pending: bool,
+    /// What a congestion control with a fine-grained timeout (Vegas) needs: every outstanding
+    /// segment's send time and transmission count.
+    pub(super) log: Option<Box<SendLog>>,
+}
+
+/// Per-segment send times and transmission counts in a ring over the outstanding window, for a
+/// fine-grained retransmission timeout (Vegas; Brakmo & Peterson 1995 §3.1, ns-2's
+/// `vegas_expire`).
+#[derive(Debug, Clone)]
+pub(super) struct SendLog {
+    at: Vec<Time>,
+    transmits: Vec<u32>,
+    /// New ACKs still to check against the fine-grained timeout after a retransmission (ns-2's
+    /// `v_worried_`).
+    pub(super) worried: u32,
+}
+
+impl SendLog {
+    fn new(max_window: u32) -> Self {
+        let n = (max_window as usize + 1).next_power_of_two();
+        SendLog { at: vec![0; n], transmits: vec![0; n], worried: 0 }
+    }
+    fn record(&mut self, seq: u32, now: Time, retx: bool) {
+        let i = seq as usize & (self.at.len() - 1);
+        self.at[i] = now;
+        self.transmits[i] = if retx { self.transmits[i] + 1 } else { 1 };
+    }
+    pub(super) fn get(&self, seq: u32) -> (Time, u32) {
+        let i = seq as usize & (self.at.len() - 1);
+        (self.at[i], self.transmits[i])
+    }
+}
+
+impl SenderCore {
+    pub(super) fn new(cfg: Arc<TcpConfig>, flow: u32, prio: u8, flags: u8, limit: u32) -> Self {
+        SenderCore {
+            cc: Cc::new(&cfg.cc),
+            flow,
+            prio,
+            flags,
+            limit,
+            snd_una: 0,
+            snd_nxt: 0,
+            snd_max: 0,
+            cwnd: cfg.initial_window,
+            ssthresh: f64::MAX,
+            dupacks: 0,
+            lt_sent: 0,
+            in_recovery: false,
+            recover: -1,
+            rto: Rto::new(&cfg),
+            timing: false,
+            timed_seq: 0,
+            timed_at: 0,
+            rto_deadline: 0,
+            completed: false,
+            completed_time: 0,
+            ecn_recover: -1,
+            cwr_pending: false,
+            log: matches!(cfg.cc, CcConfig::Vegas { .. }).then(|| Box::new(SendLog::new(cfg.max_window))),
+            cfg,
+        }
+    }
+
+    /// When all offered data was acknowledged.
+    #[inline]
+    pub(super) fn completed_at(&self) -> Option<Time> {
+        self.completed.then_some(self.completed_time)
+    }
+
+    /// All offered data is acknowledged at `now`.
+    pub(super) fn complete(&mut self, now: Time) {
+        self.completed = true;
+        self.completed_time = now;
+    }
+
+    /// Segments outstanding.
+    #[inline]
+    pub(super) fn flight(&self) -> f64 {
+        (self.snd_max - self.snd_una) as f64
+    }
+
+    /// The usable window in whole segments: at least one, at most the receiver's.
+    #[inline]
+    pub(super) fn window(&self) -> u32 {
+        // `as u32` truncates toward zero and saturates (negative and NaN to 0): the same as
+        // `floor() as u32` for every f64, without the call to `floor` (no SSE4.1 in the baseline
+        // target)
+        (self.cwnd as u32).clamp(1, self.cfg.max_window)
+    }
+
+    /// Run a congestion-control hook on the current window and keep what it leaves there.
+    #[inline]
+    pub(super) fn hook<R>(&mut self, f: impl FnOnce(&mut Cc, &mut Window) -> R) -> R {
+        let mut w = Window { cwnd: self.cwnd, ssthresh: self.ssthresh };
+        let r = f(&mut self.cc, &mut w);
+        self.cwnd = w.cwnd.max(1.0);
+        self.ssthresh = w.ssthresh;
+        r
+    }
+
+    /// Any window reduction (ECN-Echo, fast retransmit, timeout) is the response to congestion in
+    /// this window: no further ECN reduction until data sent after it is acknowledged, and the next
+    /// new segment carries CWR (RFC 3168 §6.1.2).
+    pub(super) fn ecn_reduced(&mut self) {
+        if self.cfg.ecn {
+            self.ecn_recover = self.snd_max as i64;
+            self.cwr_pending = true;
+        }
+    }
+
+    /// Send segment `seq` (new data, or again).
+    #[inline]
+    pub(super) fn send_seg<M: TcpMeter>(&mut self, seq: u32, cx: &mut Cx<'_, M>) {
+        let now = cx.now;
+        let retx = seq < self.snd_max;
+        let mut flags = self.flags | if retx { F_RETX } else { 0 };
+        // RFC 3168 §6.1.5: retransmissions are not ECN-capable; CWR rides on new data
+        if self.cfg.ecn && !retx {
+            flags |= F_ECT;
+            if self.cwr_pending {
+                flags |= F_CWR;
+                self.cwr_pending = false;
+            }
+        }
+        cx.out.push(Packet {
+            sent: now,
+            flow: self.flow,
+            seq,
+            size: self.cfg.mss,
+            kind: PktKind::Data,
+            hop: 0,
+            prio: self.prio,
+            flags,
+            aux: 0,
+        });
+        cx.meter.segment_sent(self.cfg.mss, retx);
+        if let Some(log) = self.log.as_mut() {
+            log.record(seq, now, retx);
+        }
+        if !retx {
+            self.snd_max = seq + 1;
+            if !self.timing {
+                self.timing = true;
+                self.timed_seq = seq;
+                self.timed_at = now;
+            }
+        }
+        if self.rto_deadline == 0 {
+            self.rto_deadline = now.saturating_add(self.rto.get());
+        }
+    }
+
+    /// A retransmission by fast retransmit, on a partial ACK or by SACK recovery. Re-sending the
+    /// first unacknowledged segment re-arms the timer (with `rto_restart_on_retransmit`, as ns-2
+    /// and Linux do); re-sending a later hole does not, so a lost retransmission of the first
+    /// segment is still repaired by the timer while SACK recovery goes on.
+    pub(super) fn retransmit<M: TcpMeter>(&mut self, seq: u32, cx: &mut Cx<'_, M>) {
+        self.timing = false;
+        self.send_seg(seq, cx);
+        if self.cfg.rto_restart_on_retransmit && seq == self.snd_una {
+            self.rto_deadline = cx.now.saturating_add(self.rto.get());
+        }
+    }
+
+    /// Send the new segments the window allows (outside SACK recovery, which chooses its own).
+    #[inline]
+    pub(super) fn send_window<M: TcpMeter>(&mut self, cx: &mut Cx<'_, M>) {
+        // send_seg changes neither the limit nor snd_una
+        let end = self.limit.min(self.snd_una.saturating_add(self.window()));
+        while self.snd_nxt < end {
+            let s = self.snd_nxt;
+            self.send_seg(s, cx);
+            self.snd_nxt += 1;
+        }
+    }
+
+    /// RFC 3042 §2 (ns-2's `send_one`): one new segment on a first or second duplicate ACK, if
+    /// the receiver window allows it and no more than `cwnd + dupacks` segments would be out.
+    pub(super) fn limited_transmit<M: TcpMeter>(&mut self, cx: &mut Cx<'_, M>) {
+        let s = self.snd_nxt;
+        let allowed = self.snd_una.saturating_add(self.window().saturating_add(self.dupacks));
+        if s < self.limit && s < self.snd_una.saturating_add(self.cfg.max_window) && s < allowed {
+            self.send_seg(s, cx);
+            self.snd_nxt += 1;
+            self.lt_sent += 1;
+        }
+    }
+
+    /// New data up to `ack` is acknowledged at `now`: take the RTT sample if the timed segment is
+    /// covered (Karn: the timing stops at any retransmission).
+    #[inline]
+    pub(super) fn time_ack<M: TcpMeter>(&mut self, ack: u32, now: Time, meter: &mut M) {
+        if self.timing && ack > self.timed_seq {
+            self.timing = false;
+            let r = now.saturating_sub(self.timed_at) as f64;
+            self.rto.sample(r, &self.cfg);
+            meter.rtt_sample(r);
+        }
+    }
+
+    /// Leave loss recovery: `cwnd = ssthresh`, and congestion control is told.
+    pub(super) fn exit_recovery(&mut self, now: Time) {
+        self.in_recovery = false;
+        self.dupacks = 0;
+        self.cwnd = self.ssthresh.max(1.0);
+        self.hook(|cc, w| cc.on_recovery_exit(w, now));
+    }
+
+    /// One of the first two new ACKs after a fine-grained retransmission (`SendLog::worried`):
+    /// retransmit the next segment too if it is overdue by the fine-grained timeout (window
+    /// unchanged).
+    #[cold]
+    pub(super) fn recheck_fine_timeout<M: TcpMeter>(&mut self, cx: &mut Cx<'_, M>) {
+        let expired = self.fine_expired(cx.now).is_some();
+        let log = self.log.as_mut().expect("a send log");
+        log.worried -= 1;
+        if expired {
+            let s = self.snd_una;
+            self.retransmit(s, cx);
+        } else {
+            log.worried = 0;
+        }
+    }
+
+    /// The first unacknowledged segment has been out longer than the congestion control's
+    /// fine-grained timeout; returns how often it was sent.
+    pub(super) fn fine_expired(&self, now: Time) -> Option<u32> {
+        let log = self.log.as_ref()?;
+        let to = self.cc.fine_timeout()?;
+        let (at, transmits) = log.get(self.snd_una);
+        (self.snd_una < self.snd_max && now.saturating_sub(at) > to).then_some(transmits)
+    }
+}
