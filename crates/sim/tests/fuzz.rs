@@ -597,14 +597,14 @@ fn loader_overrides() {
 /// `[[pcap]]` tables (issue 27): links known and not, points (some twice), windows inside, across
 /// and after the run (whose duration is 1 s), odd keys.
 fn pcap_tables() -> impl Strategy<Value = String> {
-    let point = pick(&["\"arrival\"", "\"departure\"", "\"drop\"", "\"everywhere\"", "1", "\"\""]);
-    let at = prop_oneof![point.clone(), proptest::collection::vec(point, 0..5).prop_map(|v| format!("[{}]", v.join(", ")))];
-    let when = prop_oneof![dur(), pick(&["\"0.5s\"", "\"1s\"", "\"1.5s\"", "\"999s\""])];
+    let point = || pick(&["\"arrival\"", "\"departure\"", "\"drop\"", "\"everywhere\"", "1", "\"\""]);
+    let at = prop_oneof![point(), proptest::collection::vec(point(), 0..5).prop_map(|v| format!("[{}]", v.join(", ")))];
+    let when = || prop_oneof![dur(), pick(&["\"0.5s\"", "\"1s\"", "\"1.5s\"", "\"999s\""])];
     let table = (
         pick(&["\"bottleneck\"", "\"reverse\"", "\"access\"", "\"nope\"", "1"]),
         proptest::option::of(at),
-        proptest::option::of(when.clone()),
-        proptest::option::of(when),
+        proptest::option::of(when()),
+        proptest::option::of(when()),
         proptest::option::of((odd_key(), odd_value())),
     )
         .prop_map(|(link, at, start, stop, extra)| {
