@@ -1,5 +1,5 @@
-"""Fuzzing the command's newer surfaces (issue 27, item 8): `aqmlab model ... --run DIR` on damaged
-and mismatched run folders with odd options, and the executor options (`--executor`,
+"""Fuzzing the command's newer surfaces (issue 27, item 8): `aqmlab model ... --run DIR`, `aqmlab
+plot` and `aqmlab diff` on damaged and mismatched folders with odd options, and the executor options (`--executor`,
 `--scheduler`, `--jobs`) of sweeps, in Python and through the command.
 
 Whatever is thrown at them, the answer is a result (exit 0) or one `error:` line (exit 2; argparse's
@@ -13,8 +13,7 @@ cases a target), and long runs behind the `fuzz` marker, skipped unless selected
     pytest -m fuzz tests/test_fuzz_cli.py                       # 1000 cases a target
     AQMLAB_FUZZ_CLI_LONG=20000 pytest -m fuzz tests/test_fuzz_cli.py
 
-`aqmlab plot` and `aqmlab diff` join these targets once the ux branch (issue 26, issue 27 items 1-2)
-is merged (docs/testing.md).
+`aqmlab plot` and `aqmlab diff` on run and sweep folders, damaged ones too (docs/testing.md).
 """
 
 import contextlib
@@ -311,3 +310,152 @@ def test_executor_options_through_the_command(tmp_path_factory, args):
 @given(args=cli_executor_args)
 def test_executor_options_through_the_command_long(tmp_path_factory, args):
     check_sweep_command(tmp_path_factory.mktemp("sweep"), args)
+
+
+# ----------------------------------------------------------------------------- plot and diff
+
+PLOT_COLUMNS = ["udp.share", "tcp.jain", "queue.mean", "seed", "scenario", "aqm", "flows[1].rate", "goodput_bps",
+                "throughput_bps", "flow", "kind", "time_s", "queue_pkts", "nope", "", "a,b", "udp.share,tcp.jain",
+                "rate", "throughput"]
+# plots that work on the sweep (s), the CHOKe run with its queue snapshots (r) or both (sr): most cases
+# start from one, so that the options and the damage are what is tested
+VALID_PLOTS = [("s", ["--y", "udp.share"]), ("s", ["-k", "bar", "--y", "udp.share,tcp.jain"]),
+               ("sr", ["-k", "flows"]), ("sr", ["-k", "cdf", "--y", "throughput_bps"]),
+               ("sr", ["-k", "timeseries"]), ("sr", ["-k", "timeseries", "--y", "queue_pkts"]), ("r", ["-k", "queue"])]
+PLOT_KINDS = ["line", "bar", "cdf", "timeseries", "flows", "queue", "pie", ""]
+PLOT_NAMES = ["fig", "a b", "../escape", "/abs", "x/y", ".", "..", "", "é", "n" * 300, "fig.png"]
+PLOT_OUTS = ["out", "out/deeper", "afile", "/proc/x", "", "."]
+
+
+@pytest.fixture(scope="module")
+def plot_inputs(tmp_path_factory, runs):
+    """Two run folders (CHOKe, WARD), a small sweep of two points with its flows and time series,
+    and a file where a folder is expected."""
+    from conftest import aqmlab as command
+
+    d = tmp_path_factory.mktemp("plotfuzz")
+    r = command("sweep", EXAMPLES / "dumbbell-red.toml", "--vary", "flows[1].rate=0.5Mb/s,2Mb/s",
+                "--set", "simulation.duration=4s", "--set", "simulation.warmup=1s", "--set", "flows[0].count=4",
+                "--tables", "flows,timeseries", "--cache", d / "cache", "--out", d / "sweep", "-q")
+    assert r.returncode == 0, r.stderr
+    (d / "afile").write_text("x")
+    return {"choke": runs["choke"], "ward": runs["ward"], "sweep": d / "sweep", "afile": d / "afile"}
+
+
+@st.composite
+def plot_cases(draw):
+    where, opts = draw(st.sampled_from(VALID_PLOTS))
+    opts = list(opts)
+    if draw(st.booleans()):
+        folders = [draw(st.sampled_from([{"s": "sweep", "r": "choke"}[w] for w in where] + ["damaged"] * ("r" in where)))]
+    else:
+        folders = draw(st.lists(st.sampled_from(["choke", "ward", "sweep", "afile", "missing", "damaged"]),
+                                min_size=1, max_size=2))
+    mutations = draw(st.lists(mutation, max_size=2)) if "damaged" in folders else []
+    for opt in draw(st.lists(st.sampled_from(["--kind", "--x", "--y", "--by", "--panels", "--where", "--link",
+                                              "--label", "--name", "--logx", "--logy", "--width", "--style"]),
+                             max_size=4)):
+        if opt in ("--logx", "--logy"):
+            opts.append(opt)
+            continue
+        value = {
+            "--kind": st.sampled_from(PLOT_KINDS),
+            "--name": st.sampled_from(PLOT_NAMES),
+            "--where": st.builds(lambda c, v: f"{c}={v}", st.sampled_from(PLOT_COLUMNS),
+                                 st.sampled_from(["red", "0.5Mb/s", "1", "x", "", "1,2"])),
+            "--label": st.builds(lambda a, b: f"{a}={b}", st.sampled_from(PLOT_COLUMNS), st.text(max_size=5)),
+            "--link": st.sampled_from(["bottleneck", "reverse", "nope", "", "0"]),
+            "--width": st.sampled_from(["1", "2", "3", "x"]),
+            "--style": st.sampled_from(["paper", "draft", "x"]),
+        }.get(opt, st.one_of(st.sampled_from(PLOT_COLUMNS), st.text(max_size=6)))
+        opts += [opt, draw(value)]
+    out = draw(st.sampled_from(PLOT_OUTS))
+    return folders, mutations, opts, out
+
+
+def check_plot_case(inputs, case):
+    folders, mutations, opts, out = case
+    base = Path(tempfile.mkdtemp(prefix="aqmlab-fuzz-plot-"))
+    tmp = base / "work"
+    tmp.mkdir()
+    try:
+        paths = []
+        for f in folders:
+            if f == "missing":
+                paths.append(tmp / "nothing-here")
+            elif f == "damaged":
+                paths.append(_damage(inputs["choke"], tmp / f"run{len(paths)}", mutations))
+            else:
+                paths.append(inputs[f])
+        (tmp / "afile").write_text("x")
+        o = Path(out) if out.startswith("/") else tmp / out
+        args = ["plot", *paths, *opts, "--out", o, "-q"]
+        rc, _, err = cli_in_process(args)
+        check_outcome(rc, err, args)
+        # nothing is written outside the output folder it was given (issue 27, item 2)
+        assert [p.name for p in base.iterdir()] == ["work"], args
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+@_settings(CI_EXAMPLES)
+@given(case=plot_cases())
+@example(case=(["sweep"], [], ["--y", "udp.share", "--by", "nope"], "out"))  # issue 27: a traceback for an unknown --by
+@example(case=(["sweep", "choke"], [], [], "out"))  # a sweep and a run together
+@example(case=(["choke"], [], ["-k", "flows", "--name", "../escape"], "out"))  # outside --out
+def test_plot_on_what_a_user_gives_it(plot_inputs, case):
+    """`aqmlab plot` on run and sweep folders (damaged ones too) with any options: a figure, or one
+    `error:` line with exit 2; nothing written outside --out."""
+    check_plot_case(plot_inputs, case)
+
+
+@pytest.mark.fuzz
+@_settings(LONG_EXAMPLES)
+@given(case=plot_cases())
+def test_plot_on_what_a_user_gives_it_long(plot_inputs, case):
+    check_plot_case(plot_inputs, case)
+
+
+@st.composite
+def diff_cases(draw):
+    a, b = draw(st.sampled_from(["choke", "ward", "chokew", "missing", "afile", "damaged"])), \
+        draw(st.sampled_from(["choke", "ward", "chokew", "missing", "damaged"]))
+    mutations = draw(st.lists(mutation, max_size=3))
+    flags = draw(st.lists(st.sampled_from(["--all", "--engine"]), max_size=2, unique=True))
+    return a, b, mutations, flags
+
+
+def check_diff_case(runs, case):
+    a, b, mutations, flags = case
+    tmp = Path(tempfile.mkdtemp(prefix="aqmlab-fuzz-diff-"))
+    try:
+        (tmp / "afile").write_text("x")
+        paths = []
+        for i, f in enumerate((a, b)):
+            if f == "missing":
+                paths.append(tmp / "nothing-here")
+            elif f == "afile":
+                paths.append(tmp / "afile")
+            elif f == "damaged":
+                paths.append(_damage(runs["choke"], tmp / f"run{i}", mutations))
+            else:
+                paths.append(runs[f])
+        args = ["diff", *paths, *flags]
+        rc, _, err = cli_in_process(args)
+        check_outcome(rc, err, args)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+@_settings(CI_EXAMPLES)
+@given(case=diff_cases())
+def test_diff_on_damaged_and_mismatched_runs(runs, case):
+    """`aqmlab diff A B` on any two folders, damaged ones too: a comparison or one `error:` line."""
+    check_diff_case(runs, case)
+
+
+@pytest.mark.fuzz
+@_settings(LONG_EXAMPLES)
+@given(case=diff_cases())
+def test_diff_on_damaged_and_mismatched_runs_long(runs, case):
+    check_diff_case(runs, case)
