@@ -56,6 +56,8 @@ pub struct Estimate {
     pub timeseries: u64,
     pub snapshots: u64,
     pub flow_series: u64,
+    /// Latency histograms (`simulation.latency`, probe groups): two per recorded flow, at most.
+    pub latency: u64,
     /// Events the run will process (order of magnitude; not memory).
     pub events: f64,
     /// Everything, with the process's own [`BASE_BYTES`].
@@ -189,11 +191,17 @@ impl Estimate {
             let n = (sc.duration / iv) as f64 * concurrent;
             e.flow_series = (n.min(u64::MAX as f64 / 8.0) as u64).saturating_mul(5 * CELL_BYTES);
         }
+        if let Some(l) = crate::latency::Latency::new(sc) {
+            // two histograms per slot, and the CDF table's rows: one per non-empty bucket, a few
+            // hundred in practice (256 assumed), of five cells
+            let per = 2 * (crate::latency::BUCKETS as u64 * 4 + 256 * 5 * CELL_BYTES);
+            e.latency = (l.slots.len() as u64).saturating_mul(per);
+        }
         // events: each packet that crosses the bottleneck is six link events (data and ACK
         // paths), plus UDP sends, timers and samples
         let delivered_pps = bneck_pps.min(window_pkts / rtt_s + udp_pps);
         e.events = dur_s * (6.0 * delivered_pps + udp_pps) + samples as f64;
-        e.total = [e.flows, e.connections, e.packets, e.flow_table, e.timeseries, e.snapshots, e.flow_series]
+        e.total = [e.flows, e.connections, e.packets, e.flow_table, e.timeseries, e.snapshots, e.flow_series, e.latency]
             .iter()
             .fold(BASE_BYTES, |a, &b| a.saturating_add(b));
         e
@@ -225,6 +233,7 @@ impl Estimate {
                 "simulation.flow_series_interval",
                 format!("{} for the per-flow series", human(self.flow_series)),
             ),
+            (self.latency, "simulation.latency", format!("{} for the latency histograms", human(self.latency))),
         ];
         parts.sort_by(|a, b| b.0.cmp(&a.0));
         let mut text: Vec<String> = parts.iter().take(2).filter(|p| p.0 > 0).map(|p| p.2.clone()).collect();

@@ -33,6 +33,7 @@ pub mod budget;
 pub mod diag;
 pub mod event;
 pub mod hosts;
+pub mod latency;
 pub mod measure;
 pub mod mem;
 pub mod monitor;

@@ -96,6 +96,8 @@ pub struct Sim {
     early: bool,
     /// The `[[pcap]]` traces, once [`Sim::capture_to`] has opened their files.
     cap: Option<Box<capture::Captures>>,
+    /// Latency histograms (`simulation.latency`, probe groups; `crate::latency`).
+    lat: Option<Box<crate::latency::Latency>>,
 }
 
 impl Sim {
@@ -172,6 +174,7 @@ impl Sim {
             next_flow_sample,
             early: false,
             cap: None,
+            lat: crate::latency::Latency::new(&sc).map(Box::new),
             sc,
         };
         sim.set_horizon();
@@ -498,7 +501,7 @@ impl Sim {
         self.hop_drops.add(pkt, self.routes[pkt.flow as usize].fwd_len);
         let c = &mut self.ctr[pkt.flow as usize];
         match pkt.kind {
-            PktKind::Ack => c.ack_drops += 1,
+            PktKind::Ack | PktKind::Echo => c.ack_drops += 1,
             PktKind::Request => {
                 // a lost web request is sent again after the initial RTO, as a lost SYN would be
                 c.ack_drops += 1;
@@ -568,6 +571,7 @@ impl Sim {
             monitors: &self.monitors,
             snaps: &self.snaps,
             fseries: &self.fseries,
+            lat: self.lat.as_deref(),
             engine: Engine {
                 events: self.events,
                 created: self.created,
@@ -579,8 +583,8 @@ impl Sim {
     }
 }
 
-/// ACKs and web requests travel the reverse path (receiver to sender).
+/// ACKs, web requests and probes' echoes travel the reverse path (receiver to sender).
 #[inline]
 fn is_reverse(k: PktKind) -> bool {
-    matches!(k, PktKind::Ack | PktKind::Request)
+    matches!(k, PktKind::Ack | PktKind::Request | PktKind::Echo)
 }
