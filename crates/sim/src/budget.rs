@@ -201,9 +201,10 @@ impl Estimate {
         // paths), plus UDP sends, timers and samples
         let delivered_pps = bneck_pps.min(window_pkts / rtt_s + udp_pps);
         e.events = dur_s * (6.0 * delivered_pps + udp_pps) + samples as f64;
-        e.total = [e.flows, e.connections, e.packets, e.flow_table, e.timeseries, e.snapshots, e.flow_series, e.latency]
-            .iter()
-            .fold(BASE_BYTES, |a, &b| a.saturating_add(b));
+        e.total =
+            [e.flows, e.connections, e.packets, e.flow_table, e.timeseries, e.snapshots, e.flow_series, e.latency]
+                .iter()
+                .fold(BASE_BYTES, |a, &b| a.saturating_add(b));
         e
     }
 
