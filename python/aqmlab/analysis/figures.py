@@ -46,16 +46,24 @@ from __future__ import annotations
 
 import importlib.util
 import math
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from .canvas import INTERVAL_KINDS, as_run  # noqa: F401
+from .canvas import LOOK as _LOOK
+from .canvas import finish as _finish
+from .canvas import key_label as _key_label
+from .canvas import new as _new
+from .canvas import select as _select
+from .canvas import series_keys as _series_keys
+from .canvas import series_mask as _series_mask
 from .context import Context, Output
+from .latency import fig_latency_cdf as _latency_cdf
 from .marks import (MARKERS, PALETTE, bounds_cols, data_file, record, style_of, ticks_at,  # noqa: F401
                     unit_groups, y_label)
 from .plotstyle import pyplot as _plt
-from .stats import SpecError, err, interval_note, interval_short, metric, metrics, summarise, where_mask
+from .stats import SpecError, err, interval_short, metric, metrics, summarise, where_mask
 
 KINDS = ("xy", "bar", "timeseries", "flow_timeseries", "windowed_jain", "flows_bar", "group_bar", "rcf", "queue_profile",
          "latency_cdf", "hook")
@@ -74,7 +82,6 @@ OWN = {
     "latency_cdf": {"metric", "series", "tail"},
     "hook": {"function"},
 }
-
 
 
 def check_figure(spec: dict, exp, where: str) -> None:
@@ -116,97 +123,6 @@ def check_figure(spec: dict, exp, where: str) -> None:
 # ----------------------------------------------------------------------------- helpers
 
 
-#: the style and width of the figure being drawn (set by make_figure from its Context)
-_LOOK = {"style": "paper", "columns": None}
-
-
-def _new(n_panels: int, spec: dict):
-    """A grid of ``n_panels`` panels (at most three per row). Panels compare one quantity, so they
-    share their y axis (``shared_y = false`` in the spec gives each its own)."""
-    from . import plotstyle
-
-    plt = _plt()
-    ncols = n_panels if n_panels <= 3 else math.ceil(math.sqrt(n_panels))  # 4 panels: 2 x 2
-    nrows = math.ceil(n_panels / ncols)
-    share = n_panels > 1 and spec.get("shared_y", True)
-    fig, axes = plt.subplots(nrows, ncols, figsize=plotstyle.figsize(_LOOK["style"], nrows, ncols, _LOOK["columns"]),
-                             squeeze=False, sharey=share)
-    fig._aqmlab_shared_y = share
-    axes = axes.ravel()
-    for ax in axes[n_panels:]:
-        ax.set_visible(False)
-    return fig, list(axes[:n_panels])
-
-
-def _finish(fig, axes, spec: dict, ctx: Context, xlabel: str, ylabel: str, legend: bool = True) -> list[Path]:
-    from . import plotstyle
-
-    plt = _plt()
-    style = getattr(ctx, "style", _LOOK["style"])
-    stacked = getattr(fig, "_aqmlab_stacked", False)
-    shared_y = stacked or getattr(fig, "_aqmlab_shared_y", False)
-    one_ylabel = stacked and style == "paper"  # one label for a column of traces, not one per row
-    def lowest(ax):  # no visible panel below it in its column
-        ss = ax.get_subplotspec()
-        below = [a for a in axes if a.get_subplotspec().colspan == ss.colspan
-                 and a.get_subplotspec().rowspan.start > ss.rowspan.start and a.get_visible()]
-        return not below
-
-    for ax in axes:
-        if (not stacked and style != "paper") or lowest(ax):
-            ax.set_xlabel(spec.get("xlabel", xlabel))
-        if not one_ylabel and (not shared_y or ax.get_subplotspec().is_first_col()) and (
-                ylabel is not None or "ylabel" in spec):
-            ax.set_ylabel(spec.get("ylabel", ylabel))
-        if spec.get("logx") and not getattr(ax, "_aqmlab_fixed_x", False):
-            ax.set_xscale("log")
-        if spec.get("logy"):
-            ax.set_yscale("log")
-        if "xlim" in spec:
-            ax.set_xlim(*spec["xlim"])
-        if "ylim" in spec:
-            ax.set_ylim(*spec["ylim"])
-        ax.grid(True, alpha=0.3)
-        if spec["kind"] in ("bar", "flows_bar", "group_bar") and "ylim" not in spec and not spec.get("logy"):
-            lo, hi = ax.get_ylim()
-            if lo < 0 <= min((p.get_height() for p in ax.patches), default=0):
-                ax.set_ylim(0, hi)
-        if legend and style != "paper" and ax.get_legend_handles_labels()[0]:
-            ax.legend(fontsize=8, framealpha=0.8)
-    data = data_file(fig, ctx, spec, spec.get("xlabel", xlabel))
-    if style == "paper":  # no title in the image: the caption carries it
-        if one_ylabel:
-            fig.supylabel(spec.get("ylabel", ylabel), fontsize=8)
-        plotstyle.polish(fig, axes, style, legend=legend)
-        files = plotstyle.save(fig, ctx.out / spec["name"], style)
-        plt.close(fig)
-        return files + data
-    title = spec.get("title", spec["name"])
-    if ctx.quick:
-        title += "  [quick]"
-    import textwrap
-
-    width = int(fig.get_figwidth() * 13)
-    lines = textwrap.wrap(title, width) + textwrap.wrap(as_run(ctx, spec, short=True), width)
-    fig.suptitle("\n".join(lines), fontsize=11)
-    fig.tight_layout()
-    ctx.out.mkdir(parents=True, exist_ok=True)
-    files = []
-    for ext in ("png", "svg"):
-        p = ctx.out / f"{spec['name']}.{ext}"
-        fig.savefig(p, dpi=130 if ext == "png" else None)
-        files.append(p)
-    plt.close(fig)
-    return files + data
-
-
-def _select(ctx: Context, df: pd.DataFrame, spec: dict) -> pd.DataFrame:
-    try:
-        return df[where_mask(df, spec.get("where"))]
-    except SpecError as e:
-        raise SpecError(f"figure {spec['name']}: {e}")
-
-
 def _panels(df: pd.DataFrame, spec: dict):
     p = spec.get("panels")
     if not p:
@@ -219,28 +135,11 @@ def _panel_title(ax, ctx: Context, spec: dict, value) -> None:
         ax.set_title(f"{ctx.coord_label(spec['panels'])} = {ctx.label(value)}", fontsize=10)
 
 
-def _series_keys(df: pd.DataFrame, series: list[str]) -> list[tuple]:
-    if not series:
-        return [()]
-    return list(dict.fromkeys(tuple(r) for r in df[series].itertuples(index=False, name=None)))
-
-
-def _series_mask(df: pd.DataFrame, series: list[str], key: tuple) -> pd.Series:
-    m = pd.Series(True, index=df.index)
-    for c, v in zip(series, key):
-        m &= df[c].astype(str) == str(v)
-    return m
-
-
 def _label(key: tuple, m, n_y: int, ctx: Context | None = None) -> str:
     parts = [ctx.label(k) if ctx is not None else str(k) for k in key]
     if n_y > 1 or not parts:
         parts.append(m.label)
     return ": ".join(parts)
-
-
-def _key_label(ctx: Context, key: tuple, default: str = "") -> str:
-    return ": ".join(ctx.label(k) for k in key) or default
 
 
 def _numeric(values) -> bool:
@@ -845,77 +744,9 @@ def fig_queue_profile(ctx: Context, spec: dict) -> Output:
                   caption=spec.get("caption", ""))
 
 
-#: the latency table's metrics: label on the axis
-LATENCY_METRICS = {"owd": "one-way delay", "rtt": "round-trip time"}
-
-
-def pooled_cdf(rows: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
-    """The distribution of the samples of ``rows`` of a latency table (several flows, runs):
-    delays in seconds, ascending, and the fraction of samples at or below each (exact over the
-    buckets' values: each row's ``count`` samples at its ``delay_s``)."""
-    if rows.empty:
-        return np.array([]), np.array([])
-    g = rows.groupby("delay_s", sort=True)["count"].sum()
-    c = np.cumsum(g.to_numpy(dtype=float))
-    return g.index.to_numpy(dtype=float), c / c[-1]
-
-
-def _pooled_quantile(x: np.ndarray, cdf: np.ndarray, q: float) -> float:
-    i = int(np.searchsorted(cdf, q - 1e-12))
-    return float(x[min(i, len(x) - 1)])
-
-
 def fig_latency_cdf(ctx: Context, spec: dict) -> Output:
-    """Per-packet delays as Flent draws its pings: the cumulative distribution of one-way delay
-    (or RTT) in ms, one curve per series, with ``tail`` the complementary distribution (fraction
-    of packets slower than x) on a log axis, where the 99th and 99.9th percentiles are read."""
-    lat = _select(ctx, ctx.table("latency"), spec)
-    m = spec.get("metric", "owd")
-    if m not in LATENCY_METRICS:
-        raise SpecError(f"figure {spec['name']}: metric {m!r}: one of {', '.join(LATENCY_METRICS)}")
-    if lat.empty or "metric" not in lat.columns:
-        raise SpecError(f"figure {spec['name']}: the runs recorded no delays (set simulation.latency = true, or add "
-                        f"a probe group: app = \"probe\")")
-    lat = lat[lat["metric"] == m]
-    if lat.empty:
-        raise SpecError(f"figure {spec['name']}: no {LATENCY_METRICS[m]} samples"
-                        + (" (round trips: TCP flows and probes with echo = true)" if m == "rtt" else ""))
-    series = list(spec.get("series", list(ctx.default_series()) + ["group"]))
-    series = [c for c in dict.fromkeys(series) if c in lat.columns]
-    tail = bool(spec.get("tail"))
-    fig, axes = _new(1, spec)
-    ax = axes[0]
-    notes = []
-    for key in _series_keys(lat, series):
-        sub = lat[_series_mask(lat, series, key)]
-        x, cdf = pooled_cdf(sub)
-        if x.size == 0:
-            continue
-        ms = x * 1e3
-        lbl = _key_label(ctx, key, LATENCY_METRICS[m])
-        color = style_of(fig, lbl)[0]
-        if tail:
-            above = 1.0 - cdf
-            keep = above > 0  # (the slowest packet: nothing above it, off a log axis)
-            ax.step(ms[keep], above[keep], where="post", color=color, label=lbl, lw=1.3)
-            record(fig, series=lbl, metric=f"fraction above ({LATENCY_METRICS[m]})", x=ms, y=above)
-        else:
-            ax.step(np.concatenate([[ms[0]], ms]), np.concatenate([[0.0], cdf]), where="post", color=color,
-                    label=lbl, lw=1.3)
-            record(fig, series=lbl, metric=f"cumulative fraction ({LATENCY_METRICS[m]})", x=ms, y=cdf)
-        n = int(sub["count"].sum())
-        q = lambda p: f"{_pooled_quantile(ms, cdf, p):.3g}"
-        notes.append(f"{lbl}: {LATENCY_METRICS[m]} median {q(0.5)} ms, 99th percentile {q(0.99)} ms, "
-                     f"99.9th {q(0.999)} ms, max {ms[-1]:.3g} ms ({n} packets).")
-    if tail:
-        ax.set_yscale("log")
-        ylabel = "fraction of packets slower"
-    else:
-        ax.set_ylim(0, 1.02)
-        ylabel = "cumulative fraction of packets"
-    files = _finish(fig, axes, spec, ctx, f"{LATENCY_METRICS[m]} (ms)", ylabel)
-    return Output("figure", spec["name"], spec.get("title", spec["name"]), files, notes=notes,
-                  caption=spec.get("caption", ""))
+    """Per-packet delay distributions (:mod:`aqmlab.analysis.latency`)."""
+    return _latency_cdf(ctx, spec)
 
 
 def fig_hook(ctx: Context, spec: dict) -> Output:
@@ -933,22 +764,6 @@ def fig_hook(ctx: Context, spec: dict) -> Output:
 FIGURES = {"xy": fig_xy, "bar": fig_bar, "timeseries": fig_timeseries, "flow_timeseries": fig_flow_timeseries,
            "windowed_jain": fig_windowed_jain, "flows_bar": fig_flows_bar, "group_bar": fig_group_bar,
            "rcf": fig_rcf, "queue_profile": fig_queue_profile, "latency_cdf": fig_latency_cdf, "hook": fig_hook}
-
-
-#: kinds whose marks carry an interval over seeds
-INTERVAL_KINDS = {"xy", "bar", "windowed_jain", "flows_bar", "group_bar"}
-
-
-def as_run(ctx: Context, spec: dict, short: bool = False) -> str:
-    """What a figure shows as run: seeds, run length, and what its error bars are (from the runs
-    actually made, never a fixed number); ``short`` for the figure's own title."""
-    text = ctx.as_run()
-    if spec.get("kind") in INTERVAL_KINDS:
-        m = ctx.interval_method()
-        text += "; bars: " + (interval_short(m) if short else interval_note([m]))
-    elif spec.get("kind") in ("timeseries", "flow_timeseries"):
-        text += "; first seed of each point"
-    return text
 
 
 def make_figure(ctx: Context, spec: dict) -> Output:
