@@ -24,4 +24,9 @@ pub trait Pkt: Copy {
     }
     /// Set the Congestion Experienced codepoint (only called on ECN-capable packets).
     fn mark_ce(&mut self) {}
+    /// The packet carries the L4S identifier: ECN field ECT(1) or CE (RFC 9331 §5.1), which
+    /// dual-queue disciplines (DualPI2) classify into their low-latency queue.
+    fn l4s(&self) -> bool {
+        false
+    }
 }
