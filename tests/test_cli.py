@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 from conftest import EXAMPLES, aqmlab
+from conftest import aqmlab as cli
 
 ERROR_LINE = re.compile(r"^error: [^\n]+: [^\n]+$")
 
@@ -234,3 +235,25 @@ def test_tcp_variants_and_traffic_models_end_to_end(tmp_path):
     s = json.loads((out / "summary.json").read_text())
     g = {x["name"]: x for x in s["groups"]}
     assert g["web"]["completed"] >= 20 and g["web"]["completion_time_median_s"] > 0
+
+
+def test_headline_jain_says_which_flows_with_web_sessions(tmp_path):
+    """With web sessions every connection is a flow: the printed index says so, and adds the index
+    over users (a session's connections one user), the same as the sweeps' users.jain_throughput."""
+    import re
+
+    import aqmlab
+    from aqmlab.run.metrics import run_row
+
+    r = cli("run", EXAMPLES / "traffic-mix.toml", "--set", "simulation.duration=30s", "--out", tmp_path / "mix")
+    assert r.returncode == 0, r.stderr
+    m = re.search(r"Jain's index over flows, each of the (\d+) web connections one flow: throughput, all (\d+) flows",
+                  r.stdout)
+    assert m and int(m.group(2)) > int(m.group(1)) > 0, r.stdout
+    users = re.search(r"Jain's index over users, each web session one user: throughput, all (\d+) users ([0-9.]+)",
+                      r.stdout)
+    assert users, r.stdout
+    row = run_row(aqmlab.run(EXAMPLES / "traffic-mix.toml", overrides=["simulation.duration=30s"]))
+    assert int(users.group(1)) == row["users.count"] and float(users.group(2)) == round(row["users.jain_throughput"], 3)
+    plain = cli("run", EXAMPLES / "dumbbell-red.toml", "--set", "simulation.duration=20s", "--out", tmp_path / "red")
+    assert "Jain's index: throughput, all flows" in plain.stdout and "users" not in plain.stdout

@@ -318,3 +318,33 @@ def test_chokew_model_takes_the_runs_weights(tmp_path, small, ok_json, one_error
     assert ok_json("chokew", "--run", out, "--weights", "2=3")["classes"]
     one_error_line("chokew", "--run", out, "--weights", "2=2", match="(weight 3 for priority 2 in its scenario.toml)")
     one_error_line("chokew", "--run", out, "--capacity", "2Mb/s", match="--capacity 250 disagrees")
+
+
+def test_the_readme_model_recipe_and_the_udp_rate_check(tmp_path, model):
+    """The README's two commands, as written (the run shortened): the model takes the run's UDP rate,
+    draws the profile beside the simulated one, and refuses a rate the run was not made at, as it
+    refuses an N or a threshold."""
+    import re
+    import shlex
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    block = re.search(r"Model beside simulation:.*?```sh\n(.*?)```", readme, re.S).group(1)
+    commands = [shlex.split(c.replace("\\\n", " ")) for c in block.strip().split("\naqmlab ")]
+    assert commands[0][:2] == ["aqmlab", "run"] and commands[1][:2] == ["model", "choke"]
+    (tmp_path / "examples").symlink_to(Path(__file__).resolve().parents[1] / "examples")
+    run = commands[0][1:] + ["--set", "simulation.duration=40s", "-q"]
+    r = aqmlab(*run, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    r = aqmlab(*commands[1], cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "profile.png").read_bytes()[:8] == PNG
+    assert "0.12" in r.stdout and "simulation vs model" in r.stdout
+    run_dir = tmp_path / "results" / "choke-model"
+    ok = model("choke", "--run", run_dir, "--x0-rel", "0.125")
+    assert ok.returncode == 0, ok.stderr
+    bad = model("choke", "--run", run_dir, "--x0-rel", "2")
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1
+    assert "--x0-rel 2 disagrees with the run" in bad.stderr and "0.125 c" in bad.stderr
+    bad = model("choke", "--run", run_dir, "--x0", "100")
+    assert bad.returncode == 2 and "--x0 100 disagrees with the run" in bad.stderr

@@ -78,10 +78,10 @@ def test_paper_style_shares_y_and_writes_no_title(runs, monkeypatch):
     assert seen["suptitle"] == "" and all(lg is None for lg in seen["legends"]) and len(seen["fig_legends"]) == 1
     o = P.plot(folders, kind="queue", by="aqm", out=runs / "p2", name="queue")
     assert any(r"$\rho_0(y)$" in t for t in seen["ylabels"])
-    assert {p.suffix for p in o.files} == {".pdf", ".svg", ".png"}
+    assert {p.suffix for p in o.files} == {".pdf", ".svg", ".png", ".csv"}  # the plotted data beside it
     o = P.plot(folders, kind="flows", by="aqm", out=runs / "p3", name="draft", style="draft", title="Per flow")
     assert seen["suptitle"].startswith("Per flow")
-    assert {p.suffix for p in o.files} == {".png", ".svg"}
+    assert {p.suffix for p in o.files} == {".png", ".svg", ".csv"}
 
 
 def test_plot_a_sweep_with_intervals_and_groups(runs, run_cli):

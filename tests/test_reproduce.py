@@ -312,3 +312,37 @@ def test_the_new_experiments_run_quick_and_reach_the_report(tmp_path):
         assert f"| [{i}](#" in card and f"## {i}" in report, i
         assert any((out / i).glob("*.png")) and (out / i / "runs.csv").is_file(), i
     assert "| ran |" in report
+
+
+def test_setup_text_shows_scenario_values_not_python_reprs():
+    """The report's set-up lines of every experiment write values as scenario files do (`true`,
+    `{uniform = ["0s", "1s"]}`), never as Python (`False`, `{'uniform': ...}`)."""
+    import re
+
+    from aqmlab.reproduce import list_experiments
+    from aqmlab.reproduce.runner import as_toml, setup_lines
+
+    assert as_toml({"uniform": ["0s", "1s"]}) == '{uniform = ["0s", "1s"]}' and as_toml(False) == "false"
+    seen_table = False
+    for exp in list_experiments(EXPERIMENTS):
+        sw = exp.sweep(quick=True)
+        text = "\n".join(setup_lines(exp, sw, sw.tasks(validate=False), True, []))
+        assert not re.search(r"\{'|\['|\bFalse\b|\bTrue\b|\bNone\b", text), (exp.id, text)
+        seen_table |= "{uniform" in text or "{exponential" in text
+    assert seen_table  # at least one experiment has a table-valued setting (start times)
+
+
+def test_time_estimate_parts(monkeypatch):
+    """The expected time: the cores the machine can spare (all of them idle, a fair share under
+    load), and durations written in seconds or minutes."""
+    import os
+
+    from aqmlab.reproduce import runner
+
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.5, 0.5, 0.5))
+    assert runner.effective_cores(2) == 2.0
+    monkeypatch.setattr(os, "getloadavg", lambda: (5.0, 5.0, 5.0))
+    assert runner.effective_cores(2) == pytest.approx(2 * 2 / (2 + 4.0))
+    assert runner.fmt_duration(12) == "about 10 s" and runner.fmt_duration(150) == "about 2.5 min"
+    assert runner.fmt_duration(3600) == "about 60 min"

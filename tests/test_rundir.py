@@ -87,3 +87,59 @@ def test_api_result_carries_the_resolved_scenario(tmp_path, small):
     assert aqmlab.validate(res.scenario)["seed"] == 4
     files = {p.name for p in res.save(tmp_path / "r")}
     assert "scenario.toml" in files
+
+
+def test_an_edited_scenario_lands_in_a_new_folder(tmp_path, run_cli, example):
+    """Edit the file, run it again: the results go beside the earlier ones (results/<name>-2/), never
+    over them; running either version again finds its own folder."""
+    scen = tmp_path / "dumbbell-red.toml"
+    scen.write_text(example.read_text().replace('duration = "100s"', 'duration = "12s"'))
+    first = run_cli("run", scen, "-q", cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    before = (tmp_path / "results" / "dumbbell-red" / "flows.csv").read_bytes()
+    scen.write_text(scen.read_text().replace("count = 33", "count = 20"))
+    second = run_cli("run", scen, cwd=tmp_path)
+    assert second.returncode == 0, second.stderr
+    assert "results/dumbbell-red-2/" in second.stdout
+    assert "note: results/dumbbell-red: holds the results of another run (flows[0].count: 33 -> 20)" in second.stderr
+    assert (tmp_path / "results" / "dumbbell-red" / "flows.csv").read_bytes() == before
+    assert run_cli("run", scen, "-q", cwd=tmp_path).returncode == 0  # the same edit again: its own folder
+    scen.write_text(scen.read_text().replace("count = 20", "count = 33"))
+    again = run_cli("run", scen, cwd=tmp_path)
+    assert again.returncode == 0 and "results/dumbbell-red/" in again.stdout and "note:" not in again.stderr
+    assert sorted(p.name for p in (tmp_path / "results").iterdir()) == ["dumbbell-red", "dumbbell-red-2"]
+    # the resolved scenario of the second run runs again into its folder
+    r = run_cli("run", tmp_path / "results" / "dumbbell-red-2" / "scenario.toml", cwd=tmp_path)
+    assert r.returncode == 0 and "results/dumbbell-red-2/" in r.stdout, r.stdout + r.stderr
+    # an explicit --out holding another run is still refused
+    r = run_cli("run", scen, "--out", tmp_path / "results" / "dumbbell-red-2", cwd=tmp_path)
+    assert r.returncode == 2 and "holds the results of another run" in r.stderr
+
+
+def test_diff_of_two_runs(tmp_path, run_cli, example):
+    for out, extra in (("a", []), ("b", ["--set", CHOKE])):
+        r = run_cli("run", example, "--set", SHORT, *extra, "--out", tmp_path / out, "-q")
+        assert r.returncode == 0, r.stderr
+    r = run_cli("diff", tmp_path / "a", tmp_path / "b")
+    assert r.returncode == 0, r.stderr
+    out = r.stdout
+    import re
+
+    assert "scenario keys that differ:" in out and re.search(r'bottleneck.aqm.type +"red" -> "choke"', out)
+    assert "bottleneck.aqm.n_cand" in out  # every key that differs (CHOKe's defaults), not the first three
+    row = next(l for l in out.splitlines() if l.startswith("groups.udp.share "))
+    a, b = (json.loads((tmp_path / x / "summary.json").read_text()) for x in "ab")
+    share = lambda s: next(g["share"] for g in s["groups"] if g["name"] == "udp")
+    assert f"{share(a):.4g}" in row and f"{share(b):.4g}" in row and "%" in row
+    assert "links.bottleneck." not in out and "engine." not in out  # the bottleneck once; no engine counters
+    same = run_cli("diff", tmp_path / "a", tmp_path / "a")
+    assert "scenario: the same" in same.stdout and "all" in same.stdout and "numbers are equal" in same.stdout
+    for bad in (tmp_path / "nope", tmp_path):
+        r = run_cli("diff", tmp_path / "a", bad)
+        assert r.returncode == 2 and r.stderr.startswith("error: ") and r.stderr.count("\n") == 1, r.stderr
+    # from Python
+    from aqmlab.run.diff import diff
+
+    d = diff(tmp_path / "a", tmp_path / "b")
+    assert ("bottleneck.aqm.type", "red", "choke") in d.scenario
+    assert any(k == "groups.udp.share" for k, _, _ in d.changed())

@@ -97,6 +97,77 @@ def test_grid_is_the_cartesian_product_times_seeds(scen):
     assert sw.Sweep(scen, VARY, seeds=2, seed=10).tasks()[1].seed == 11
 
 
+def test_ranges_in_vary():
+    def vals(text):
+        return [c.value for c in sw.parse_vary(text).choices]
+
+    assert vals("flows[0].count=10:40:10") == [10, 20, 30, 40]
+    assert vals("flows[0].count=10:45:10") == [10, 20, 30, 40]  # up to the stop, not past it
+    assert vals("flows[0].count=40:10:-15") == [40, 25, 10]
+    assert vals("bottleneck.aqm.max_p=0.1:0.3:0.1") == [0.1, 0.2, 0.3]  # no 0.30000000000000004
+    assert vals("flows[1].rate=0.25Mb/s:8Mb/s:x2") == ["0.25Mb/s", "0.5Mb/s", "1Mb/s", "2Mb/s", "4Mb/s", "8Mb/s"]
+    assert vals("bottleneck.delay=1ms:1000ms:log4") == ["1ms", "10ms", "100ms", "1000ms"]
+    assert vals("flows[0].count=1:100:log3") == [1.0, 10.0, 100.0]
+    assert vals("bottleneck.delay=10ms:30ms:10ms,100ms") == ["10ms", "20ms", "30ms", "100ms"]  # ranges and values mix
+    d = sw.parse_vary("flows[0].count=2:6:2")
+    assert d.choices[1].set == ("flows[0].count=4",)
+    # the same from Python, as a string in the mapping
+    assert [c.value for c in sw.vary_dimension("flows[0].count", "10:30:10").choices] == [10, 20, 30]
+    for bad, why in [("1:10:0", "never goes"), ("10:1:1", "never goes"), ("1ms:1s:1ms", "one unit"),
+                     ("0:8:x2", "above 0"), ("1:8:log1", "at least 2"), ("1:1e9:1", "more than")]:
+        with pytest.raises(sw.SweepError, match=why):
+            sw.parse_vary(f"flows[0].count={bad}")
+
+
+def test_range_from_the_command_line(scen, tmp_path):
+    r = cli("sweep", scen, "--vary", "flows[0].count=1:3:1", "--cache", tmp_path / "c", "--out", tmp_path / "o", "-q")
+    assert r.returncode == 0, r.stderr
+    assert list(pd.read_csv(tmp_path / "o" / "runs.csv")["flows[0].count"]) == [1, 2, 3]
+
+
+def test_overrides_as_a_dict(scen, tmp_path):
+    """overrides may be {key.path: Python value}; values are written as TOML (dicts as inline tables)."""
+    res = aqmlab.run(scen, overrides={"simulation.duration": "2s", "flows[0].count": 2,
+                                      "bottleneck.aqm": {"type": "choke", "min_th": 5, "max_th": 20}})
+    assert res.summary["bottleneck"]["aqm"] == "choke" and len(res.flows) == 3
+    assert res.summary["scenario"]["duration_s"] == 2.0
+    as_strings = aqmlab.run(scen, overrides=['simulation.duration="2s"', "flows[0].count=2",
+                                             'bottleneck.aqm={type="choke", min_th=5, max_th=20}'])
+    assert as_strings.flows.equals(res.flows)
+    df = aqmlab.sweep(scen, vary={"flows[0].count": [1, 2]}, overrides={"simulation.duration": "2s"}, jobs=1,
+                      cache=tmp_path / "c")
+    assert list(df["flows[0].count"]) == [1, 2]
+    with pytest.raises(aqmlab.ScenarioError, match="flows.0..count: cannot write"):
+        aqmlab.run(scen, overrides={"flows[0].count": object()})
+    with pytest.raises(aqmlab.ScenarioError, match="expected a key path"):
+        aqmlab.run(scen, overrides={"flows[0].count=3": 1})
+
+
+NO_GUARD = """
+import aqmlab
+df = aqmlab.sweep({scen!r}, vary={{"flows[0].count": [1, 2, 3, 4]}}, jobs=2, cache={cache!r})
+print("rows", len(df))
+print("script body ran")
+"""
+
+
+@pytest.mark.parametrize("how", ["script", "stdin"])
+def test_sweep_from_a_script_without_a_main_guard(scen, tmp_path, how):
+    """A sweep on several processes from a plain script (no `if __name__ == "__main__":`) or from
+    standard input (as a REPL or a notebook has no main file) returns its table; the workers never run
+    the script, so its body runs once."""
+    code = NO_GUARD.format(scen=str(scen), cache=str(tmp_path / f"cache-{how}"))
+    if how == "script":
+        (tmp_path / "study.py").write_text(code)
+        r = subprocess.run([sys.executable, "study.py"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    else:
+        r = subprocess.run([sys.executable, "-"], input=code, cwd=tmp_path, capture_output=True, text=True,
+                           timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "rows 4" in r.stdout and r.stdout.count("script body ran") == 1, r.stdout
+    assert "bootstrapping" not in r.stderr and "Traceback" not in r.stderr, r.stderr[-2000:]
+
+
 # ----------------------------------------------------------------------------- cache
 
 

@@ -52,12 +52,14 @@ module                          contents
 ``run.rundir``                  where a run's results go; the resolved ``scenario.toml``
 ``run.metrics``                 a run's results as one flat row of metrics
 ``run.snapshots``               the spatial distribution of flows in the queue
+``run.diff``                    two runs side by side: scenario keys and summary numbers that differ
 ``sweep``                       sweeps: a scenario × dimensions × seeds, cached
 ``sweep.grammar``               value lists, values, ``${...}`` templates
 ``sweep.spec``                  ``Sweep``, ``Dimension``, ``Choice``, tasks; ``sweep()``
 ``sweep.keys``                  run keys (content addresses)
 ``sweep.cache``                 the result cache: one verified file per run
 ``sweep.executors``             where runs are made: here, a local pool, a Dask cluster
+``sweep.workers``               how local workers start: spawned, without the caller's main script
 ``sweep.gather``                ``SweepResult``: runs and tables gathered from the cache
 ``models``                      the papers' analytical models (loaded lazily)
 ``models.common``               parameter checks and small numerics
@@ -71,6 +73,7 @@ module                          contents
 ``analysis.context``            what figure and table code gets and returns
 ``analysis.stats``              metric specifications, means with intervals
 ``analysis.figures``            the figure kinds
+``analysis.marks``              one look per series, plotted data as CSV, unit groups, log ticks
 ``analysis.tables``             metric tables and pivots
 ``analysis.overlays``           model curves over simulations
 ``analysis.plotstyle``          the ``paper`` and ``draft`` styles
@@ -106,6 +109,7 @@ module                          contents
 ``cli.output``                  the printed tables
 ``cli.run``                     ``aqmlab run``
 ``cli.validate``                ``aqmlab validate``
+``cli.diff``                    ``aqmlab diff``
 ``cli.list``                    ``aqmlab list``
 ``cli.bench``                   ``aqmlab bench``
 ``cli.sweep``                   ``aqmlab sweep``

@@ -69,6 +69,11 @@ def names(kind: str) -> list[tuple[str, str]]:
 def tcp_presets(details: bool) -> list[tuple[str, str]]:
     """The TCP presets with descriptions; with ``details``, each ns-2 preset's values and sources."""
 
+def aqm_describe(name: str) -> tuple[str, str, list[tuple[str, str | None, str, str | None, str, list[tuple[str, str]]]]] | None:
+    """A queue discipline's summary, reference and parameters: (name, alias, unit, default as a
+    scenario writes it or None when required, description, [(choice, meaning)]); None for an
+    unknown name."""
+
 def emulation_plan(text: str, name: str, overrides: Sequence[str] = ..., seed: int | None = None) -> str:
     """The dumbbell scenario resolved for emulation (JSON): links, groups, host pairs, start times, ON/OFF bursts."""
 

@@ -28,7 +28,7 @@ pub struct BlueParams {
     #[serde(default = "d_d2")]
     pub d2: f64,
     /// Minimum time between two changes of `p_m`, in seconds (one clock for both, A31).
-    #[serde(deserialize_with = "crate::units::secs", default = "d_freeze")]
+    #[serde(deserialize_with = "crate::units::secs", serialize_with = "crate::units::secs_out", default = "d_freeze")]
     pub freeze_time: f64,
     /// Optional queue threshold (queue unit): an admitted arrival that brings the queue above it
     /// is also a loss event. Absent = disabled.

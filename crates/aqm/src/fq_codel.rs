@@ -33,10 +33,18 @@ pub struct FqCodelParams {
     #[serde(default = "default_quantum")]
     pub quantum: u32,
     /// CoDel `TARGET` of every bucket, seconds (5 ms).
-    #[serde(deserialize_with = "crate::units::secs", default = "default_target")]
+    #[serde(
+        deserialize_with = "crate::units::secs",
+        serialize_with = "crate::units::secs_out",
+        default = "default_target"
+    )]
     pub target: f64,
     /// CoDel `INTERVAL` of every bucket, seconds (100 ms).
-    #[serde(deserialize_with = "crate::units::secs", default = "default_interval")]
+    #[serde(
+        deserialize_with = "crate::units::secs",
+        serialize_with = "crate::units::secs_out",
+        default = "default_interval"
+    )]
     pub interval: f64,
     /// CoDel `maxpacket` in bytes, compared with the whole FQ-CoDel backlog (as Linux does).
     #[serde(default = "default_maxpacket")]

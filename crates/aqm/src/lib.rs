@@ -34,6 +34,10 @@
 //! * **The registry** (this file): [`AnyQdisc`], an enum over all disciplines, gives static
 //!   dispatch on the hot path, and [`AqmConfig`] is the validated configuration that builds one;
 //!   one line per scheme gives its configuration type, its arm and its `aqmlab list` text.
+//! * **About the schemes, for people** ([`describe`]: `aqmlab list aqm NAME`, each parameter's unit,
+//!   default and meaning, read from these sources' comments by `build.rs` and from serde's own
+//!   defaults) and **settings that never act** ([`inert`]: a threshold above the buffer, a delay
+//!   target longer than the full buffer's delay, refused as a DropTail in disguise).
 //!
 //! The specification these files implement is `shared/spec/aqm.md`; each file cites its sections.
 
@@ -46,6 +50,7 @@ pub mod chokew;
 pub mod codel;
 pub mod codel_law;
 pub mod control;
+pub mod describe;
 pub mod droptail;
 pub mod dualpi2;
 pub mod family;
@@ -54,6 +59,7 @@ pub mod fq_codel;
 pub mod fq_pie;
 pub mod fred;
 pub mod gchoke;
+pub mod inert;
 pub mod packet;
 pub mod perfect_choke;
 pub mod pi;
@@ -136,6 +142,9 @@ macro_rules! registry {
 
         /// Names accepted by `type = "..."`, with a one-line description.
         pub const AQM_NAMES: &[(&str, &str)] = &[ $( ($name, $desc), )* ];
+
+        /// Each `type = "..."` name with its parameter type's name (for [`describe`]).
+        pub const AQM_PARAMS: &[(&str, &str)] = &[ $( ($name, stringify!($params)), )* ];
 
         /// Every discipline behind one enum: static dispatch, no boxing on the per-packet path.
         pub enum AnyQdisc<P: Pkt> { $( $variant($ty<P>), )* }

@@ -26,10 +26,18 @@ pub struct PieParams {
     #[serde(default = "default_mark_ecn_th")]
     pub mark_ecn_th: f64,
     /// `QDELAY_REF`: target queueing delay, seconds (15 ms).
-    #[serde(deserialize_with = "crate::units::secs", default = "default_target")]
+    #[serde(
+        deserialize_with = "crate::units::secs",
+        serialize_with = "crate::units::secs_out",
+        default = "default_target"
+    )]
     pub target: f64,
     /// `T_UPDATE`: period of the probability update, seconds (15 ms).
-    #[serde(deserialize_with = "crate::units::secs", default = "default_t_update")]
+    #[serde(
+        deserialize_with = "crate::units::secs",
+        serialize_with = "crate::units::secs_out",
+        default = "default_t_update"
+    )]
     pub t_update: f64,
     /// Gain on the delay error `qdelay − target`, per second (0.125).
     #[serde(default = "default_alpha")]
@@ -38,7 +46,11 @@ pub struct PieParams {
     #[serde(default = "default_beta")]
     pub beta: f64,
     /// `MAX_BURST`: burst allowance after a quiet period, seconds (150 ms).
-    #[serde(deserialize_with = "crate::units::secs", default = "default_max_burst")]
+    #[serde(
+        deserialize_with = "crate::units::secs",
+        serialize_with = "crate::units::secs_out",
+        default = "default_max_burst"
+    )]
     pub max_burst: f64,
     /// Bytes: no random drop while the backlog is at most `2 · mean_pkt_size` (RFC 8033 §4.1).
     #[serde(default = "default_mean_pkt_size")]

@@ -206,18 +206,18 @@ mod tests {
         // small thresholds and short periods so that every branch is reached in a few hundred ops
         v.push(config("rio", r#"{"min_th_in": 2, "max_th_in": 6, "max_p_in": 0.3, "min_th_out": 1, "max_th_out": 4, "max_p_out": 0.5, "w_q": 0.5}"#));
         v.push(config("rio", r#"{"min_th_in": 2, "max_th_in": 6, "max_p_in": 0.3, "min_th_out": 1, "max_th_out": 4, "gentle_in": false, "gentle_out": false, "w_q": 0.5, "variant": "ns2", "rio_ns2_compat": true}"#));
-        v.push(config("blue", r#"{"d1": 0.2, "d2": 0.05, "freeze_time": 2e-6, "L_blue": 6}"#));
+        v.push(config("blue", r#"{"d1": 0.2, "d2": 0.05, "freeze_time": "2us", "L_blue": 6}"#));
         v.push(config("pi", r#"{"a": 0.3, "b": 0.1, "w": 250000, "q_ref": 3}"#));
         v.push(config("pi", r#"{"a": 0.3, "b": 0.1, "w": 250000, "q_ref": 3, "mode": "byte", "mean_pkt_size": 700}"#));
-        v.push(config("rem", r#"{"gamma": 0.05, "phi": 2, "t_upd": 5e-6, "b0": 2}"#));
-        v.push(config("raqm", r#"{"T": 5e-6, "q0": 3, "p_init": 0.05, "r0": 2e8}"#));
+        v.push(config("rem", r#"{"gamma": 0.05, "phi": 2, "t_upd": "5us", "b0": 2}"#));
+        v.push(config("raqm", r#"{"T": "5us", "q0": 3, "p_init": 0.05, "r0": 2e8}"#));
         v.push(config(
             "raqm",
-            r#"{"T": 5e-6, "p_init": 0.05, "r0": 2e8, "mode": "queue_independent", "raqm_alpha_lag": true}"#,
+            r#"{"T": "5us", "p_init": 0.05, "r0": 2e8, "mode": "queue_independent", "raqm_alpha_lag": true}"#,
         ));
         v.push(config(
             "raqm",
-            r#"{"T": 5e-6, "q0": 3, "p_init": 0.05, "r0": 2e8, "alpha_mode": "static", "m_static": 3}"#,
+            r#"{"T": "5us", "q0": 3, "p_init": 0.05, "r0": 2e8, "alpha_mode": "static", "m_static": 3}"#,
         ));
         // FRED, aggregate WFQ and the modern baselines (times of a few microseconds, as the ops
         // below are 1 us apart, so that CoDel's and PIE's control laws act)
@@ -228,15 +228,21 @@ mod tests {
         ));
         v.push(config("wfq", r#"{"weights": [1, 3]}"#));
         v.push(config("wfq", r#"{"weights": [1, 2], "buffers": [4, 20], "wfq_vtime": "scfq"}"#));
-        v.push(config("codel", r#"{"target": 2e-6, "interval": 2e-5, "maxpacket": 500}"#));
-        v.push(config("pie", r#"{"target": 3e-6, "t_update": 5e-6, "alpha": 2000, "beta": 20000, "max_burst": 2e-5}"#));
-        v.push(config("pie", r#"{"target": 3e-6, "t_update": 5e-6, "alpha": 2000, "beta": 20000, "max_burst": 0, "derandomize": true, "qdelay_estimator": "departure", "boost_above_250ms": true}"#));
-        v.push(config("pie", r#"{"target": 3e-6, "t_update": 5e-6, "alpha": 2000, "beta": 20000, "max_burst": 0, "qdelay_estimator": "rate", "dq_threshold": 3000, "mean_pkt_size": 300}"#));
+        v.push(config("codel", r#"{"target": "2us", "interval": "20us", "maxpacket": 500}"#));
+        v.push(config(
+            "pie",
+            r#"{"target": "3us", "t_update": "5us", "alpha": 2000, "beta": 20000, "max_burst": "20us"}"#,
+        ));
+        v.push(config("pie", r#"{"target": "3us", "t_update": "5us", "alpha": 2000, "beta": 20000, "max_burst": "0s", "derandomize": true, "qdelay_estimator": "departure", "boost_above_250ms": true}"#));
+        v.push(config("pie", r#"{"target": "3us", "t_update": "5us", "alpha": 2000, "beta": 20000, "max_burst": "0s", "qdelay_estimator": "rate", "dq_threshold": 3000, "mean_pkt_size": 300}"#));
         v.push(config(
             "fq_codel",
-            r#"{"flows": 4, "quantum": 300, "target": 2e-6, "interval": 2e-5, "maxpacket": 500}"#,
+            r#"{"flows": 4, "quantum": 300, "target": "2us", "interval": "20us", "maxpacket": 500}"#,
         ));
-        v.push(config("fq_codel", r#"{"flows": 2, "quantum": 1514, "target": 2e-6, "interval": 2e-5, "hash": "mix"}"#));
+        v.push(config(
+            "fq_codel",
+            r#"{"flows": 2, "quantum": 1514, "target": "2us", "interval": "20us", "hash": "mix"}"#,
+        ));
         v
     }
 
@@ -260,13 +266,13 @@ mod tests {
         let cases: Vec<(&str, String)> = vec![
             ("red", format!("{{{red}}}")),
             ("rio", r#"{"min_th_in": 2, "max_th_in": 30, "max_p_in": 0.3, "min_th_out": 1, "max_th_out": 30, "max_p_out": 0.5, "w_q": 0.5, "ecn": true}"#.into()),
-            ("blue", r#"{"d1": 0.2, "d2": 0.05, "freeze_time": 2e-6, "ecn": true}"#.into()),
+            ("blue", r#"{"d1": 0.2, "d2": 0.05, "freeze_time": "2us", "ecn": true}"#.into()),
             ("pi", r#"{"a": 0.3, "b": 0.1, "w": 250000, "q_ref": 3, "ecn": true}"#.into()),
-            ("rem", r#"{"gamma": 0.05, "phi": 2, "t_upd": 5e-6, "b0": 2, "ecn": true}"#.into()),
-            ("raqm", r#"{"T": 5e-6, "q0": 3, "p_init": 0.05, "r0": 2e8, "ecn": true}"#.into()),
-            ("pie", r#"{"target": 3e-6, "t_update": 5e-6, "alpha": 2000, "beta": 20000, "max_burst": 0, "ecn": true, "mark_ecn_th": 1.0}"#.into()),
-            ("codel", r#"{"target": 2e-6, "interval": 2e-5, "maxpacket": 500, "ecn": true}"#.into()),
-            ("fq_codel", r#"{"flows": 4, "quantum": 300, "target": 2e-6, "interval": 2e-5, "maxpacket": 500, "ecn": true}"#.into()),
+            ("rem", r#"{"gamma": 0.05, "phi": 2, "t_upd": "5us", "b0": 2, "ecn": true}"#.into()),
+            ("raqm", r#"{"T": "5us", "q0": 3, "p_init": 0.05, "r0": 2e8, "ecn": true}"#.into()),
+            ("pie", r#"{"target": "3us", "t_update": "5us", "alpha": 2000, "beta": 20000, "max_burst": "0s", "ecn": true, "mark_ecn_th": 1.0}"#.into()),
+            ("codel", r#"{"target": "2us", "interval": "20us", "maxpacket": 500, "ecn": true}"#.into()),
+            ("fq_codel", r#"{"flows": 4, "quantum": 300, "target": "2us", "interval": "20us", "maxpacket": 500, "ecn": true}"#.into()),
             ("choke", format!("{{{red}}}")),
             ("gchoke", format!("{{{red}}}")),
             ("perfect_choke", format!("{{{red}}}")),

@@ -35,7 +35,12 @@ pub struct RaqmParams {
     #[serde(default)]
     pub ecn: bool,
     /// Measurement period `T`, in seconds.
-    #[serde(deserialize_with = "crate::units::secs", default = "d_t", rename = "T")]
+    #[serde(
+        deserialize_with = "crate::units::secs",
+        serialize_with = "crate::units::secs_out",
+        default = "d_t",
+        rename = "T"
+    )]
     pub t: f64,
     /// Weight `f'` of the previous rate estimate (`f' = e^{−T/f}`), in [0, 1).
     #[serde(default = "d_f_prime")]

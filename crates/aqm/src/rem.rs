@@ -31,7 +31,7 @@ pub struct RemParams {
     #[serde(default = "d_phi")]
     pub phi: f64,
     /// Price update interval, in seconds.
-    #[serde(deserialize_with = "crate::units::secs", default = "d_t_upd")]
+    #[serde(deserialize_with = "crate::units::secs", serialize_with = "crate::units::secs_out", default = "d_t_upd")]
     pub t_upd: f64,
     /// Target backlog (packets), ns-2 `pbo_`.
     #[serde(default = "d_b0")]

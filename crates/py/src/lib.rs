@@ -295,6 +295,19 @@ fn names(kind: &str) -> PyResult<Vec<(String, String)>> {
     Ok(list.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect())
 }
 
+/// A scheme's description (`aqmlab list aqm NAME`): summary, reference and, per parameter, (name,
+/// alias, unit, default or None when required, description, [(choice, meaning)]); None for an
+/// unknown name.
+#[pyfunction]
+#[allow(clippy::type_complexity)]
+fn aqm_describe(
+    name: &str,
+) -> Option<(String, String, Vec<(String, Option<String>, String, Option<String>, String, Vec<(String, String)>)>)> {
+    let d = aqm::describe::describe(name)?;
+    let params = d.params.into_iter().map(|p| (p.name, p.alias, p.unit, p.default, p.doc, p.choices)).collect();
+    Some((d.summary, d.reference, params))
+}
+
 /// TCP presets (name, description); with `details`, each ns-2 preset's values and their sources.
 #[pyfunction]
 fn tcp_presets(details: bool) -> Vec<(String, String)> {
@@ -308,6 +321,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(bench_engine, m)?)?;
     m.add_function(wrap_pyfunction!(names, m)?)?;
     m.add_function(wrap_pyfunction!(tcp_presets, m)?)?;
+    m.add_function(wrap_pyfunction!(aqm_describe, m)?)?;
     m.add_function(wrap_pyfunction!(parse_size, m)?)?;
     m.add_function(wrap_pyfunction!(parse_rate, m)?)?;
     m.add_function(wrap_pyfunction!(resolve, m)?)?;

@@ -317,7 +317,7 @@ mod tests {
         assert!(big.flows > 900 * small.flows, "{small:?} {big:?}");
         let short = Estimate::of(&scenario(
             "",
-            "[[flows]]\ntransport = \"tcp\"\napp = \"short\"\narrival_rate = 100\nsize = 10000\n",
+            "[[flows]]\ntransport = \"tcp\"\napp = \"short\"\narrival_rate = 100\nsize = \"10KB\"\n",
         ));
         assert_eq!(short.n_connections, 1000);
     }

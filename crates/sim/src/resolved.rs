@@ -217,7 +217,7 @@ fn secs(s: f64) -> Value {
     dur((s * 1e9).round() as Time)
 }
 
-/// A rate with a unit when the unit divides it exactly ("10Mb/s"), else the number in b/s.
+/// A rate with a unit: the largest that divides it exactly ("10Mb/s"), else b/s.
 pub fn rate(bps: f64) -> Value {
     if bps.fract() == 0.0 && bps.abs() < 9e15 {
         let v = bps as i64;
@@ -228,14 +228,15 @@ pub fn rate(bps: f64) -> Value {
         }
         return Value::String(format!("{v}b/s"));
     }
-    Value::Float(bps)
+    Value::String(format!("{bps}b/s")) // (a rate always carries its unit)
 }
 
+/// A size with its unit, `"12000B"` (a size always carries its unit).
 fn bytes(b: f64) -> Value {
     if b.fract() == 0.0 && b.abs() < 9e15 {
-        Value::Integer(b as i64)
+        Value::String(format!("{}B", b as i64))
     } else {
-        Value::Float(b)
+        Value::String(format!("{b}B"))
     }
 }
 
@@ -539,6 +540,7 @@ mod tests {
         assert_eq!(rate(1e6).as_str(), Some("1Mb/s"));
         assert_eq!(rate(1.5e6).as_str(), Some("1500kb/s"));
         assert_eq!(rate(999.0).as_str(), Some("999b/s"));
-        assert_eq!(rate(0.5), Value::Float(0.5));
+        assert_eq!(rate(0.5).as_str(), Some("0.5b/s")); // always with its unit
+        assert_eq!(bytes(12000.0).as_str(), Some("12000B"));
     }
 }

@@ -1,9 +1,11 @@
 //! Quantities with units as they are written in scenario files.
 //!
-//! A rate is a number in bits per second or a string such as `"10Mb/s"`, `"10Mbps"`, `"2.5 Gb/s"`;
-//! a duration is a number in seconds or a string such as `"10ms"`, `"1.5s"`, `"200us"`; a size is an
-//! integer number of bytes or a string such as `"1500B"`, `"10KB"`, `"2MB"`, `"64KiB"`.
-//! Prefixes are decimal (1 Mb/s = 10^6 b/s, 1 KB = 1000 B) except the binary KiB/MiB/GiB.
+//! A rate is a string such as `"10Mb/s"`, `"10Mbps"`, `"2.5 Gb/s"`; a duration a string such as
+//! `"10ms"`, `"1.5s"`, `"200us"`, `"2min"`, `"1h"`; a size a string such as `"1500B"`, `"10KB"`,
+//! `"2MB"`, `"64KiB"`. Prefixes are decimal (1 Mb/s = 10^6 b/s, 1 KB = 1000 B) except the binary
+//! KiB/MiB/GiB. A scenario value without its unit (`delay = 5`: seconds to ns-2, milliseconds to a
+//! tc user) is refused with the units to give ([`Rate`], [`Dur`], [`Bytes`]); the string parsers
+//! here still read a bare number (b/s, seconds, bytes) for callers that say so themselves.
 
 use aqm::{Time, NS_PER_SEC};
 use serde::de::{self, Deserializer, Visitor};
@@ -94,25 +96,39 @@ pub fn secs_like_to_ns(secs: f64) -> Option<Time> {
     Some((secs * NS_PER_SEC as f64).round() as Time)
 }
 
+/// What a value without its unit is told (`what`: "5ms or 5s").
+fn no_unit<E: de::Error>(v: impl fmt::Display, examples: &str) -> E {
+    E::custom(format!("{v}: give a unit, e.g. {examples} (a number alone is not read)"))
+}
+
+/// Whether a string value is a bare number (no unit).
+fn bare(s: &str) -> bool {
+    split_number(s).is_some_and(|(_, u)| u.is_empty())
+}
+
+const RATE_UNITS: &str = "10Mb/s or 64kb/s";
+const TIME_UNITS: &str = "5ms or 5s";
+const SIZE_UNITS: &str = "1500B or 10KB";
+
 struct RateV;
 impl<'de> Visitor<'de> for RateV {
     type Value = Rate;
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a rate such as \"10Mb/s\" or a number in b/s")
+        f.write_str("a rate with a unit, such as \"10Mb/s\"")
     }
     fn visit_i64<E: de::Error>(self, v: i64) -> Result<Rate, E> {
-        self.visit_f64(v as f64)
+        Err(no_unit(v, RATE_UNITS))
     }
     fn visit_u64<E: de::Error>(self, v: u64) -> Result<Rate, E> {
-        self.visit_f64(v as f64)
+        Err(no_unit(v, RATE_UNITS))
     }
     fn visit_f64<E: de::Error>(self, v: f64) -> Result<Rate, E> {
-        if !(v.is_finite() && v >= 1.0) {
-            return Err(E::custom(format!("a rate must be positive (at least 1 b/s), got {v}")));
-        }
-        Ok(Rate(v))
+        Err(no_unit(v, RATE_UNITS))
     }
     fn visit_str<E: de::Error>(self, s: &str) -> Result<Rate, E> {
+        if bare(s) {
+            return Err(no_unit(format!("\"{s}\""), RATE_UNITS));
+        }
         let v = parse_rate(s).map_err(E::custom)?;
         if !(v.is_finite() && v >= 1.0) {
             return Err(E::custom(format!("a rate must be positive (at least 1 b/s), got \"{s}\"")));
@@ -130,18 +146,21 @@ struct DurV;
 impl<'de> Visitor<'de> for DurV {
     type Value = Dur;
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a duration such as \"10ms\" or a number in seconds")
+        f.write_str("a duration with a unit, such as \"10ms\"")
     }
     fn visit_i64<E: de::Error>(self, v: i64) -> Result<Dur, E> {
-        self.visit_f64(v as f64)
+        Err(no_unit(v, TIME_UNITS))
     }
     fn visit_u64<E: de::Error>(self, v: u64) -> Result<Dur, E> {
-        self.visit_f64(v as f64)
+        Err(no_unit(v, TIME_UNITS))
     }
     fn visit_f64<E: de::Error>(self, v: f64) -> Result<Dur, E> {
-        secs_like_to_ns(v).map(Dur).ok_or_else(|| E::custom(duration_range_error(&v.to_string())))
+        Err(no_unit(v, TIME_UNITS))
     }
     fn visit_str<E: de::Error>(self, s: &str) -> Result<Dur, E> {
+        if bare(s) {
+            return Err(no_unit(format!("\"{s}\""), TIME_UNITS));
+        }
         parse_duration(s).map(Dur).map_err(E::custom)
     }
 }
@@ -155,24 +174,21 @@ struct BytesV;
 impl<'de> Visitor<'de> for BytesV {
     type Value = Bytes;
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a size such as \"1500B\" or an integer number of bytes")
+        f.write_str("a size with a unit, such as \"1500B\"")
     }
     fn visit_i64<E: de::Error>(self, v: i64) -> Result<Bytes, E> {
-        if v < 0 {
-            return Err(E::custom(format!("a size must be >= 0 bytes, got {v}")));
-        }
-        Ok(Bytes(v as u64))
+        Err(no_unit(v, SIZE_UNITS))
     }
     fn visit_u64<E: de::Error>(self, v: u64) -> Result<Bytes, E> {
-        Ok(Bytes(v))
+        Err(no_unit(v, SIZE_UNITS))
     }
     fn visit_f64<E: de::Error>(self, v: f64) -> Result<Bytes, E> {
-        if !(v.is_finite() && v >= 0.0 && v.fract() == 0.0) {
-            return Err(E::custom(format!("a size must be a whole number of bytes >= 0, got {v}")));
-        }
-        Ok(Bytes(v as u64))
+        Err(no_unit(v, SIZE_UNITS))
     }
     fn visit_str<E: de::Error>(self, s: &str) -> Result<Bytes, E> {
+        if bare(s) {
+            return Err(no_unit(format!("\"{s}\""), SIZE_UNITS));
+        }
         parse_size(s).map(Bytes).map_err(E::custom)
     }
 }
@@ -225,6 +241,31 @@ mod tests {
         assert_eq!(parse_duration("3").unwrap(), 3_000_000_000);
         assert!(parse_duration("-1s").is_err());
         assert!(parse_duration("10 parsecs").is_err());
+    }
+
+    #[test]
+    fn scenario_values_need_their_unit() {
+        #[derive(Deserialize)]
+        struct T {
+            #[allow(dead_code)]
+            d: Option<Dur>,
+            #[allow(dead_code)]
+            r: Option<Rate>,
+            #[allow(dead_code)]
+            b: Option<Bytes>,
+        }
+        for (text, unit) in [
+            ("d = 5", "5ms or 5s"),
+            ("d = \"5\"", "5ms or 5s"),
+            ("d = 0.1", "5ms"),
+            ("r = 1000000", "10Mb/s"),
+            ("b = 1500", "1500B"),
+        ] {
+            let e = toml::from_str::<T>(text).err().unwrap().to_string();
+            assert!(e.contains(&format!("give a unit, e.g. {unit}")), "{text}: {e}");
+        }
+        let ok: T = toml::from_str("d = \"1h\"\nr = \"1Mb/s\"\nb = \"1KB\"").unwrap();
+        assert_eq!(ok.d.unwrap().0, 3_600_000_000_000);
     }
 
     #[test]

@@ -202,7 +202,7 @@ fn raqm_input_rate_tracks_r0_and_the_link_idles_about_the_drop_ratio() {
     assert!(q < 25.0, "mean queue {q}");
 
     // the same run without the controller: p_k stays at p_init
-    let frozen = run(&raqm_case3(r#"{ type = "raqm", q0 = 50, T = 1000 }"#, 200, 50), 1);
+    let frozen = run(&raqm_case3(r#"{ type = "raqm", q0 = 50, T = "1000s" }"#, 200, 50), 1);
     let fb = &frozen.summary["bottleneck"];
     let f_offered = f(&fb["arrivals"]) * 500.0 / w / r0;
     println!(
@@ -351,7 +351,8 @@ fn rio_drops_out_of_profile_packets_more_than_in_profile() {
 fn scenario_keys_are_the_spec_parameter_names() {
     use aqm::AqmConfig;
     let scn = |aqm: &str| {
-        format!("[bottleneck]\nrate = \"10Mb/s\"\ndelay = \"5ms\"\nlimit = 100\naqm = {aqm}\n[[flows]]\ntransport = \"tcp\"\n")
+        // (a buffer the defaults' thresholds fit in: RIO's min_th_out = 100 needs more than 100)
+        format!("[bottleneck]\nrate = \"10Mb/s\"\ndelay = \"5ms\"\nlimit = 1000\naqm = {aqm}\n[[flows]]\ntransport = \"tcp\"\n")
     };
     let load = |aqm: &str| {
         sim::load(&scn(aqm), &[], "t")
@@ -370,7 +371,9 @@ fn scenario_keys_are_the_spec_parameter_names() {
     );
     let AqmConfig::Blue(p) = load(r#"{ type = "blue", L_blue = 50 }"#) else { panic!() };
     assert_eq!((p.d1, p.d2, p.freeze_time, p.l_blue), (0.0025, 0.00025, 0.1, Some(50.0)));
-    let AqmConfig::Raqm(p) = load(r#"{ type = "raqm", T = 0.5, q0 = 30, raqm_alpha_lag = true }"#) else { panic!() };
+    let AqmConfig::Raqm(p) = load(r#"{ type = "raqm", T = "500ms", q0 = 30, raqm_alpha_lag = true }"#) else {
+        panic!()
+    };
     assert_eq!((p.t, p.q0, p.raqm_alpha_lag, p.epsilon, p.f_prime, p.p_init), (0.5, 30.0, true, 0.9, 0.1, 0.0002));
     let AqmConfig::Pi(p) = load(r#"{ type = "pi", q_ref = 30 }"#) else { panic!() };
     assert_eq!((p.a, p.b, p.w, p.q_ref), (1.822e-5, 1.816e-5, 170.0, 30.0));

@@ -106,7 +106,7 @@ fn delay_run(aqm: &str) -> DelayRun {
 #[test]
 fn codel_keeps_the_standing_delay_near_target() {
     let codel = delay_run(r#"{ type = "codel" }"#);
-    let codel20 = delay_run(r#"{ type = "codel", target = 0.020 }"#);
+    let codel20 = delay_run(r#"{ type = "codel", target = "20ms" }"#);
     let droptail = delay_run(r#"{ type = "droptail" }"#);
     let target = 0.005;
     assert!(codel.p50 > 0.2 * target && codel.p50 < 3.0 * target, "CoDel median delay {} s", codel.p50);
@@ -127,7 +127,7 @@ fn codel_keeps_the_standing_delay_near_target() {
 #[test]
 fn pie_keeps_the_delay_near_target() {
     let pie = delay_run(r#"{ type = "pie" }"#);
-    let pie40 = delay_run(r#"{ type = "pie", target = 0.040 }"#);
+    let pie40 = delay_run(r#"{ type = "pie", target = "40ms" }"#);
     let droptail = delay_run(r#"{ type = "droptail" }"#);
     for (d, target) in [(&pie, 0.015), (&pie40, 0.040)] {
         assert!(d.mean > 0.5 * target && d.mean < 2.0 * target, "PIE target {target}: mean delay {} s", d.mean);
@@ -364,7 +364,7 @@ fn scenario_keys_are_the_spec_parameter_names() {
         ),
         (r#"{ type = "wfq", weights = [1, 0] }"#, "bottleneck.aqm.weights"),
         (r#"{ type = "wfq", weights = [1, 2], buffers = [10] }"#, "bottleneck.aqm.buffers"),
-        (r#"{ type = "codel", target = 0 }"#, "bottleneck.aqm.target"),
+        (r#"{ type = "codel", target = "0s" }"#, "bottleneck.aqm.target"),
         (r#"{ type = "codel", interval = "-1ms" }"#, "bottleneck.aqm.interval"),
         (r#"{ type = "pie", t_update = -1 }"#, "bottleneck.aqm.t_update"),
         (r#"{ type = "fq_codel", flows = 0 }"#, "bottleneck.aqm.flows"),

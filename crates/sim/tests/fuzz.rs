@@ -205,9 +205,10 @@ fn pick(xs: &'static [&'static str]) -> impl Strategy<Value = String> {
 
 fn dur() -> impl Strategy<Value = String> {
     prop_oneof![
-        60 => pick(&["\"0s\"", "\"1ns\"", "\"1us\"", "\"100us\"", "\"1ms\"", "\"5ms\"", "\"20ms\"", "\"0.1s\"", "1", "\"2s\""]),
-        6 => pick(&["\"1e6s\"", "\"9e9s\"", "\"1.79e10s\"", "17999999999", "\"1e10s\""]),
-        INVALID => pick(&["\"1.8e10s\"", "\"-1s\"", "1e300", "\"5 parsecs\"", "true"]),
+        60 => pick(&["\"0s\"", "\"1ns\"", "\"1us\"", "\"100us\"", "\"1ms\"", "\"5ms\"", "\"20ms\"", "\"0.1s\"", "\"1h\"", "\"2s\""]),
+        6 => pick(&["\"1e6s\"", "\"9e9s\"", "\"1.79e10s\"", "\"17999999999s\"", "\"1e10s\""]),
+        // (a number without its unit is refused)
+        INVALID => pick(&["\"1.8e10s\"", "\"-1s\"", "1e300", "\"5 parsecs\"", "true", "1", "\"5\""]),
     ]
 }
 
@@ -220,17 +221,17 @@ fn sim_duration() -> impl Strategy<Value = String> {
 
 fn rate() -> impl Strategy<Value = String> {
     prop_oneof![
-        40 => pick(&["\"64kb/s\"", "\"1Mb/s\"", "\"10Mb/s\"", "\"100Mb/s\"", "1000000"]),
-        4 => pick(&["1", "\"8b/s\"", "\"10Gb/s\"", "\"1Tb/s\"", "1e15"]),
-        INVALID => pick(&["0.5", "\"fast\""]),
+        40 => pick(&["\"64kb/s\"", "\"1Mb/s\"", "\"10Mb/s\"", "\"100Mb/s\"", "\"1000000b/s\""]),
+        4 => pick(&["\"1b/s\"", "\"8b/s\"", "\"10Gb/s\"", "\"1Tb/s\"", "\"1e15b/s\""]),
+        INVALID => pick(&["0.5", "\"fast\"", "1000000"]),
     ]
 }
 
 fn bytes() -> impl Strategy<Value = String> {
     prop_oneof![
-        30 => pick(&["40", "\"1500B\"", "\"10KB\"", "1000"]),
-        3 => pick(&["1", "\"1MB\"", "\"1GB\"", "1e18"]),
-        INVALID => pick(&["0", "-5", "\"2Mb\""]),
+        30 => pick(&["\"40B\"", "\"1500B\"", "\"10KB\"", "\"1000B\""]),
+        3 => pick(&["\"1B\"", "\"1MB\"", "\"1GB\"", "\"1e18B\""]),
+        INVALID => pick(&["0", "-5", "\"2Mb\"", "1000"]),
     ]
 }
 
@@ -290,7 +291,8 @@ fn aqm() -> impl Strategy<Value = String> {
     (
         proptest::sample::select(AQMS),
         any::<proptest::sample::Index>(),
-        prop_oneof![3 => Just(None), 1 => pick(&["1e-9", "0.005", "1", "1e9", "1.7e10", "0"]).prop_map(Some)],
+        // time parameters take a unit (a bare number is refused: one of the INVALID values)
+        prop_oneof![3 => Just(None), 1 => pick(&["\"1ns\"", "\"5ms\"", "\"1s\"", "\"1e9s\"", "\"1.7e10s\"", "\"0s\"", "0.005"]).prop_map(Some)],
         any::<bool>(),
     )
         .prop_map(|((base, times), i, value, ecn)| {

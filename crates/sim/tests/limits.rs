@@ -58,7 +58,7 @@ fn onoff_source_with_on_periods_shorter_than_its_packet_gap_finishes() {
 fn onoff_source_at_one_bit_per_second_finishes() {
     // an 8000 s packet gap against ON periods of mean 1 s: the issue's second example
     let text = scenario(
-        "[[flows]]\nname = \"udp\"\ntransport = \"udp\"\napp = \"onoff\"\nrate = 1\non_time = \"1s\"\noff_time = \"1s\"\ndistribution = \"pareto\"\n",
+        "[[flows]]\nname = \"udp\"\ntransport = \"udp\"\napp = \"onoff\"\nrate = \"1b/s\"\non_time = \"1s\"\noff_time = \"1s\"\ndistribution = \"pareto\"\n",
     )
     .replace("duration = \"100s\"", "duration = \"1e5s\"\nsample_interval = \"100s\"");
     let (r, wall) = run_capped(&text, u64::MAX);
@@ -88,8 +88,8 @@ fn a_start_near_9e9_s_on_a_1e10_s_link_does_not_overflow() {
     // each time within the limit, their sum (1.9e19 ns) past the u64 clock (1.8e19 ns): the
     // packets would arrive after the run ends, so they never do
     let text = "[simulation]\nduration = \"1.79e10s\"\nsample_interval = \"1e6s\"\n\
-                [bottleneck]\nrate = 1\ndelay = \"1e10s\"\nlimit = 50\n\
-                [[flows]]\nname = \"udp\"\ntransport = \"udp\"\nrate = 1\npacket_size = 65535\nstart = \"9e9s\"\n";
+                [bottleneck]\nrate = \"1b/s\"\ndelay = \"1e10s\"\nlimit = 50\n\
+                [[flows]]\nname = \"udp\"\ntransport = \"udp\"\nrate = \"1b/s\"\npacket_size = 65535\nstart = \"9e9s\"\n";
     let (r, _) = run_capped(text, 1 << 22);
     let r = r.expect("runs to the end");
     assert_eq!(r.summary["engine"]["conservation"], "ok");
@@ -111,8 +111,9 @@ fn rto_and_delay_sums_past_the_clock_do_not_overflow() {
 fn a_zero_length_short_connection_runs() {
     // found by the fuzzer: a connection drawn with a zero duration scheduled its stop before the
     // arrival being processed ("event scheduled in the past")
-    let text =
-        scenario("[[flows]]\ntransport = \"tcp\"\napp = \"short\"\narrival_rate = 50\nflow_duration = 0\ncount = 2\n");
+    let text = scenario(
+        "[[flows]]\ntransport = \"tcp\"\napp = \"short\"\narrival_rate = 50\nflow_duration = \"0s\"\ncount = 2\n",
+    );
     let (r, _) = run_capped(&text, u64::MAX);
     r.expect("runs");
 }
@@ -183,7 +184,7 @@ fn an_out_of_range_duration_says_the_limit() {
     let e = error(&scenario("[[flows]]\ntransport = \"tcp\"\n").replace("delay = \"10ms\"", "delay = \"1.8e10s\""));
     assert_eq!(e.path, "bottleneck.delay");
     assert!(one_line(&e).contains("from 0 to 1.8e10 s"), "{e}");
-    let e = error(&scenario("[[flows]]\ntransport = \"tcp\"\n").replace("delay = \"10ms\"", "delay = -1"));
+    let e = error(&scenario("[[flows]]\ntransport = \"tcp\"\n").replace("delay = \"10ms\"", "delay = \"-1s\""));
     assert!(one_line(&e).contains("from 0 to 1.8e10 s"), "{e}");
 }
 
@@ -212,7 +213,7 @@ fn the_estimate_of_a_scenario_with_times_at_the_limit_does_not_overflow() {
     // found by the fuzzer in the estimator itself: a 1.8e10 s bottleneck delay, copied to the
     // reverse link, summed in u64 nanoseconds
     let text = scenario("[[flows]]\ntransport = \"udp\"\nrate = \"64kb/s\"\n")
-        .replace("delay = \"10ms\"", "delay = 17999999999");
+        .replace("delay = \"10ms\"", "delay = \"17999999999s\"");
     let sc = load(&text, &[], "t").expect("valid");
     assert!(budget::Estimate::of(&sc).total > 0);
 }

@@ -26,8 +26,8 @@ fn scenario(aqm: &str, secs: f64) -> String {
     format!(
         r#"
 [simulation]
-duration = {secs}
-sample_interval = 10
+duration = "{secs}s"
+sample_interval = "10s"
 [bottleneck]
 rate = "10Mb/s"
 delay = "20ms"

@@ -438,9 +438,10 @@ fn bad_topologies_name_the_key() {
 
 const AQMS: &[&str] = &[
     "{ type = \"droptail\" }",
-    "{ type = \"red\", min_th = 5, max_th = 15 }",
-    "{ type = \"choke\", min_th = 5, max_th = 15 }",
-    "{ type = \"chokew\" }",
+    // (thresholds below the smallest buffer drawn, 3 packets: a scheme that can never act is refused)
+    "{ type = \"red\", min_th = 1, max_th = 15 }",
+    "{ type = \"choke\", min_th = 1, max_th = 15 }",
+    "{ type = \"chokew\", l_th = 2, l_minus = 3, l_plus = 4 }",
     "{ type = \"ward\" }",
     "{ type = \"fq_codel\" }",
     "{ type = \"pie\" }",

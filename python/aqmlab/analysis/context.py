@@ -36,6 +36,7 @@ class Context:
     _tables: dict = field(default_factory=dict)
     style: str = "paper"  # plotstyle.STYLES
     columns: int | None = None  # figure width: 1 or 2 paper columns (default: by the number of panels)
+    labels: dict = field(default_factory=dict)  # shown text of values and column names (aqmlab plot --label)
 
     @property
     def runs(self) -> pd.DataFrame:
@@ -83,7 +84,15 @@ class Context:
     def default_series(self) -> list[str]:
         return [self.exp.variants_name] if self.exp.variants else []
 
+    def label(self, value) -> str:
+        """How a value (a series, a category, a panel) is shown: as ``labels`` renames it, else as
+        its text (numbers to 9 significant digits)."""
+        text = f"{float(value):.9g}" if isinstance(value, float) else str(value)
+        return str(self.labels.get(text, text))
+
     def coord_label(self, name: str) -> str:
+        if name in self.labels:
+            return str(self.labels[name])
         a = self.exp.axis(name)
         if a is None:
             return name

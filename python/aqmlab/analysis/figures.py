@@ -47,6 +47,8 @@ import numpy as np
 import pandas as pd
 
 from .context import Context, Output
+from .marks import (MARKERS, PALETTE, bounds_cols, data_file, record, style_of, ticks_at,  # noqa: F401
+                    unit_groups, y_label)
 from .plotstyle import pyplot as _plt
 from .stats import SpecError, err, interval_note, interval_short, metric, metrics, summarise, where_mask
 
@@ -67,9 +69,6 @@ OWN = {
     "hook": {"function"},
 }
 
-PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#7f7f7f",
-           "#bcbd22"]
-MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*", "<", ">"]
 
 
 def check_figure(spec: dict, exp, where: str) -> None:
@@ -150,9 +149,10 @@ def _finish(fig, axes, spec: dict, ctx: Context, xlabel: str, ylabel: str, legen
     for ax in axes:
         if (not stacked and style != "paper") or lowest(ax):
             ax.set_xlabel(spec.get("xlabel", xlabel))
-        if not one_ylabel and (not shared_y or ax.get_subplotspec().is_first_col()):
+        if not one_ylabel and (not shared_y or ax.get_subplotspec().is_first_col()) and (
+                ylabel is not None or "ylabel" in spec):
             ax.set_ylabel(spec.get("ylabel", ylabel))
-        if spec.get("logx"):
+        if spec.get("logx") and not getattr(ax, "_aqmlab_fixed_x", False):
             ax.set_xscale("log")
         if spec.get("logy"):
             ax.set_yscale("log")
@@ -167,13 +167,14 @@ def _finish(fig, axes, spec: dict, ctx: Context, xlabel: str, ylabel: str, legen
                 ax.set_ylim(0, hi)
         if legend and style != "paper" and ax.get_legend_handles_labels()[0]:
             ax.legend(fontsize=8, framealpha=0.8)
+    data = data_file(fig, ctx, spec, spec.get("xlabel", xlabel))
     if style == "paper":  # no title in the image: the caption carries it
         if one_ylabel:
             fig.supylabel(spec.get("ylabel", ylabel), fontsize=8)
         plotstyle.polish(fig, axes, style, legend=legend)
         files = plotstyle.save(fig, ctx.out / spec["name"], style)
         plt.close(fig)
-        return files
+        return files + data
     title = spec.get("title", spec["name"])
     if ctx.quick:
         title += "  [quick]"
@@ -190,7 +191,7 @@ def _finish(fig, axes, spec: dict, ctx: Context, xlabel: str, ylabel: str, legen
         fig.savefig(p, dpi=130 if ext == "png" else None)
         files.append(p)
     plt.close(fig)
-    return files
+    return files + data
 
 
 def _select(ctx: Context, df: pd.DataFrame, spec: dict) -> pd.DataFrame:
@@ -209,7 +210,7 @@ def _panels(df: pd.DataFrame, spec: dict):
 
 def _panel_title(ax, ctx: Context, spec: dict, value) -> None:
     if value is not None:
-        ax.set_title(f"{ctx.coord_label(spec['panels'])} = {value}", fontsize=10)
+        ax.set_title(f"{ctx.coord_label(spec['panels'])} = {ctx.label(value)}", fontsize=10)
 
 
 def _series_keys(df: pd.DataFrame, series: list[str]) -> list[tuple]:
@@ -225,11 +226,15 @@ def _series_mask(df: pd.DataFrame, series: list[str], key: tuple) -> pd.Series:
     return m
 
 
-def _label(key: tuple, m, n_y: int) -> str:
-    parts = [str(k) for k in key]
+def _label(key: tuple, m, n_y: int, ctx: Context | None = None) -> str:
+    parts = [ctx.label(k) if ctx is not None else str(k) for k in key]
     if n_y > 1 or not parts:
         parts.append(m.label)
     return ": ".join(parts)
+
+
+def _key_label(ctx: Context, key: tuple, default: str = "") -> str:
+    return ": ".join(ctx.label(k) for k in key) or default
 
 
 def _numeric(values) -> bool:
@@ -305,18 +310,27 @@ def fig_xy(ctx: Context, spec: dict) -> Output:
     df, tab, ys, x, series, panel = _xy_data(ctx, spec)
     x_is_coord = x in ctx.coords
     xm = None if x_is_coord else metric(x, "x")
+    groups = unit_groups(ys)
     panels = _panels(tab, spec)
-    fig, axes = _new(len(panels), spec)
+    if len(groups) > 1 and panel:
+        raise SpecError(f"figure {spec['name']}: y metrics in different units ("
+                        + ", ".join(g[0].unit or "no unit" for g in groups) + ") cannot share panels; "
+                        "draw them in separate figures")
+    # metrics in different units: one panel each, with its own y axis and label
+    cells = [(pv, sub, g) for pv, sub in panels for g in groups]
+    fig, axes = _new(len(cells), dict(spec, shared_y=False) if len(groups) > 1 else spec)
     notes = []
     keys_all = _series_keys(tab, series)
     numeric_x = _numeric(tab[x].dropna()) if len(tab) else True
-    for ax, (pv, sub) in zip(axes, panels):
+    xs_all = sorted(set(tab[x].dropna().to_numpy(dtype=float))) if numeric_x and x_is_coord and len(tab) else []
+    for ax, (pv, sub, ms) in zip(axes, cells):
         _panel_title(ax, ctx, spec, pv)
         xs_cat = list(dict.fromkeys(sub[x].astype(str))) if not numeric_x else None
-        for yi, m in enumerate(ys):
+        for m in ms:
+            yi = ys.index(next(y for y in ys if y.col == m.col))
             mtab = sub.copy()
             mtab["__series"] = [tuple(r) for r in mtab[series].itertuples(index=False, name=None)] if series else [()] * len(mtab)
-            for si, key in enumerate(keys_all):
+            for key in keys_all:
                 s = mtab[mtab["__series"] == key]
                 if s.empty:
                     continue
@@ -330,31 +344,41 @@ def fig_xy(ctx: Context, spec: dict) -> Output:
                 yv = s[m.col].to_numpy(dtype=float) * m.scale
                 yerr = err(s, m.col, m.scale)
                 xerr = err(s, x, xm.scale) if xm is not None else None
-                idx = si * len(ys) + yi
-                ax.errorbar(xv, yv, yerr=yerr, xerr=xerr,
-                            marker=MARKERS[idx % len(MARKERS)], color=PALETTE[idx % len(PALETTE)], capsize=3,
-                            ms=4, lw=1.2, label=_label(key, m, len(ys)) if key or "model" not in spec else
-                            ("simulation" if len(ys) == 1 else f"simulation: {m.label}"))
-            where = f"({ctx.coord_label(panel)} = {pv}) " if pv is not None else ""
+                # (a metric alone on its axis is named by the axis: the series keeps one look in every panel)
+                label = (_label(key, m, len(ms), ctx) if key or "model" not in spec else
+                         ("simulation" if len(ms) == 1 else f"simulation: {m.label}"))
+                color, marker = style_of(fig, label)
+                # one line that the axis' label already names needs no legend
+                alone = not key and len(ms) == 1 and len(groups) == 1 and "model" not in spec and not spec.get("hlines")
+                ax.errorbar(xv, yv, yerr=yerr, xerr=xerr, marker=marker, color=color, capsize=3 if yerr is not None
+                            or xerr is not None else 0, ms=4, lw=1.2, label="_" + label if alone else label)
+                record(fig, panel=None if pv is None else ctx.label(pv), series=label, metric=m.axis_label,
+                        x=list(s[x].astype(str)) if not numeric_x else xv, y=yv, **bounds_cols(s, m.col, m.scale))
+            where = f"({ctx.coord_label(panel)} = {ctx.label(pv)}) " if pv is not None else ""
             if x_is_coord:
                 notes += [where + n for n in
-                          _rank_sentences(mtab, x, keys_all, lambda k, m=m: ": ".join(map(str, k)) or m.label, m)]
+                          _rank_sentences(mtab, x, keys_all, lambda k, m=m: _key_label(ctx, k, m.label), m)]
             else:
                 for key in keys_all:
                     s = mtab[mtab["__series"] == key]
                     xv, yv = s[x].to_numpy(dtype=float) * xm.scale, s[m.col].to_numpy(dtype=float) * m.scale
                     if np.isfinite(xv).any() and np.isfinite(yv).any():
-                        notes.append(where + f"{': '.join(map(str, key)) or m.label}: {xm.label} "
+                        notes.append(where + f"{_key_label(ctx, key, m.label)}: {xm.label} "
                                      f"{xm.fmt(np.nanmin(xv))}–{xm.fmt(np.nanmax(xv))} {xm.unit}, {m.label} "
                                      f"{m.fmt(np.nanmin(yv))}–{m.fmt(np.nanmax(yv))} {m.unit} over {len(s)} points.")
         if not numeric_x:
+            cats = [ctx.label(c) for c in xs_cat]
             ax.set_xticks(range(len(xs_cat)))
-            ax.set_xticklabels(xs_cat, rotation=30 if max(map(len, xs_cat), default=0) > 6 else 0)
+            ax.set_xticklabels(cats, rotation=30 if max(map(len, cats), default=0) > 6 else 0)
+        elif spec.get("logx") and 1 < len(xs_all) <= 12 and min(xs_all) > 0:
+            ticks_at(ax, xs_all)  # a log axis labelled at the swept values
+        if len(groups) > 1:
+            ax.set_ylabel(y_label(ms))
         if "model" in spec and numeric_x:
-            notes += _overlay(ax, ctx, spec, sub, ys, x, xm)
+            notes += _overlay(ax, ctx, spec, sub, ms, x, xm)
         _hlines(ax, spec, df)
     xlabel = ctx.coord_label(x) if x_is_coord else xm.axis_label
-    ylabel = ys[0].axis_label if len(ys) == 1 else (f"{ys[0].unit}" if ys[0].unit else "")
+    ylabel = None if len(groups) > 1 else y_label(ys)
     files = _finish(fig, axes, spec, ctx, xlabel, ylabel, legend=spec.get("legend", True))
     return Output("figure", spec["name"], spec.get("title", spec["name"]), files, notes=notes,
                   caption=spec.get("caption", ""))
@@ -409,40 +433,52 @@ def agreement(sim: np.ndarray, model: np.ndarray):
 
 def fig_bar(ctx: Context, spec: dict) -> Output:
     df, tab, ys, x, series, panel = _xy_data(ctx, spec)
+    groups = unit_groups(ys)
     panels = _panels(tab, spec)
-    fig, axes = _new(len(panels), spec)
+    if len(groups) > 1 and panel:
+        raise SpecError(f"figure {spec['name']}: y metrics in different units ("
+                        + ", ".join(g[0].unit or "no unit" for g in groups) + ") cannot share panels; "
+                        "draw them in separate figures")
+    cells = [(pv, sub, g) for pv, sub in panels for g in groups]
+    fig, axes = _new(len(cells), dict(spec, shared_y=False) if len(groups) > 1 else spec)
     keys_all = _series_keys(tab, series)
     notes = []
-    n_bars = max(1, len(keys_all) * len(ys))
-    width = 0.8 / n_bars
-    for ax, (pv, sub) in zip(axes, panels):
+    for ax, (pv, sub, ms) in zip(axes, cells):
         _panel_title(ax, ctx, spec, pv)
+        width = 0.8 / max(1, len(keys_all) * len(ms))
         cats = list(dict.fromkeys(sub[x].astype(str)))
         sub = sub.copy()
         sub["__series"] = [tuple(r) for r in sub[series].itertuples(index=False, name=None)] if series else [()] * len(sub)
         b = 0
-        for si, key in enumerate(keys_all):
-            for yi, m in enumerate(ys):
+        for key in keys_all:
+            for m in ms:
                 s = sub[sub["__series"] == key]
                 pos = np.array([cats.index(v) for v in s[x].astype(str)], dtype=float) - 0.4 + width * (b + 0.5)
-                ax.bar(pos, s[m.col].to_numpy(dtype=float) * m.scale, width,
-                       yerr=err(s, m.col, m.scale), capsize=2,
-                       color=PALETTE[b % len(PALETTE)], label=_label(key, m, len(ys)))
+                label = _label(key, m, len(ms), ctx)
+                yerr = err(s, m.col, m.scale)
+                yv = s[m.col].to_numpy(dtype=float) * m.scale
+                ax.bar(pos, yv, width, yerr=yerr, capsize=2 if yerr is not None else 0,
+                       color=style_of(fig, label)[0], label=label)
+                record(fig, panel=None if pv is None else ctx.label(pv), series=label, metric=m.axis_label,
+                        x=[ctx.label(v) for v in s[x].astype(str)], y=yv, **bounds_cols(s, m.col, m.scale))
                 b += 1
         ax.set_xticks(range(len(cats)))
-        ax.set_xticklabels(cats)
+        shown = [ctx.label(c) for c in cats]
+        ax.set_xticklabels(shown, rotation=30 if max(map(len, shown), default=0) > 10 else 0)
+        if len(groups) > 1:
+            ax.set_ylabel(y_label(ms))
         _hlines(ax, spec, df)
-        for m in ys:
-            notes += _rank_sentences(sub, x, keys_all, lambda k, m=m: ": ".join(map(str, k)) or m.label, m)
-        if len(ys) > 1 and len(keys_all) == 1:
+        for m in ms:
+            notes += _rank_sentences(sub, x, keys_all, lambda k, m=m: _key_label(ctx, k, m.label), m)
+        if len(ms) > 1 and len(keys_all) == 1:
             for c in cats:
                 row = sub[sub[x].astype(str) == c]
-                vals = {m.label: float(row[m.col].mean()) * m.scale for m in ys}
+                vals = {m.label: float(row[m.col].mean()) * m.scale for m in ms}
                 best = max(vals, key=lambda k: vals[k] if np.isfinite(vals[k]) else -np.inf)
-                notes.append(f"{ctx.coord_label(x)} = {c}: " + ", ".join(
-                    f"{k} {ys[0].fmt(v)}" for k, v in vals.items()) + (f" {ys[0].unit}" if ys[0].unit else "")
+                notes.append(f"{ctx.coord_label(x)} = {ctx.label(c)}: " + ", ".join(
+                    f"{k} {ms[0].fmt(v)}" for k, v in vals.items()) + (f" {ms[0].unit}" if ms[0].unit else "")
                              + f"; highest: {best}.")
-    ylabel = ys[0].axis_label if len(ys) == 1 else ys[0].unit
+    ylabel = None if len(groups) > 1 else y_label(ys)
     files = _finish(fig, axes, spec, ctx, ctx.coord_label(x), ylabel)
     return Output("figure", spec["name"], spec.get("title", spec["name"]), files, notes=notes,
                   caption=spec.get("caption", ""))
@@ -510,17 +546,19 @@ def _ts_plot(ctx: Context, spec: dict, table: str, agg_flows: dict | None) -> Ou
             s = sub[_series_mask(sub, series, key)].sort_values("time_s")
             if s.empty:
                 continue
-            lbl = ": ".join(map(str, key)) or m.label
-            ax.plot(s["time_s"], s[m.col] * m.scale, lw=0.7, alpha=0.85, color=PALETTE[si % len(PALETTE)], label=lbl,
+            lbl = _key_label(ctx, key, m.label)
+            ax.plot(s["time_s"], s[m.col] * m.scale, lw=0.7, alpha=0.85, color=style_of(fig, lbl)[0], label=lbl,
                     drawstyle="steps-post" if table != "timeseries" else "default")
             v = s[m.col].to_numpy(dtype=float) * m.scale
+            record(fig, panel=None if pv is None else ctx.label(pv), series=lbl, metric=m.axis_label,
+                    x=s["time_s"].to_numpy(dtype=float), y=v)
             stats[pi].append((lbl, float(np.nanmean(v)), float(np.nanstd(v))))
         _hlines(ax, spec, sub)
     notes = []
     for pi, st in stats.items():
         if st:
             pv = panels[pi][0]
-            where = f"({ctx.coord_label(panel)} = {pv}) " if pv is not None else ""
+            where = f"({ctx.coord_label(panel)} = {ctx.label(pv)}) " if pv is not None else ""
             notes.append(where + f"time average of {m.label} (± standard deviation over time, first seed): " +
                          ", ".join(f"{l} {m.fmt(a)} ± {m.fmt(sd)}" for l, a, sd in st) +
                          (f" {m.unit}" if m.unit else "") + ".")
@@ -597,13 +635,17 @@ def fig_windowed_jain(ctx: Context, spec: dict) -> Output:
     notes = []
     for ax, (pv, sub) in zip(axes, panels):
         _panel_title(ax, ctx, spec, pv)
-        where = f"({ctx.coord_label(panel)} = {pv}) " if pv is not None else ""
-        for si, key in enumerate(_series_keys(sub, series)):
+        where = f"({ctx.coord_label(panel)} = {ctx.label(pv)}) " if pv is not None else ""
+        for key in _series_keys(sub, series):
             s = sub[_series_mask(sub, series, key)].sort_values("time_s")
-            lbl = ": ".join(map(str, key)) or "Jain's index"
-            ax.errorbar(s["time_s"] + window / 2, s["jain"], yerr=err(s, "jain"),
-                        marker=MARKERS[si % len(MARKERS)], ms=3, capsize=2, lw=1, color=PALETTE[si % len(PALETTE)],
-                        label=lbl)
+            lbl = _key_label(ctx, key, "Jain's index")
+            color, marker = style_of(fig, lbl)
+            yerr = err(s, "jain")
+            ax.errorbar(s["time_s"] + window / 2, s["jain"], yerr=yerr, marker=marker, ms=3,
+                        capsize=2 if yerr is not None else 0, lw=1, color=color, label=lbl)
+            record(fig, panel=None if pv is None else ctx.label(pv), series=lbl, metric="Jain's index",
+                    x=(s["time_s"] + window / 2).to_numpy(dtype=float), y=s["jain"].to_numpy(dtype=float),
+                    **bounds_cols(s, "jain", 1.0))
             notes.append(f"{where}{lbl}: time-average windowed Jain's index {np.nanmean(s['jain']):.3f}.")
     files = _finish(fig, axes, spec, ctx, "time (s)", f"Jain's index over {window:g} s windows")
     return Output("figure", spec["name"], spec.get("title", spec["name"]), files, notes=notes,
@@ -623,13 +665,16 @@ def fig_flows_bar(ctx: Context, spec: dict) -> Output:
     notes = []
     runs = _select(ctx, ctx.runs, spec)
     for ax, (pv, sub) in zip(axes, panels):
-        _panel_title(ax, ctx, spec, pv)
-        ax.set_title(str(pv) if pv is not None else "", fontsize=10)
+        ax.set_title(ctx.label(pv) if pv is not None else "", fontsize=10)
         per = summarise(sub.sort_values("flow_id"), ["flow_id"], [m.col])
         kinds = sub.groupby("flow_id")["transport"].first()
         colors = [PALETTE[1] if kinds.get(f) == "udp" else PALETTE[0] for f in per["flow_id"]]
-        ax.bar(per["flow_id"] + 1, per[m.col] * m.scale, 0.8, yerr=err(per, m.col, m.scale),
-               color=colors, capsize=1.5)
+        yerr = err(per, m.col, m.scale)
+        ax.bar(per["flow_id"] + 1, per[m.col] * m.scale, 0.8, yerr=yerr, color=colors,
+               capsize=1.5 if yerr is not None else 0)
+        record(fig, panel=None if pv is None else ctx.label(pv), series=[kinds.get(f) for f in per["flow_id"]],
+                metric=m.axis_label, x=(per["flow_id"] + 1).to_numpy(), y=per[m.col].to_numpy(dtype=float) * m.scale,
+                **bounds_cols(per, m.col, m.scale))
         fair = _fair_share_line(ax, spec, runs, pv, m)
         _hlines(ax, spec, sub)
         if len(per):
@@ -678,9 +723,12 @@ def fig_group_bar(ctx: Context, spec: dict) -> Output:
     for ax, (pv, sub) in zip(axes, panels):
         _panel_title(ax, ctx, spec, pv)
         summ = summarise(sub.assign(**{by: sub[by].map(_category)}), [by], [m.col])
-        cats = [str(labels.get(str(c), c)) for c in summ[by]]
-        ax.bar(range(len(cats)), summ[m.col] * m.scale, 0.6, yerr=err(summ, m.col, m.scale),
-               capsize=3, color=[PALETTE[i % len(PALETTE)] for i in range(len(cats))])
+        cats = [str(labels.get(str(c), ctx.label(c))) for c in summ[by]]
+        yerr = err(summ, m.col, m.scale)
+        ax.bar(range(len(cats)), summ[m.col] * m.scale, 0.6, yerr=yerr, capsize=3 if yerr is not None else 0,
+               color=[style_of(fig, c)[0] for c in cats])
+        record(fig, panel=None if pv is None else ctx.label(pv), series=cats, metric=m.axis_label, x=cats,
+                y=summ[m.col].to_numpy(dtype=float) * m.scale, **bounds_cols(summ, m.col, m.scale))
         ax.set_xticks(range(len(cats)))
         ax.set_xticklabels(cats)
         fair = _fair_share_line(ax, spec, runs, pv, m)
@@ -720,9 +768,11 @@ def fig_rcf(ctx: Context, spec: dict) -> Output:
         if v.size == 0:
             continue
         y = np.arange(1, v.size + 1) / v.size
-        ax.step(np.concatenate([[0], v]), np.concatenate([[0], y]), where="post", color=PALETTE[si % len(PALETTE)],
-                label=s.get("label", f"series {si}"), lw=1.3)
-        notes.append(f"{s.get('label')}: median {m.label} {m.fmt(float(np.median(v)))} {m.unit}, "
+        lbl = ctx.label(s.get("label", f"series {si}"))
+        ax.step(np.concatenate([[0], v]), np.concatenate([[0], y]), where="post", color=style_of(fig, lbl)[0],
+                label=lbl, lw=1.3)
+        record(fig, series=lbl, metric=m.axis_label, x=v, y=y)
+        notes.append(f"{lbl}: median {m.label} {m.fmt(float(np.median(v)))} {m.unit}, "
                      f"10th–90th percentile {m.fmt(float(np.quantile(v, 0.1)))}–{m.fmt(float(np.quantile(v, 0.9)))} "
                      f"{m.unit} ({v.size} flows pooled over seeds).")
     ax.set_ylim(0, 1.02)
@@ -766,9 +816,11 @@ def fig_queue_profile(ctx: Context, spec: dict) -> Output:
             a = np.vstack(profiles)
             mean, n = a.mean(axis=0), len(profiles)
             yv = grid * float(np.mean(backlogs))
-            lbl = ": ".join(map(str, key)) or "UDP"
-            color = PALETTE[si % len(PALETTE)]
+            lbl = _key_label(ctx, key, "UDP")
+            color = style_of(fig, lbl)[0]
             ax.plot(yv, mean, color=color, lw=1.2, label=lbl)
+            record(fig, panel=None if pv is None else ctx.label(pv), series=lbl, metric="UDP fraction", x=yv, y=mean,
+                    n=n)
             if n >= MIN_T_SEEDS:
                 from scipy import stats as st
 

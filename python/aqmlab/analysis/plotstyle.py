@@ -145,8 +145,10 @@ def _log_ticks(ax) -> None:
 
     from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
-    for axis, scale, lim in ((ax.xaxis, ax.get_xscale(), ax.get_xlim()), (ax.yaxis, ax.get_yscale(), ax.get_ylim())):
-        if scale != "log" or min(lim) <= 0:
+    fixed = (getattr(ax, "_aqmlab_fixed_x", False), False)  # x ticks already at the swept values
+    for (axis, scale, lim), keep in zip(((ax.xaxis, ax.get_xscale(), ax.get_xlim()),
+                                         (ax.yaxis, ax.get_yscale(), ax.get_ylim())), fixed):
+        if keep or scale != "log" or min(lim) <= 0:
             continue
         decades = math.log10(max(lim) / min(lim))
         axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0) if decades <= 3 else (1.0,)))

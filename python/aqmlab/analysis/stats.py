@@ -39,8 +39,60 @@ KNOWN = {
     "fair_share_bps": ("ideal fair share", "kb/s"),
 }
 
+#: labels and units of the per-flow and time-series columns (docs/metrics.md), for figures of them
+COLUMNS = {
+    "queue_pkts": ("queue length", "packets"),
+    "queue_bytes": ("queue length", "bytes"),
+    "utilisation": ("link utilisation", "%"),
+    "drops": ("drops per sample", "packets"),
+    "aqm_avg": ("average queue (RED's estimate)", "packets"),
+    "aqm_p": ("drop probability", ""),
+    "aqm_p0": ("p0", ""),
+    "throughput_bps": ("throughput", "kb/s"),
+    "goodput_bps": ("goodput", "kb/s"),
+    "delivered_bps": ("delivered rate", "kb/s"),
+    "goodput_m2b_bps": ("goodput (M2b)", "kb/s"),
+    "goodput_m2c_bps": ("goodput (M2c)", "kb/s"),
+    "share": ("bandwidth share", ""),
+    "rtt_mean_s": ("mean RTT", "ms"),
+    "rtt_min_s": ("minimum RTT", "ms"),
+    "rtt_prop_s": ("propagation RTT", "ms"),
+    "completion_time_s": ("completion time", "s"),
+    "cwnd_pkts": ("congestion window", "packets"),
+    "drops_total": ("drops", "packets"),
+    "timeouts": ("timeouts", ""),
+    "fast_retransmits": ("fast retransmits", ""),
+    "time_s": ("time", "s"),
+}
+
+#: how a column's name ends -> its unit as drawn (and the label without the suffix)
+_SUFFIX_UNITS = (("_bps", "kb/s"), ("_pct", "%"), ("_pkts", "packets"), ("_bytes", "bytes"), ("_s", "ms"))
+
+
+def describe_column(col: str) -> tuple[str, str]:
+    """A label and unit for any column, for axes: the run metrics of :data:`KNOWN`, the per-flow and
+    time-series columns of :data:`COLUMNS`, else read from the name (``links.r1-r2.delay_p99_s`` ->
+    ``("r1-r2 delay p99", "ms")``: the unit from the suffix, underscores as spaces)."""
+    if col in KNOWN:
+        return KNOWN[col]
+    if col in COLUMNS:
+        return COLUMNS[col]
+    name, unit = col, ""
+    for suffix, u in _SUFFIX_UNITS:
+        if col.endswith(suffix):
+            name, unit = col[: -len(suffix)], u
+            break
+    parts = [p for p in name.split(".") if p not in ("bottleneck", "links", "group", "aqm")] or [name]
+    label = " ".join(parts).replace("_", " ").strip()
+    if name.startswith("aqm.") or "_mean" in name:
+        label = label.replace(" mean", " (time average)")
+    return label, unit
+
+
 _RATE = {"b/s": 1.0, "kb/s": 1e-3, "Mb/s": 1e-6, "Gb/s": 1e-9}
 _TIME = {"s": 1.0, "ms": 1e3, "us": 1e6}
+#: rate and time units a metric may be drawn in, with the factor from bit/s and seconds
+RATE_UNITS, TIME_UNITS = _RATE, _TIME
 
 
 def auto_scale(col: str, unit: str) -> float:
@@ -232,8 +284,11 @@ def summarise(df: pd.DataFrame, by: list[str], cols: list[str]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def err(tab: pd.DataFrame, col: str, scale: float = 1.0) -> np.ndarray:
-    """Asymmetric error-bar lengths (2 × n) of a :func:`summarise` column, for matplotlib."""
+def err(tab: pd.DataFrame, col: str, scale: float = 1.0) -> np.ndarray | None:
+    """Asymmetric error-bar lengths (2 × n) of a :func:`summarise` column, for matplotlib; ``None``
+    when no mark has an interval (one seed per point: no bars, rather than bars of zero width)."""
+    if f"{col}_method" in tab.columns and len(tab) and (tab[f"{col}_method"] == "none").all():
+        return None
     m = tab[col].to_numpy(dtype=float)
     lo = np.nan_to_num(m - tab[f"{col}_lo"].to_numpy(dtype=float))
     hi = np.nan_to_num(tab[f"{col}_hi"].to_numpy(dtype=float) - m)

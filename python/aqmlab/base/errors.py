@@ -76,6 +76,40 @@ def one_line(msg: str) -> str:
     return msg
 
 
+def did_you_mean(name: str, known) -> str:
+    """``; did you mean "fq_codel"?`` when ``name`` is close to one of ``known`` (case, ``-`` for
+    ``_`` and small typos forgiven: ``CHOKe``, ``fq-codel``, ``chokee``), else ``""``."""
+    import difflib
+
+    known = [str(k) for k in known]
+    norm = name.strip().lower().replace("-", "_").replace(" ", "_")
+    same = [k for k in known if k.lower() == norm or k.lower().replace("_", "") == norm.replace("_", "")]
+    near = same[:1] or difflib.get_close_matches(norm, known, n=1, cutoff=0.7)
+    near = [n for n in near if n != name]
+    return "; did you mean " + " or ".join(f'"{n}"' for n in near) + "?" if near else ""
+
+
+_UNKNOWN_LISTED = re.compile(r'unknown [\w ]+? "([^"]*)"; available: ([\w, -]+)')
+_UNKNOWN_SERDE = re.compile(r"unknown (?:field|variant) `([^`]*)`, expected (?:one of )?(`[^\n]*`)")
+
+
+def with_suggestion(msg: str) -> str:
+    """An engine error about an unknown name (``unknown AQM "chokee"; available: ...``, serde's
+    ``unknown field `min_thresh`, expected one of ...``) with a "did you mean" for the closest
+    known name; other messages as they are."""
+    if "did you mean" in msg:
+        return msg
+    m = _UNKNOWN_LISTED.search(msg)
+    if m:
+        hint = did_you_mean(m.group(1), [k.strip() for k in m.group(2).split(",") if k.strip()])
+        return msg[: m.end()] + hint + msg[m.end():] if hint else msg
+    m = _UNKNOWN_SERDE.search(msg)
+    if m:
+        hint = did_you_mean(m.group(1), re.findall(r"`([^`]*)`", m.group(2)))
+        return msg + hint if hint else msg
+    return msg
+
+
 # ----------------------------------------------------------------------------- running a scenario
 
 

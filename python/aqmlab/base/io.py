@@ -58,6 +58,24 @@ def os_reason(e: OSError) -> str:
     return e.strerror or str(e)
 
 
+def name_problem(name: str) -> str | None:
+    """What a name taken from an option or a scenario must be to be a file or folder name inside the
+    folder a command was given, when it is not: ``"without a path separator"``, ``"without
+    '..'"``, ... (read as "give a name <that>"); None when it can be used. So no name leads a command
+    to write outside its folder."""
+    if not isinstance(name, str) or not name.strip():
+        return "that is not empty"
+    if "/" in name or "\\" in name or (os.sep in name) or (os.altsep and os.altsep in name):
+        return "without a path separator"
+    if ".." in name:
+        return "without '..'"
+    if "\0" in name or any(ord(c) < 32 for c in name):
+        return "without control characters"
+    if name.startswith((".", "-")):
+        return "that does not start with '.' or '-'"
+    return None
+
+
 def probe_writable(directory, what: str, min_free: int = 1 << 20) -> None:
     """Create ``directory`` if needed and prove that a file can be written, renamed and removed
     there, with at least ``min_free`` bytes free. Raises ``OSError`` whose text starts with ``what``."""

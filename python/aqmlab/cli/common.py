@@ -19,8 +19,11 @@ EXIT_TERMINATED = 143
 
 
 def err(msg: str, code: int = EXIT_USAGE) -> int:
-    """Print ``error: <msg>`` (one line) on stderr; returns ``code`` (the exit status)."""
-    print(f"error: {one_line(msg)}", file=sys.stderr)
+    """Print ``error: <msg>`` (one line; an unknown name gets a "did you mean") on stderr; returns
+    ``code`` (the exit status)."""
+    from ..base.errors import with_suggestion
+
+    print(f"error: {one_line(with_suggestion(msg))}", file=sys.stderr)
     return code
 
 

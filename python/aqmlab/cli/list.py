@@ -1,14 +1,21 @@
-"""``aqmlab list aqm|tcp|traffic|experiments [--describe]``: what is available."""
+"""``aqmlab list aqm|tcp|traffic|experiments [NAME] [--describe]``: what is available, and one
+queue discipline's parameters (``aqmlab list aqm choke``)."""
 
 from __future__ import annotations
 
+import textwrap
+
 from .. import _core
 from ..base.errors import ExperimentError, UserError
+from ..base.errors import did_you_mean as suggest
 
 
 def add_parser(sub) -> None:
-    ls = sub.add_parser("list", help="list available AQMs, TCP variants or traffic models")
+    ls = sub.add_parser("list", help="list available AQMs, TCP variants or traffic models; one AQM's parameters",
+                        description="List what is available. `aqmlab list aqm NAME` prints one queue discipline's "
+                                    "parameters with their units, defaults and meaning, and its reference.")
     ls.add_argument("kind", choices=["aqm", "tcp", "traffic", "experiments"])
+    ls.add_argument("name", nargs="?", metavar="NAME", help="aqm: one discipline's parameters (e.g. choke)")
     ls.add_argument("-d", "--describe", action="store_true", help="add a one-line description")
     ls.add_argument("--experiments", metavar="DIR", help="experiment definitions (default: ./experiments)")
     ls.set_defaults(fn=cmd_list)
@@ -26,13 +33,61 @@ def cmd_list(a) -> int:
             from ..reproduce import experiments_dir
 
             raise UserError(f"{experiments_dir(a.experiments)}: no experiments found (give --experiments DIR)")
+        if a.name is not None:
+            exps = [e for e in exps if e.id == a.name]
+            if not exps:
+                raise UserError(f"list experiments {a.name}: no such experiment"
+                                + suggest(a.name, [e.id for e in list_experiments(a.experiments)]))
         w = max(len(e.id) for e in exps)
         for e in exps:
             print(f"{e.id:<{w}}  {e.description}" + (f"  [{e.paper}: {e.source}]" if a.describe else ""))
+        return 0
+    if a.name is not None:
+        if a.kind != "aqm":
+            names = [n for n, _ in _core.names(a.kind)]
+            raise UserError(f"list {a.kind} {a.name}: parameters are listed for queue disciplines only "
+                            f"(`aqmlab list {a.kind} -d` describes the {a.kind} names: {', '.join(names)})")
+        print(describe_aqm(a.name))
         return 0
     for name, desc in _core.names(a.kind):
         print(f"{name:<12} {desc}" if a.describe else name)
     if a.kind == "tcp":  # then the presets (`tcp.preset`): with -d their values and sources
         for name, desc in _core.tcp_presets(a.describe):
             print(f"{name:<12} {desc}" if a.describe else name)
+    if a.kind == "aqm" and a.describe:
+        print("\n(`aqmlab list aqm NAME` lists a discipline's parameters, units, defaults and reference)")
     return 0
+
+
+def describe_aqm(name: str, width: int = 100) -> str:
+    """The text `aqmlab list aqm NAME` prints; a UserError with a suggestion for an unknown name."""
+    d = _core.aqm_describe(name)
+    if d is None:
+        known = [n for n, _ in _core.names("aqm")]
+        raise UserError(f"list aqm {name}: unknown queue discipline{suggest(name, known)} (known: {', '.join(known)})")
+    summary, reference, params = d
+    lines = [f"{name}: {summary}"]
+    if reference:
+        lines += textwrap.wrap(f"Reference: {reference}", width, subsequent_indent="  ")
+    lines.append("")
+    if not params:
+        lines.append("no parameters (the buffer is the link's `limit`)")
+        return "\n".join(lines)
+    lines.append(f'parameters (aqm = {{ type = "{name}", ... }}; "required" must be given):')
+    rows = [(p, unit or "", default if default is not None else "required") for p, _, unit, default, _, _ in params]
+    w_name = max(len(r[0]) for r in rows)
+    w_unit = max(4, max(len(r[1]) for r in rows))
+    w_def = max(7, max(len(r[2]) for r in rows))
+    head = f"  {'key':<{w_name}}  {'unit':<{w_unit}}  {'default':<{w_def}}  meaning"
+    lines += [head, "  " + "-" * (len(head) - 2)]
+    indent = " " * (2 + w_name + 2 + w_unit + 2 + w_def + 2)
+    for (key, alias, unit, default, doc, choices), (_, u, dflt) in zip(params, rows):
+        text = doc + (f" (also read as {alias})" if alias else "")
+        if choices:
+            text += " One of: " + "; ".join(f"{c}" + (f" ({m.rstrip('.')})" if m else "") for c, m in choices) + "."
+        wrapped = textwrap.wrap(text, max(30, width - len(indent))) or [""]
+        lines.append(f"  {key:<{w_name}}  {u:<{w_unit}}  {dflt:<{w_def}}  {wrapped[0]}")
+        lines += [indent + t for t in wrapped[1:]]
+    lines.append("")
+    lines.append('Durations take a unit ("5ms", "1.5s"); docs/aqm/ has a page per discipline.')
+    return "\n".join(lines)

@@ -351,6 +351,19 @@ def _buffer_note(compare, runs) -> list[str]:
     return notes
 
 
+def _same_rates(xs, runs, points, c: float, opt: str) -> None:
+    """Each UDP rate of a profile must be a rate the runs were made at (their UDP flows' sending
+    rates): else a ParameterError naming the run's rate."""
+    have = list(points["x0_pps"])
+    for x in xs:
+        if not any(_close(x, v, 0.01) for v in have):  # (measured over the window: within 1 %)
+            r, v = runs[0].path, have[0]
+            given = f"{x / c:g}" if opt == "--x0-rel" else f"{x:g}"
+            raise ParameterError(f"{opt} {given} disagrees with the run {r} (its UDP flow sends {v:.4g} pkt/s = "
+                                 f"{v / c:.3g} c); omit {opt} to take the run's rate, or compare with a run made at "
+                                 f"{x:g} pkt/s")
+
+
 def _choke(a) -> int:
     import numpy as np
     import pandas as pd
@@ -401,6 +414,10 @@ def _choke(a) -> int:
     kind = a.plot_kind or ("profile" if len(xs) == 1 else "sweep")
     if kind not in ("sweep", "profile"):
         raise ParameterError(f"--plot-kind: '{kind}' is not one of sweep, profile")
+    if runs and kind == "profile" and (a.x0 is not None or a.x0_rel is not None):
+        # a profile is compared with the runs' own: a UDP rate no run was made at contradicts them,
+        # as an N or a threshold would
+        _same_rates(xs, runs, points, P.c, "--x0" if a.x0 is not None else "--x0-rel")
 
     df = choke_sweep(xs, P, perfect=a.perfect)
     bad = df[~df["converged"]]

@@ -93,11 +93,43 @@ def summary_table(res) -> str:
         )
     f = s["fairness"]
     lines.append("")
-    lines.append(
-        f"Jain's index: throughput, all flows {fmt_num(f['jain_throughput_all'])}; "
-        f"TCP flows {fmt_num(f['jain_throughput_tcp'])}; TCP goodput {fmt_num(f['jain_goodput_tcp'])}"
-    )
+    web = [g for g in s["groups"] if g.get("app") == "web"]
+    if not web:
+        lines.append(
+            f"Jain's index: throughput, all flows {fmt_num(f['jain_throughput_all'])}; "
+            f"TCP flows {fmt_num(f['jain_throughput_tcp'])}; TCP goodput {fmt_num(f['jain_goodput_tcp'])}"
+        )
+    else:  # each web connection is a flow of its own: say so, and give the index over users too
+        n_all = sum(g["flows"] for g in s["groups"])
+        n_tcp = sum(g["flows"] for g in s["groups"] if g.get("transport") == "tcp")
+        conns = sum(g["flows"] for g in web)
+        lines.append(
+            f"Jain's index over flows, each of the {conns} web connections one flow: throughput, all {n_all} flows "
+            f"{fmt_num(f['jain_throughput_all'])}; {n_tcp} TCP flows {fmt_num(f['jain_throughput_tcp'])}; "
+            f"TCP goodput {fmt_num(f['jain_goodput_tcp'])}"
+        )
+        users = _users_jain(res)
+        if users is not None:
+            lines.append(f"Jain's index over users, each web session one user: throughput, all {users[1]} users "
+                         f"{fmt_num(users[0])} (sweeps: users.jain_throughput)")
     return "\n".join(lines)
+
+
+def _users_jain(res):
+    """Jain's index of the users' throughputs (a web session's connections summed into one user, every
+    other flow a user of its own), and the number of users; None without the flows' columns."""
+    from ..base.metrics import jain
+
+    cols = dict(res.columns("flows") or [])
+    thr, sess = cols.get("throughput_bps"), cols.get("session")
+    if thr is None:
+        return None
+    users: dict = {}
+    for i, v in enumerate(thr):
+        sid = sess[i] if sess is not None else -1
+        key = ("s", int(sid)) if sid is not None and sid == sid and sid >= 0 else ("f", i)
+        users[key] = users.get(key, 0.0) + (0.0 if v is None or v != v else float(v))
+    return jain(users.values()), len(users)
 
 
 SWEEP_SHOW = [("bottleneck.utilisation", "util", "{:.3f}"), ("bottleneck.queue_mean_pkts", "queue", "{:.1f}"),

@@ -23,8 +23,12 @@ def add_parser(sub) -> None:
     pl.add_argument("--panels", metavar="COLUMN", help="one panel per value (panels share their y axis)")
     pl.add_argument("--where", action="append", metavar="COLUMN=V[,V]", help="keep runs (or flows) with these "
                                                                               "values (repeatable)")
+    pl.add_argument("--link", metavar="NAME", help="timeseries: the measured link to draw (default: the bottleneck, "
+                                                   "or the only measured link)")
+    pl.add_argument("--label", action="append", metavar="OLD=NEW",
+                    help="show a series, category, panel or column name OLD as NEW (repeatable)")
     pl.add_argument("--out", "-o", default="plots", metavar="DIR", help="output folder (default: plots)")
-    pl.add_argument("--name", help="file stem (default: KIND-Y)")
+    pl.add_argument("--name", help="file stem inside --out, no path (default: KIND-Y)")
     pl.add_argument("--title", help="the figure's title (its caption; inside the image only with --style draft)")
     pl.add_argument("--xlabel", help="x-axis label")
     pl.add_argument("--ylabel", help="y-axis label")
@@ -44,12 +48,15 @@ def cmd_plot(a) -> int:
     try:
         o = plot(a.sources, kind=a.kind, out=a.out, style=a.style, columns=a.width, x=a.x, y=a.y, by=a.by,
                  panels=a.panels, where=a.where or [], name=a.name, title=a.title, xlabel=a.xlabel,
-                 ylabel=a.ylabel, logx=a.logx, logy=a.logy)
+                 ylabel=a.ylabel, logx=a.logx, logy=a.logy, link=a.link, labels=a.label or [])
     except PlotError as e:
         raise UserError(str(e))
     if not a.quiet:
         print(f"{o.title}: {o.caption}")
         for n in o.notes:
             print(f"  {n}")
-        print("figure: " + ", ".join(str(p) for p in o.files))
+        print("figure: " + ", ".join(str(p) for p in o.files if p.suffix != ".csv"))
+        data = [p for p in o.files if p.suffix == ".csv"]
+        if data:
+            print(f"data: {data[0]} (every plotted point)")
     return 0

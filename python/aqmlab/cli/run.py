@@ -28,7 +28,7 @@ def add_parser(sub) -> None:
 
 
 def cmd_run(a) -> int:
-    from ..run.rundir import check_out, default_out, remove_stale, resolved_text
+    from ..run.rundir import check_out, default_out, free_out, remove_stale, resolved_text
 
     src = source(a.scenario)
     # validate first so a mistake is reported before any work
@@ -38,11 +38,21 @@ def cmd_run(a) -> int:
     except ScenarioError as e:
         raise UserError(f"{a.scenario}: {e}")
     # never replace another run's results (docs/scenarios.md, "Where results go")
-    out = Path(a.out) if a.out else default_out(info.get("name") or src.name, a.set or [], a.seed, info.get("seed"))
     try:
-        check_out(out, resolved, a.force)
+        out = Path(a.out) if a.out else default_out(info.get("name") or src.name, a.set or [], a.seed,
+                                                      info.get("seed"))
+    except OutDirError as e:
+        raise UserError(f"{a.scenario}: {e}")
+    moved = None
+    try:
+        if a.out or a.force:
+            check_out(out, resolved, a.force)
+        else:  # the default folder: beside an earlier run of an edited file, never over it
+            out, moved = free_out(out, resolved)
     except OutDirError as e:
         raise UserError(f"--out {e}" if a.out else str(e))
+    if moved and not a.quiet:
+        print(f"note: {moved.split('; give')[0]}; this run's results go to {out}/", file=sys.stderr)
     out_dir(out)
     progress = None if a.quiet else _LazyBar(info["duration_s"])
     try:

@@ -37,6 +37,9 @@ from ..base.errors import PlotError
 
 KINDS = {"line": "xy", "bar": "bar", "cdf": "rcf", "timeseries": "timeseries", "flows": "flows_bar",
          "queue": "queue_profile"}
+#: how some columns are named on axes, legends and panels unless --label says otherwise
+DEFAULT_LABELS = {"aqm": "AQM", "bottleneck.aqm.type": "AQM", "bottleneck.aqm": "AQM", "scenario": "scenario",
+                  "run": "run", "seed": "seed"}
 TABLE_FILES = {"flows": "flows", "timeseries": "timeseries", "snapshots": "queue_snapshots",
                "flow_series": "flow_series"}
 
@@ -95,15 +98,23 @@ def load(sources) -> Data:
     if not sources:
         raise PlotError("give at least one run or sweep folder")
     runs, dims, tables = [], [], {k: [] for k in TABLE_FILES}
-    paths = [Path(s) for s in sources]
-    many_sweeps = sum(1 for p in paths if _is_sweep(p)) > 1
-    for p in paths:
+    paths = []
+    for s in sources:
+        p = Path(s)
         if not p.exists():
             raise PlotError(f"{p}: no such file or folder")
-        if p.is_file() and p.name in ("runs.csv", "runs.parquet"):
-            p = p.parent
+        paths.append(p.parent if p.is_file() and p.name in ("runs.csv", "runs.parquet") else p)
+    sweeps = [p for p in paths if _is_sweep(p)]
+    singles = [p for p in paths if not _is_sweep(p) and (p / "summary.json").is_file()]
+    if sweeps and singles:
+        raise PlotError(f"{singles[0]} is a run folder and {sweeps[0]} a sweep folder: plot run folders together or "
+                        "sweep folders together (to compare a run with a sweep, make it a point of the sweep: --vary)")
+    many_sweeps = len(sweeps) > 1
+    for p in paths:
         if _is_sweep(p):
             r = _read_table(p, "runs")
+            if r is None or r.empty:
+                raise PlotError(f"{p}: its runs table has no rows (a sweep whose runs were not gathered)")
             cols = list(r.columns)
             d = cols[: cols.index("seed")] if "seed" in cols else []
             r = r.copy()
@@ -140,8 +151,69 @@ def load(sources) -> Data:
         else:
             raise PlotError(f"{p}: neither a run folder (summary.json) nor a sweep folder (runs.csv or runs.parquet)")
     all_runs = pd.concat(runs, ignore_index=True, sort=False)
+    if "aqm" not in all_runs.columns:  # sweeps gathered before runs had it: from a varied discipline
+        for k in ("bottleneck.aqm.type", "bottleneck.aqm"):
+            if k in all_runs.columns:
+                all_runs.insert(0, "aqm", [_aqm_name(v) for v in all_runs[k]])
+                break
     out = {k: pd.concat(v, ignore_index=True, sort=False) for k, v in tables.items() if v}
     return Data(all_runs, dims, out, [str(p) for p in paths])
+
+
+def _aqm_name(v) -> str:
+    """The ``type`` of a varied discipline (``{type="red", ...}`` as written), or the value itself."""
+    from ..base.compat import tomllib
+
+    if isinstance(v, str) and v.strip().startswith("{"):
+        try:
+            return str(tomllib.loads(f"v = {v}")["v"].get("type", v))
+        except (tomllib.TOMLDecodeError, AttributeError):
+            return v
+    return str(v)
+
+
+def short_labels(values) -> dict:
+    """Readable names for values written as TOML tables (a varied discipline, ``{type="red",
+    min_th=40, max_th=80}``): ``red (max_th=80)`` — the ``type`` first, then only the keys whose
+    values differ between the tables, so ``{type="red", ...}`` and ``{type="choke", ...}`` with
+    the same thresholds are ``red`` and ``choke``. Returns ``{value: name}`` for the values that
+    are tables (others are left as they are); names are kept distinct."""
+    from ..base.compat import tomllib
+
+    tables = {}
+    for v in dict.fromkeys(values):
+        if isinstance(v, str) and v.strip().startswith("{"):
+            try:
+                t = tomllib.loads(f"v = {v}")["v"]
+            except tomllib.TOMLDecodeError:
+                continue
+            if isinstance(t, dict):
+                tables[v] = t
+    if not tables:
+        return {}
+    keys = list(dict.fromkeys(k for t in tables.values() for k in t))
+    differ = [k for k in keys if k != "type" and len({repr(t.get(k)) for t in tables.values()}) > 1]
+    out = {}
+    for v, t in tables.items():
+        parts = [f"{k}={_plain(t[k])}" for k in differ if k in t]
+        head = str(t.get("type", ""))
+        name = (f"{head} ({', '.join(parts)})" if parts else head) if head else ", ".join(parts)
+        out[v] = name or v
+    if len(set(out.values())) < len(out):  # two tables shown alike: show every key
+        out = {v: ", ".join(f"{k}={_plain(x)}" for k, x in t.items()) for v, t in tables.items()}
+    return out
+
+
+def _plain(x) -> str:
+    if isinstance(x, bool):
+        return "true" if x else "false"
+    if isinstance(x, float):
+        return f"{x:g}"
+    if isinstance(x, (list, tuple)):
+        return "[" + ", ".join(_plain(v) for v in x) + "]"
+    if isinstance(x, dict):
+        return "{" + ", ".join(f"{k}={_plain(v)}" for k, v in x.items()) + "}"
+    return str(x)
 
 
 def _is_sweep(p: Path) -> bool:
@@ -224,14 +296,59 @@ def _value(s: str):
 def _check_columns(cols, available, what: str, hint_table: str = "runs") -> None:
     for c in cols:
         if c not in available:
-            near = [a for a in available if c.lower() in a.lower()][:6]
+            near = _similar(c, list(available))
             raise PlotError(f"{what} {c}: not a column of the {hint_table} table"
-                            + (f" (similar: {', '.join(near)})" if near else
+                            + (f"; did you mean {', '.join(near)}?" if near else
                                f" (columns include: {', '.join(list(available)[:12])}, ...)"))
 
 
+def _similar(name: str, available: list) -> list:
+    import difflib
+
+    near = [a for a in available if name.lower() in str(a).lower()][:4]
+    return near or difflib.get_close_matches(name, [str(a) for a in available], n=3, cutoff=0.6)
+
+
+def _check_numeric(cols, table, what: str, hint_table: str = "runs") -> None:
+    import pandas as pd
+
+    for c in cols:
+        if not pd.api.types.is_numeric_dtype(table[c]) or pd.api.types.is_bool_dtype(table[c]):
+            examples = [k for k in ("udp.share", "tcp.goodput_bps", "bottleneck.utilisation", "goodput_bps",
+                                    "throughput_bps", "queue_pkts") if k in table.columns][:2]
+            raise PlotError(f"{what} {c}: a text column of the {hint_table} table, not numbers; give a numeric "
+                            f"column{' such as ' + ' or '.join(examples) if examples else ''}")
+
+
+def _ymetric(col: str) -> dict:
+    """A y column as a metric spec with a readable label and unit (docs/metrics.md)."""
+    from ..analysis.stats import describe_column
+
+    label, unit = describe_column(col)
+    return {"col": col, "label": label, "unit": unit}
+
+
+def _numberlike(s) -> bool:
+    """Numbers, or rates and durations written with units (drawn on a numeric axis)."""
+    import pandas as pd
+
+    from ..base.units import parse_duration, parse_rate
+
+    if pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s):
+        return True
+    vals = [v for v in s.dropna()]
+    for parse in (parse_rate, parse_duration):
+        try:
+            if vals and all(isinstance(v, str) for v in vals):
+                [parse(v) for v in vals]
+                return True
+        except ValueError:
+            continue
+    return False
+
+
 def spec_for(kind: str, data: Data, *, x=None, y=None, by=None, panels=None, where=None, name=None, title=None,
-             xlabel=None, ylabel=None, logx=False, logy=False) -> tuple[dict, list]:
+             xlabel=None, ylabel=None, logx=False, logy=False, link=None) -> tuple[dict, list]:
     """The figure spec (the keys of an experiment's ``[[figures]]``) and the grouping columns."""
     if kind not in KINDS:
         raise PlotError(f"--kind {kind}: one of {', '.join(KINDS)}")
@@ -242,67 +359,98 @@ def spec_for(kind: str, data: Data, *, x=None, y=None, by=None, panels=None, whe
     spec = {"kind": KINDS[kind]}
     if where:
         spec["where"] = where
+    if link is not None and kind != "timeseries":
+        raise PlotError("--link: only with --kind timeseries (the link whose time series is drawn)")
     if kind in ("line", "bar"):
         if not ys:
             raise PlotError(f"--y: {kind} needs the metric(s) to plot, e.g. --y udp.share or --y tcp.goodput_bps "
                             f"(any column of runs.csv)")
         _check_columns(ys, runs.columns, "--y")
-        x = x or next((d for d in dims if d not in by and d != "run"), None) or (dims[0] if dims else None)
+        _check_numeric(ys, runs, "--y")
+        _check_columns(by, runs.columns, "--by")
+        _check_columns([panels] if panels else [], runs.columns, "--panels")
+        _check_columns(list(where or {}), runs.columns, "--where")
+        sel = _check_rows(runs, where, "runs")
+        dims = [d for d in dims if sel[d].nunique(dropna=False) > 1] or dims[:1]  # what varies in the selection
+        free = [d for d in dims if d not in by and d != panels and d != "run"]
+        x = x or next((d for d in free if _numberlike(runs[d])), None) or next(iter(free), None) or \
+            (dims[0] if dims else None)
         if x is None:
             raise PlotError("--x: nothing varies between the sources; give --x COLUMN")
         _check_columns([x], runs.columns, "--x")
         if not by:
-            by = [d for d in dims if d != x and d != "run"]
-        spec.update(x=x, y=ys if len(ys) > 1 else ys[0], series=by)
+            by = [d for d in dims if d != x and d != "run" and d != panels]
+        by = [b for b in by if b != panels]  # a panel's column is not also a series: one look per series
+        spec.update(x=x, y=[_ymetric(c) for c in ys] if len(ys) > 1 else _ymetric(ys[0]), series=by)
         coords = ([panels] if panels else []) + by + ([x] if _categorical(runs[x]) or x in data.dims else [])
         if kind == "bar" and x not in coords:
             coords.append(x)
     elif kind == "cdf":
         col = ys[0] if ys else "goodput_bps"
-        flows = data.tables.get("flows")
-        if flows is None:
-            raise PlotError("cdf: the sources have no flows table")
+        flows = _table(data, "flows", "cdf", "the sources have no flows table (sweeps keep it with --tables flows)")
         _check_columns([col], flows.columns, "--y", "flows")
-        by = by or [d for d in dims if d in flows.columns]
+        _check_numeric([col], flows, "--y", "flows")
+        _check_columns(list(where or {}), flows.columns, "--where", "flows")
         _check_columns(by, flows.columns, "--by", "flows")
-        keys = list(dict.fromkeys(tuple(r) for r in flows[by].itertuples(index=False, name=None))) if by else [None]
+        sel = _check_rows(flows, where, "flows")
+        by = by or _varying(dims, sel)
+        keys = list(dict.fromkeys(tuple(r) for r in sel[by].itertuples(index=False, name=None))) if by else [None]
         series = [{"label": "all flows"} if k is None else
                   {"label": ", ".join(map(str, k)), "where": dict(zip(by, k))} for k in keys]
-        spec.update(value={"col": col, "label": col.removesuffix("_bps").replace("_", " "),
-                           "unit": "Mb/s" if col.endswith("_bps") else ""}, series=series)
+        m = _ymetric(col)
+        if m["unit"] == "kb/s":
+            m["unit"] = "Mb/s" if col.endswith("_bps") and float(sel[col].abs().max() or 0) >= 1e6 else "kb/s"
+        spec.update(value=m, series=series)
         coords = by
     elif kind == "timeseries":
-        ts = data.tables.get("timeseries")
-        if ts is None:
-            raise PlotError("timeseries: the sources have no timeseries table")
+        ts = _table(data, "timeseries", "timeseries", "the sources have no timeseries table (sweeps keep it with "
+                    "--tables timeseries)")
         col = ys[0] if ys else "queue_pkts"
         _check_columns([col], ts.columns, "--y", "timeseries")
-        by = by or [d for d in dims if d in ts.columns]
-        spec.update(y=col, series=by)
+        _check_numeric([col], ts, "--y", "timeseries")
+        _check_columns(list(where or {}), ts.columns, "--where", "timeseries")
+        _check_columns(by, ts.columns, "--by", "timeseries")
+        _check_columns([panels] if panels else [], ts.columns, "--panels", "timeseries")
+        sel = _check_rows(ts, where, "timeseries")
+        by = by or [d for d in _varying(dims, sel) if d != panels]
+        if "link" in ts.columns:
+            names = list(dict.fromkeys(sel["link"]))
+            if link is None and "bottleneck" not in names and len(names) > 1:
+                raise PlotError(f"--link: the sources measure several links ({', '.join(names)}); give --link NAME")
+            if link is not None and link not in names:
+                raise PlotError(f"--link {link}: not a measured link of the sources; one of: {', '.join(names)}")
+            spec["link"] = link or ("bottleneck" if "bottleneck" in names else names[0])
+        elif link is not None and link != "bottleneck":
+            raise PlotError(f"--link {link}: the sources measure only the bottleneck")
+        spec.update(y=_ymetric(col), series=by)
         coords = ([panels] if panels else []) + by
     elif kind == "flows":
         col = ys[0] if ys else "throughput_bps"
-        flows = data.tables.get("flows")
-        if flows is None:
-            raise PlotError("flows: the sources have no flows table")
+        flows = _table(data, "flows", "flows", "the sources have no flows table (sweeps keep it with --tables flows)")
         _check_columns([col], flows.columns, "--y", "flows")
-        pan = panels or (by[0] if by else next((d for d in dims if d in flows.columns), None))
-        spec.update(y={"col": col, "label": col.removesuffix("_bps").replace("_", " "),
-                       "unit": "kb/s" if col.endswith("_bps") else ""})
+        _check_numeric([col], flows, "--y", "flows")
+        _check_columns(list(where or {}), flows.columns, "--where", "flows")
+        _check_columns(by[:1] + ([panels] if panels else []), flows.columns, "--panels" if panels else "--by", "flows")
+        if len(by) > 1:
+            raise PlotError("--by: flows draws one panel per value of one column; give one column (or --panels)")
+        sel = _check_rows(flows, where, "flows")
+        pan = panels or (by[0] if by else next(iter(_varying(dims, sel)), None))
+        spec.update(y=_ymetric(col))
         if pan:
             spec["panels"] = pan
         coords = [pan] if pan else []
         panels = None
     else:  # queue
-        snaps = data.tables.get("snapshots")
-        if snaps is None:
-            raise PlotError("queue: the sources have no queue_snapshots table (run with simulation.queue_snapshots "
-                            "= true)")
-        by = by or [d for d in dims if d in snaps.columns]
+        snaps = _table(data, "snapshots", "queue", "the sources have no queue_snapshots table (run with "
+                       "simulation.queue_snapshots = true; sweeps keep it with --tables queue_snapshots)")
+        _check_columns(list(where or {}), snaps.columns, "--where", "queue_snapshots")
+        _check_columns(by, snaps.columns, "--by", "queue_snapshots")
+        _check_columns([panels] if panels else [], snaps.columns, "--panels", "queue_snapshots")
+        sel = _check_rows(snaps, where, "queue_snapshots")
+        by = by or [d for d in _varying(dims, sel) if d != panels]
         spec.update(series=by)
         coords = ([panels] if panels else []) + by
     if panels and kind != "flows":
-        _check_columns([panels], runs.columns, "--panels")
         spec["panels"] = panels
     for k, v in (("title", title), ("xlabel", xlabel), ("ylabel", ylabel)):
         if v:
@@ -316,6 +464,35 @@ def spec_for(kind: str, data: Data, *, x=None, y=None, by=None, panels=None, whe
     spec["name"] = name or re.sub(r"[^\w.-]+", "-", f"{kind}-{yname}").strip("-")
     spec.setdefault("title", spec["name"])
     return spec, list(dict.fromkeys(c for c in coords if c))
+
+
+def _varying(dims: list, table) -> list:
+    """The columns of ``dims`` that take more than one value in ``table`` (the default groups)."""
+    return [d for d in dims if d in table.columns and table[d].nunique(dropna=False) > 1]
+
+
+def _table(data: Data, name: str, kind: str, missing: str):
+    t = data.tables.get(name)
+    if t is None or not len(t.columns):
+        raise PlotError(f"{kind}: {missing}")
+    if t.empty:
+        raise PlotError(f"{kind}: the sources' {TABLE_FILES[name]} tables have no rows")
+    return t
+
+
+def _check_rows(table, where, what: str):
+    """The rows of ``table`` that ``where`` keeps; an error naming the values there are when none."""
+    from ..analysis.stats import where_mask
+
+    if table.empty:
+        raise PlotError(f"no rows: the sources' {what} table is empty")
+    sel = table[where_mask(table, where)] if where else table
+    if sel.empty:
+        have = "; ".join(f"{k} has {', '.join(map(str, list(dict.fromkeys(table[k].astype(str)))[:8]))}"
+                         for k in where)
+        cond = " ".join(f"{k}={','.join(map(str, v)) if isinstance(v, list) else v}" for k, v in where.items())
+        raise PlotError(f"--where {cond}: no rows match ({have})")
+    return sel
 
 
 def _spread(data: Data, cols) -> None:
@@ -356,13 +533,45 @@ def _categorical(s) -> bool:
     return not pd.api.types.is_numeric_dtype(s)
 
 
+def _labels(items) -> dict:
+    """``--label OLD=NEW`` (repeatable; a dict from Python) as a dict."""
+    if not items:
+        return {}
+    if isinstance(items, dict):
+        return {str(k): str(v) for k, v in items.items()}
+    out = {}
+    for it in [items] if isinstance(items, str) else items:
+        old, sep, new = str(it).partition("=")
+        if not sep or not old.strip():
+            raise PlotError(f"--label {it}: expected OLD=NEW (a value, series or column as shown, and its new name)")
+        out[old.strip()] = new.strip()
+    return out
+
+
+def _out_folder(out) -> Path:
+    """``--out``: a folder that exists or can be made (checked before anything is drawn)."""
+    from ..base.io import os_reason
+
+    d = Path(out)
+    if d.exists() and not d.is_dir():
+        raise PlotError(f"--out {d}: exists and is not a folder; give a folder")
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise PlotError(f"--out {d}: cannot create the folder ({os_reason(e)}); give a folder you can write to")
+    return d
+
+
 def plot(sources, kind: str = "line", out="plots", style: str = "paper", columns: int | None = None, **kw):
     """Draw one figure from run and sweep folders; returns the figure's Output (files, caption,
     comparison sentences). Keyword arguments as :func:`spec_for` (``x``, ``y``, ``by``, ``panels``,
-    ``where``, ``name``, ``title``, ``xlabel``, ``ylabel``, ``logx``, ``logy``)."""
+    ``where``, ``name``, ``title``, ``xlabel``, ``ylabel``, ``logx``, ``logy``, ``link``), and
+    ``labels``: ``{shown text: new text}`` or ``"OLD=NEW"`` strings renaming series, categories,
+    panels and column names. The figure's plotted data is written beside it as ``<name>.csv``."""
     from ..analysis import plotstyle
     from ..analysis.figures import make_figure
     from ..base.errors import SpecError
+    from ..base.io import name_problem
 
     try:
         plotstyle.check(style)
@@ -370,16 +579,33 @@ def plot(sources, kind: str = "line", out="plots", style: str = "paper", columns
         raise PlotError(f"--style: {e}")
     if columns not in (None, 1, 2):
         raise PlotError(f"--width {columns}: 1 or 2 (paper columns)")
+    if kw.get("name") is not None:
+        why = name_problem(kw["name"])
+        if why:
+            raise PlotError(f"--name {kw['name']}: give a file name {why}; the files go into --out")
+    labels = _labels(kw.pop("labels", None))
     data = load(sources)
     if isinstance(kw.get("where"), (list, tuple)):
         kw["where"] = _where(kw["where"])
+    # values written as TOML tables (a varied discipline) are shown by what differs between them
+    for t in [data.runs] + list(data.tables.values()):
+        for c in data.dims:
+            if c in t.columns:
+                names = short_labels(t[c])
+                if names:
+                    t[c] = [names.get(v, v) for v in t[c]]
     if kind == "line" and kw.get("x") in data.runs.columns:
         unit = _numeric_units(data, kw["x"])
         if unit and not kw.get("xlabel"):
-            kw["xlabel"] = f"{kw['x']} ({unit})"
+            kw["xlabel"] = f"{labels.get(kw['x'], kw['x'])} ({unit})"
     _spread(data, _split(kw.get("by")) + _split(kw.get("panels")) + list((kw.get("where") or {}).keys()))
     spec, coords = spec_for(kind, data, **kw)
-    ctx = context(data, coords, Path(out), style, columns)
+    if kind == "line" and "xlabel" not in spec and spec["x"] in data.runs.columns:
+        unit = _numeric_units(data, spec["x"])  # the default x, written with units
+        if unit:
+            spec["xlabel"] = f"{labels.get(spec['x'], spec['x'])} ({unit})"
+    ctx = context(data, coords, _out_folder(out), style, columns)
+    ctx.labels = {**DEFAULT_LABELS, **labels}
     try:
         return make_figure(ctx, spec)
     except SpecError as e:

@@ -63,8 +63,15 @@ def _rate(v) -> float:
         return 0.0
 
 
+#: what the estimate assumes (measured on the project's 2-core build machine with the quick settings of
+#: every experiment: 505 runs took about 15 s of CPU, their 66 figures and 42 tables about 96 s)
+RUN_OVERHEAD_S = 0.02  # a run in a pool worker: scenario, result tables, cache entry
+PACKETS_PER_S = 3.0e6
+FIGURE_S, TABLE_S, EXPERIMENT_S, GATHER_PER_RUN_S = 1.1, 0.3, 0.4, 0.01
+
+
 def estimate_seconds(task, info: dict) -> float:
-    """A rough wall time of one run: per-run overhead + packets at ~2 M packets/s, with packets =
+    """A rough CPU time of one run: per-run overhead + packets at :data:`PACKETS_PER_S`, with packets =
     duration × (2 × capacity + UDP offered rate) / (8 × 1000 bytes). Overrides of UDP rates are not seen."""
     try:
         sc = tomllib.loads(task.text)
@@ -79,7 +86,28 @@ def estimate_seconds(task, info: dict) -> float:
     cap = float(info.get("bottleneck_rate_bps") or sum(caps))
     dur = float(info.get("duration_s", 200))
     pkts = dur * (2 * cap + min(udp, 100 * cap)) / 8000.0
-    return 0.15 + pkts / 2.0e6
+    return RUN_OVERHEAD_S + pkts / PACKETS_PER_S
+
+
+def effective_cores(workers: int) -> float:
+    """The cores ``workers`` processes can expect on this machine: all of theirs on an idle machine,
+    a fair share of the CPUs when other processes keep it busy (the 1-minute load average)."""
+    import os
+
+    ncpu = os.cpu_count() or 1
+    try:
+        others = max(0.0, os.getloadavg()[0] - 1.0)
+    except (OSError, AttributeError):
+        others = 0.0
+    return max(0.25, min(float(workers), ncpu * workers / (workers + others)))
+
+
+def fmt_duration(seconds: float) -> str:
+    """``about 40 s``, ``about 2.5 min``, ``about 14 min``."""
+    if seconds < 90:
+        return f"about {max(5, round(seconds / 5) * 5):.0f} s"
+    m = seconds / 60
+    return f"about {m:.1f} min" if m < 10 else f"about {round(m)} min"
 
 
 # ----------------------------------------------------------------------------- set-up text
@@ -90,6 +118,19 @@ def _fmt_rate(bps: float) -> str:
         if bps >= f:
             return f"{bps / f:g} {unit}"
     return f"{bps:g} b/s"
+
+
+def as_toml(v) -> str:
+    """A scenario value as a scenario file writes it (``true``, ``{uniform = ["0s", "1s"]}``), a
+    string as itself (``10Mb/s``): never a Python repr in the report."""
+    from ..run.source import toml_value
+
+    if isinstance(v, str):
+        return v
+    try:
+        return toml_value(v).replace("{ ", "{").replace(" }", "}")
+    except Exception:  # (a value TOML cannot hold never comes from a TOML file)
+        return str(v)
 
 
 def setup_lines(exp: Experiment, sweep, tasks, quick: bool, extra_set) -> list[str]:
@@ -125,9 +166,9 @@ def setup_lines(exp: Experiment, sweep, tasks, quick: bool, extra_set) -> list[s
     groups = []
     for g in sc.get("flows", []):
         d = f"{g.get('count', 1)} × {g.get('transport')}/{g.get('app', 'bulk' if g.get('transport') == 'tcp' else 'cbr')}"
-        extras = [f"{k} {g[k]}" for k in ("from", "to", "rate", "priority", "in_profile", "sender_delay",
-                                          "start", "stop", "on_time", "off_time", "arrival_rate", "think_time")
-                  if k in g]
+        extras = [f"{k} {as_toml(g[k])}" for k in ("from", "to", "rate", "priority", "in_profile", "sender_delay",
+                                                  "start", "stop", "on_time", "off_time", "arrival_rate",
+                                                  "think_time") if k in g]
         if g.get("per_hop"):
             extras.insert(0, "one group per hop")
         tcp = g.get("tcp", {})
@@ -138,7 +179,7 @@ def setup_lines(exp: Experiment, sweep, tasks, quick: bool, extra_set) -> list[s
         lines.append("Flow groups: " + "; ".join(groups) + ".")
     tcp = sc.get("tcp", {})
     if tcp:
-        lines.append("TCP: " + ", ".join(f"{k} = {v}" for k, v in tcp.items()) + ".")
+        lines.append("TCP: " + ", ".join(f"{k} = {as_toml(v)}" for k, v in tcp.items()) + ".")
     sim = sc.get("simulation", {})
     lines.append(f"Run length {info.get('duration_s', sim.get('duration', '200s'))} s"
                  + (f", warm-up {info.get('warmup_s')} s" if info.get("warmup_s") else "") + " (as run).")
@@ -216,12 +257,17 @@ def reproduce(exps: list[Experiment], out: Path, *, quick: bool = False, jobs=No
         import os
 
         n = max(1, min(jobs or os.cpu_count() or 1, len(todo)))
-        where = "on the Dask cluster" if (executor is not None and executor != "local") or client or scheduler \
-            else f"on {n} process(es)"
-        # then gathering, figures and tables: about 1.2 s per experiment and 10 ms per run, in parallel
-        total = est / n + (1.2 * len(plans) + 0.01 * len(all_tasks)) / n
-        log(f"{len(distinct)} runs, {len(distinct) - len(todo)} in the cache; expected time about "
-            f"{max(1, round(total / 60))} min ({len(todo)} runs {where}, then the figures)")
+        remote = (executor is not None and executor != "local") or client or scheduler
+        where = "on the Dask cluster" if remote else f"on {n} process(es)"
+        # then gathering, figures and tables, in parallel; all of it on the cores this machine can spare
+        draw = sum(FIGURE_S * len(d.exp.figures) + TABLE_S * len(d.exp.tables) + EXPERIMENT_S for d, _, _ in plans)
+        cores = effective_cores(n)
+        total = (0.0 if remote else est) / cores + (draw + GATHER_PER_RUN_S * len(all_tasks)) / effective_cores(
+            max(1, min(jobs or os.cpu_count() or 1, len(plans))))
+        if remote:
+            total += est / max(n, 1)
+        log(f"{len(distinct)} runs, {len(distinct) - len(todo)} in the cache; expected time {fmt_duration(total)} "
+            f"({len(todo)} runs {where}, then the figures)")
     else:
         log(f"{len(distinct)} runs, all in the cache")
     out.mkdir(parents=True, exist_ok=True)

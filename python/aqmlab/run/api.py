@@ -20,7 +20,12 @@ def _engine(src: Source, call):
     """Call the engine; a too deeply nested value or a bad ``max_memory`` becomes a ScenarioError."""
     try:
         return call()
-    except ScenarioError:
+    except ScenarioError as e:
+        from ..base.errors import with_suggestion
+
+        better = with_suggestion(str(e))
+        if better != str(e):  # an unknown name: with a "did you mean" (one class, the engine's)
+            raise type(e)(better) from None
         raise
     except RecursionError:
         raise ScenarioError(f"{src.label}: nested too deeply") from None

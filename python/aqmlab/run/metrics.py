@@ -1,12 +1,15 @@
 """One run's results as one flat row of metrics, for sweep tables.
 
-:func:`run_row` turns a :class:`~aqmlab.run.result.Result` into a ``dict`` of scalars whose keys are
-dotted names. Every value comes from the run's summary, flows table and time series as defined in
+:func:`run_row` turns a :class:`~aqmlab.run.result.Result` into a ``dict`` of scalars (numbers, and
+the ``aqm`` label) whose keys are dotted names. Every value comes from the run's summary, flows table and time series as defined in
 docs/metrics.md; nothing here is specific to one experiment. The keys:
 
 =====================================  =========================================================
 key                                    value
 =====================================  =========================================================
+``aqm``                                the name of the measured queue discipline (the
+                                       bottleneck's, or the one measured link's): a label, the
+                                       only text among the metrics
 ``bottleneck.<k>``                     every number of ``summary.bottleneck`` (``utilisation``,
                                        ``queue_mean_pkts``, ``delay_mean_s``, ``drop_ratio``, ...);
                                        ``bottleneck.drops.<reason>`` per drop reason,
@@ -236,6 +239,11 @@ def run_row(result) -> dict:
     s = result.summary
     row: dict = {}
     b = s.get("bottleneck")
+    # the queue discipline measured (a label, not a number): the bottleneck's, else the only link's
+    links = s.get("links", {})
+    aqm = (b or {}).get("aqm") or (next(iter(links.values())).get("aqm") if len(links) == 1 else None)
+    if aqm is not None:
+        row["aqm"] = aqm
     if b is not None:
         _flatten("bottleneck.", {k: v for k, v in b.items() if k not in _LINK_LABELS}, row)
     for name, link in s.get("links", {}).items():

@@ -6,10 +6,12 @@
   written, ``results/<stem>-seed<N>/`` with another ``--seed``, and a short digest of the overrides
   with ``--set`` (``results/<stem>-set-1a2b3c4d/``), so two runs of one file with different
   ``--set`` land in two folders;
-* a folder (the default one or ``--out``) that already holds results is reused only if they are of
-  the same run (the same resolved scenario and seed, hence bit-identical results); results of
-  another run, or files that are not an aqmlab run, are refused with a one-line error naming what
-  differs, unless ``--force`` is given.
+* a folder that already holds results is reused only if they are of the same run (the same
+  resolved scenario and seed, hence bit-identical results). When the default folder holds another
+  run (the scenario file was edited since), the run goes to the first of ``<folder>-2``,
+  ``<folder>-3``, … that is free or holds this same run, and says so (:func:`free_out`); an
+  ``--out`` folder holding another run's results, or files that are not an aqmlab run, is refused
+  with a one-line error naming what differs, unless ``--force`` is given.
 
 Every run folder holds ``scenario.toml``, the resolved scenario (every default filled in, the
 overrides applied, the seed set): ``aqmlab run results/<name>/scenario.toml`` runs it again.
@@ -33,7 +35,14 @@ RESULT_SUFFIXES = (".json", ".toml", ".csv", ".parquet", ".pcap")
 
 def default_out(stem: str, overrides: Sequence[str], seed: int | None, scenario_seed: int | None,
                 root: Path = Path("results")) -> Path:
-    """``results/<stem>[-seed<N>][-set-<digest>]``: unique to the scenario file, seed and overrides."""
+    """``results/<stem>[-seed<N>][-set-<digest>]``: unique to the scenario file, seed and overrides.
+    A ``stem`` (the scenario's ``name``) that is not a plain name (a path separator, ``..``) is an
+    OutDirError: results never go outside ``root``."""
+    from ..base.io import name_problem
+
+    why = name_problem(stem)
+    if why:
+        raise OutDirError(f"name: {stem!r} cannot name the results folder: give a name {why}, or --out DIR")
     name = stem
     if seed is not None and seed != scenario_seed:
         name += f"-seed{seed}"
@@ -64,7 +73,10 @@ def resolved_text(text: str, name: str, label: str, overrides: Sequence[str], se
     info = json.loads(_core.validate(text, name, list(overrides)))
     ov = list(overrides)
     # named after its default folder, so that running this file again lands in the same place
-    run_name = default_out(info["name"], overrides, seed, info["seed"]).name
+    try:
+        run_name = default_out(info["name"], overrides, seed, info["seed"]).name
+    except OutDirError:  # a name that cannot name a folder (results go to --out): kept as it is
+        run_name = info["name"]
     if run_name != info["name"]:
         ov.append(f"name={json.dumps(run_name)}")
     if overrides:
@@ -87,14 +99,15 @@ def same_run(old: str, new: str) -> bool:
     return a == b
 
 
-def _flat(d, prefix=""):
+def flat_keys(d, prefix=""):
+    """A scenario (parsed TOML) as ``{key path: value}`` (tables of a list by index)."""
     out = {}
     if isinstance(d, dict):
         for k, v in d.items():
-            out.update(_flat(v, f"{prefix}.{k}" if prefix else k))
+            out.update(flat_keys(v, f"{prefix}.{k}" if prefix else k))
     elif isinstance(d, list) and d and all(isinstance(x, dict) for x in d):
         for i, v in enumerate(d):
-            out.update(_flat(v, f"{prefix}[{i}]"))
+            out.update(flat_keys(v, f"{prefix}[{i}]"))
     else:
         out[prefix] = d
     return out
@@ -105,7 +118,7 @@ def differences(old: str, new: str, limit: int = 3) -> str:
     from ..base.compat import tomllib
 
     try:
-        a, b = _flat(tomllib.loads(old)), _flat(tomllib.loads(new))
+        a, b = flat_keys(tomllib.loads(old)), flat_keys(tomllib.loads(new))
     except tomllib.TOMLDecodeError:
         return "its scenario.toml is not valid TOML"
     keys = [k for k in dict.fromkeys([*a, *b]) if a.get(k) != b.get(k) and k not in ("name", "description")]
@@ -149,6 +162,30 @@ def check_out(out: Path, resolved: str, force: bool = False) -> None:
     if not same_run(old, resolved):
         raise OutDirError(f"{out}: holds the results of another run ({differences(old, resolved)}); "
                           f"give --out DIR to keep both, or --force to replace them")
+
+
+#: how many numbered folders ``free_out`` tries
+MAX_VERSIONS = 10_000
+
+
+def free_out(out: Path, resolved: str) -> tuple[Path, str | None]:
+    """The default folder for a run: ``out`` if it is free or holds this same run, else the first of
+    ``out-2``, ``out-3``, … that is (a scenario file edited and run again lands beside its earlier
+    results, never over them). Returns the folder and, when it is not ``out``, why ``out`` was not
+    used (``check_out``'s reason)."""
+    try:
+        check_out(out, resolved)
+        return out, None
+    except OutDirError as e:
+        why = str(e)
+    for k in range(2, MAX_VERSIONS):
+        cand = out.with_name(f"{out.name}-{k}")
+        try:
+            check_out(cand, resolved)
+            return cand, why
+        except OutDirError:
+            continue
+    raise OutDirError(f"{out}: it and {MAX_VERSIONS - 2} numbered folders beside it hold other runs; give --out DIR")
 
 
 def remove_stale(out: Path, written: Sequence[Path]) -> None:

@@ -8,6 +8,8 @@ and where it came from (for error messages and default names). :func:`check_seed
 
 from __future__ import annotations
 
+import json
+import math
 import numbers
 import os
 from pathlib import Path
@@ -144,14 +146,57 @@ def check_seed(seed, what: str = "seed"):
     return seed
 
 
+def toml_value(x) -> str:
+    """A Python value as TOML value text (inline tables for dicts), as an override's value."""
+    if isinstance(x, bool) or (type(x).__module__ == "numpy" and type(x).__name__ in ("bool_", "bool")):
+        return "true" if x else "false"
+    if isinstance(x, numbers.Integral):
+        return str(int(x))
+    if isinstance(x, numbers.Real):
+        x = float(x)
+        if math.isnan(x):
+            return "nan"
+        if math.isinf(x):
+            return "inf" if x > 0 else "-inf"
+        return repr(x)
+    if isinstance(x, str):
+        return json.dumps(x, ensure_ascii=False)
+    if isinstance(x, (list, tuple)):
+        return "[" + ", ".join(toml_value(v) for v in x) + "]"
+    if isinstance(x, Mapping):
+        items = []
+        for k, v in x.items():
+            if not isinstance(k, str):
+                raise ScenarioError(f"{k!r}: a table's keys must be strings")
+            key = k if k.replace("_", "").replace("-", "").isalnum() else json.dumps(k)
+            items.append(f"{key} = {toml_value(v)}")
+        return "{ " + ", ".join(items) + " }"
+    raise ScenarioError(f"cannot write {x!r} ({type(x).__name__}) as a scenario value")
+
+
 def check_overrides(overrides, what: str = "overrides") -> list[str]:
-    """A list of ``"key.path=value"`` strings; a single string is one override."""
+    """A list of ``"key.path=value"`` strings (a single string is one override), or a dict
+    ``{"key.path": value}`` of Python values (written as TOML: ``{"bottleneck.aqm.max_p": 0.2,
+    "bottleneck.delay": "10ms"}``; a dict value is an inline table)."""
     if overrides is None:
         return []
     if isinstance(overrides, str):
         return [overrides]
-    if isinstance(overrides, Mapping) or not isinstance(overrides, Iterable):
-        raise ScenarioError(f"{what}: expected a list of \"key.path=value\" strings, got {type(overrides).__name__}")
+    if isinstance(overrides, Mapping):
+        out = []
+        for k, v in overrides.items():
+            if not isinstance(k, str) or not k.strip() or "=" in k or any(c.isspace() for c in k):
+                raise ScenarioError(f"{what}: {k!r}: expected a key path such as \"bottleneck.aqm.max_p\"")
+            try:
+                out.append(f"{k}={toml_value(v)}")
+            except RecursionError:
+                raise ScenarioError(f"{what}: {k}: a value nested too deeply") from None
+            except ScenarioError as e:
+                raise ScenarioError(f"{what}: {k}: {e}") from None
+        return out
+    if not isinstance(overrides, Iterable):
+        raise ScenarioError(f"{what}: expected a list of \"key.path=value\" strings or a dict, got "
+                            f"{type(overrides).__name__}")
     out = list(overrides)
     for o in out:
         if not isinstance(o, str):

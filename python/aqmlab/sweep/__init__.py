@@ -10,6 +10,8 @@ scenario's ``simulation.seed``, 1 by default, or the ``seed`` given).
 makes two dimensions with the choices ``flows[0].count=10`` … and runs 2 × 2 × 3 = 12 runs. A
 value is read as a TOML value, as ``--set`` reads it; commas inside brackets, braces or quotes do
 not split (``--vary 'bottleneck.aqm={type="red",min_th=5,max_th=15},{type="choke",min_th=5,max_th=15}'``).
+An item may be a range: ``10:40:10`` (10, 20, 30, 40), ``0.25Mb/s:8Mb/s:x2`` (doubling),
+``1ms:1s:log4`` (4 values evenly spaced on a log scale); see :func:`~aqmlab.sweep.grammar.expand_range`.
 A sweep has at most :data:`MAX_RUNS` runs.
 
 Override templates (used by experiment files): ``${expr}`` in an override is replaced by the value
@@ -39,11 +41,12 @@ Python::
 =============  =====================================================================================
 module         contents
 =============  =====================================================================================
-``grammar``    value lists, values and ``${...}`` templates
+``grammar``    value lists, values, ranges (``10:40:10``, ``1ms:1s:log4``) and ``${...}`` templates
 ``spec``       :class:`Sweep`, :class:`Dimension`, :class:`Choice`, the tasks, :func:`sweep`
 ``keys``       run keys (content addresses)
 ``cache``      the result cache: one verified file per run
 ``executors``  where runs are made: this process, a local pool, a Dask cluster
+``workers``    local workers spawned without the caller's main script (no main guard needed)
 ``gather``     :class:`SweepResult`: the runs' rows and tables, gathered from the cache
 =============  =====================================================================================
 
@@ -57,11 +60,11 @@ from ..run.result import TABLES
 from .cache import CACHE_FORMAT, LAYOUT, Cache, cache_layout, default_cache_dir, open_cache
 from .executors import check_jobs, describe_task, execute, pending_tasks
 from .gather import SweepResult
-from .grammar import expand, parse_value, split_top_level, toml_value
+from .grammar import expand, expand_range, parse_value, split_top_level, toml_value
 from .keys import run_key
 from .spec import MAX_RUNS, Choice, Dimension, Point, Sweep, Task, parse_vary, sweep, vary_dimension
 
 __all__ = ["Choice", "Dimension", "Sweep", "SweepResult", "SweepError", "CacheError", "RunFailed", "Cache", "sweep",
-           "parse_vary", "vary_dimension", "expand", "parse_value", "split_top_level", "toml_value", "execute",
+           "parse_vary", "vary_dimension", "expand", "expand_range", "parse_value", "split_top_level", "toml_value", "execute",
            "pending_tasks", "check_jobs", "describe_task", "default_cache_dir", "open_cache", "cache_layout", "run_key",
            "Point", "Task", "TABLES", "CACHE_FORMAT", "LAYOUT", "MAX_RUNS"]

@@ -185,10 +185,11 @@ class LocalPool(Pool):
 
     def _pool(self):
         if self._ex is None:
-            import multiprocessing
             from concurrent.futures import ProcessPoolExecutor
 
-            self._ex = ProcessPoolExecutor(max_workers=self.jobs, mp_context=multiprocessing.get_context("spawn"),
+            from .workers import worker_context
+
+            self._ex = ProcessPoolExecutor(max_workers=self.jobs, mp_context=worker_context(),
                                            initializer=init_local_worker, initargs=(os.getpid(),))
             self._procs = {}
         return self._ex

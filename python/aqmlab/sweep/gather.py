@@ -39,7 +39,8 @@ class SweepResult:
         for i, t in enumerate(self.tasks):
             row = self._keys(t)
             r = rows.get(t.key)
-            row.update(r if r is not None else cache.row(t.key))  # "scenario" (its name), then the metrics
+            for k, v in (r if r is not None else cache.row(t.key)).items():  # "scenario" (its name), "aqm", metrics
+                row.setdefault(k, v)  # (a coordinate keeps its column)
             for k, v in row.items():
                 col = cols.get(k)
                 if col is None:

@@ -2,7 +2,9 @@
 
 * ``--vary key=v1,v2,...``: :func:`split_top_level` splits at commas outside brackets, braces and
   quotes; each value is read as ``--set`` reads it (:func:`parse_value`: a TOML value, else the text
-  itself); :func:`column_value` is what the results table shows for it.
+  itself); :func:`column_value` is what the results table shows for it. An item may be a range
+  (:func:`expand_range`): ``10:40:10`` (start, stop, step: 10, 20, 30, 40), ``0.25Mb/s:8Mb/s:x2``
+  (each value twice the last) or ``1ms:1s:log7`` (7 values evenly spaced on a log scale).
 * Python values become TOML text with :func:`toml_value` (inline tables for dicts).
 * ``${expr}`` in an override (experiment files use them: ``flows[0].count=${N // 2}``) is replaced by
   :func:`expand`: an arithmetic expression over the values of the point's dimensions.
@@ -13,15 +15,15 @@ Mistakes raise :class:`~aqmlab.base.errors.SweepError`.
 from __future__ import annotations
 
 import ast
-import json
 import math
-import numbers
 import operator
+import re
 from typing import Mapping
 
 from ..base.compat import tomllib
-from ..base.errors import SweepError
+from ..base.errors import ScenarioError, SweepError
 from ..run.source import MAX_DEPTH
+from ..run.source import toml_value as _toml_value
 
 
 def split_top_level(text: str, sep: str = ",") -> list[str]:
@@ -93,31 +95,12 @@ def shorten(text: str, n: int = 40) -> str:
 
 
 def toml_value(x) -> str:
-    """Python value -> TOML value text (inline tables for dicts)."""
-    if isinstance(x, bool) or (type(x).__module__ == "numpy" and type(x).__name__ in ("bool_", "bool")):
-        return "true" if x else "false"
-    if isinstance(x, numbers.Integral):
-        return str(int(x))
-    if isinstance(x, numbers.Real):
-        x = float(x)
-        if math.isnan(x):
-            return "nan"
-        if math.isinf(x):
-            return "inf" if x > 0 else "-inf"
-        return repr(x)
-    if isinstance(x, str):
-        return json.dumps(x, ensure_ascii=False)
-    if isinstance(x, (list, tuple)):
-        return "[" + ", ".join(toml_value(v) for v in x) + "]"
-    if isinstance(x, Mapping):
-        items = []
-        for k, v in x.items():
-            if not isinstance(k, str):
-                raise SweepError(f"{k!r}: a table's keys must be strings")
-            key = k if k.replace("_", "").replace("-", "").isalnum() else json.dumps(k)
-            items.append(f"{key} = {toml_value(v)}")
-        return "{ " + ", ".join(items) + " }"
-    raise SweepError(f"cannot write {x!r} ({type(x).__name__}) as a scenario value")
+    """Python value -> TOML value text (inline tables for dicts); :func:`aqmlab.run.source.toml_value`
+    with its errors as SweepError."""
+    try:
+        return _toml_value(x)
+    except ScenarioError as e:
+        raise SweepError(str(e)) from None
 
 
 # ----------------------------------------------------------------------------- templates
@@ -176,6 +159,72 @@ def expand(template: str, env: Mapping) -> str:
             raise SweepError(f"{template!r}: {expr.strip()}: {e}")
         out.append(v if isinstance(v, str) else toml_value(v))
         i = k + 1
+
+
+# ----------------------------------------------------------------------------- ranges
+
+_NUM = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
+_RANGE = re.compile(rf"^\s*({_NUM})([A-Za-z/µ%]*)\s*:\s*({_NUM})([A-Za-z/µ%]*)\s*:\s*(?:(x|\*|log)\s*({_NUM})|({_NUM})([A-Za-z/µ%]*))\s*$")
+#: the most values one range may give
+MAX_RANGE = 10_000
+
+
+def is_range(text: str) -> bool:
+    """Whether ``text`` is written as a range (``START:STOP:STEP``, ``START:STOP:xF``, ``START:STOP:logN``)."""
+    return bool(_RANGE.match(text))
+
+
+def expand_range(text: str, key: str = "") -> list[str]:
+    """The values of a range, as the texts ``--vary`` would be given:
+
+    * ``START:STOP:STEP`` — ``START``, ``START + STEP``, … up to ``STOP`` included (when the steps
+      reach it; a negative step counts down);
+    * ``START:STOP:xF`` — ``START``, ``START × F``, … up to ``STOP`` (a geometric range, ``F > 1``,
+      or ``0 < F < 1`` counting down);
+    * ``START:STOP:logN`` — ``N`` values from ``START`` to ``STOP`` evenly spaced on a log scale
+      (rounded to 6 significant digits).
+
+    Values may carry a unit (``10ms:50ms:10ms``, ``0.25Mb/s:8Mb/s:x2``); ``START``, ``STOP`` and a
+    step must then have the same one. Integers stay integers. Raises SweepError."""
+    where = f"--vary {key + '=' if key else ''}{text.strip()}"
+    m = _RANGE.match(text)
+    if not m:
+        raise SweepError(f"{where}: expected START:STOP:STEP, START:STOP:xFACTOR or START:STOP:logN")
+    a, ua, b, ub, op, opv, step, us = m.groups()
+    if ua != ub or (step is not None and us and us != ua):
+        raise SweepError(f"{where}: give START, STOP and the step in one unit (got {ua or 'none'}, {ub or 'none'}"
+                         + (f", {us or 'none'}" if step is not None else "") + ")")
+    unit = ua
+    ints = all(re.fullmatch(r"[-+]?\d+", t) for t in (a, b, step or opv or "0"))
+    x0, x1 = float(a), float(b)
+    if op in ("x", "*"):
+        f = float(opv)
+        if not (f > 0 and f != 1) or x0 <= 0 or x1 <= 0:
+            raise SweepError(f"{where}: a geometric range needs START and STOP above 0 and a factor above 0, not 1")
+        if (x1 - x0) * (f - 1) < 0:
+            raise SweepError(f"{where}: a factor of {opv} never goes from {a} to {b}")
+        n = int(math.floor(math.log(x1 / x0) / math.log(f) + 1e-9)) + 1
+        vals = [x0 * f ** i for i in range(min(n, MAX_RANGE + 1))]
+        ints = ints and float(opv).is_integer()
+    elif op == "log":
+        if not re.fullmatch(r"\d+", opv) or int(opv) < 2:
+            raise SweepError(f"{where}: logN needs a whole number of values N of at least 2")
+        n = int(opv)
+        if x0 <= 0 or x1 <= 0:
+            raise SweepError(f"{where}: a log range needs START and STOP above 0")
+        vals = [float(f"{x0 * (x1 / x0) ** (i / (n - 1)):.6g}") for i in range(min(n, MAX_RANGE + 1))]
+        ints = False
+    else:
+        d = float(step)
+        if d == 0 or (x1 - x0) * d < 0:
+            raise SweepError(f"{where}: a step of {step}{us} never goes from {a} to {b}")
+        n = int(math.floor((x1 - x0) / d + 1e-9)) + 1
+        vals = [x0 + i * d for i in range(min(n, MAX_RANGE + 1))]
+    if len(vals) > MAX_RANGE:
+        raise SweepError(f"{where}: more than {MAX_RANGE} values")
+    if ints and all(float(v).is_integer() for v in vals):
+        return [f"{int(round(v))}{unit}" for v in vals]
+    return [f"{float(f'{v:.12g}'):.12g}{unit}" for v in vals]
 
 
 def column_value(text: str):

@@ -23,7 +23,8 @@ from ..run.source import MAX_DEPTH, SEED_MAX, Source, check_overrides, read_sour
 from .cache import open_cache
 from .executors import check_jobs, execute
 from .gather import SweepResult
-from .grammar import column_value, expand, nesting_depth, shorten, split_top_level, toml_value
+from .grammar import (column_value, expand, expand_range, is_range, nesting_depth, shorten, split_top_level,
+                      toml_value)
 from .keys import canonical_scenario, key_hasher, seeded
 
 #: the most runs one sweep may have (split larger studies into several sweeps)
@@ -69,9 +70,12 @@ class Dimension:
 
 
 def vary_dimension(key: str, values: Iterable) -> Dimension:
-    """A dimension that sets ``key`` to each of ``values`` (Python values)."""
+    """A dimension that sets ``key`` to each of ``values`` (Python values; a string written as a range,
+    ``"10:40:10"``, gives the range's values)."""
     if not isinstance(key, str) or not key.strip() or any(c.isspace() for c in key):
         raise SweepError(f"vary: {key!r}: expected a key path such as \"flows[0].count\"")
+    if isinstance(values, str) and is_range(values):  # "10:40:10", as --vary writes it
+        return Dimension(key, tuple(Choice(column_value(v), (f"{key}={v}",)) for v in expand_range(values, key)))
     if isinstance(values, (str, bytes, Mapping)) or not isinstance(values, Iterable):
         values = [values]
     vals = list(values)
@@ -85,7 +89,9 @@ def vary_dimension(key: str, values: Iterable) -> Dimension:
 
 
 def parse_vary(text: str) -> Dimension:
-    """``key=v1,v2,...`` -> a dimension named ``key`` (values read as TOML values, like ``--set``)."""
+    """``key=v1,v2,...`` -> a dimension named ``key`` (values read as TOML values, like ``--set``; an
+    item written as a range, ``10:40:10``, ``0.25Mb/s:8Mb/s:x2`` or ``1:1000:log4``, gives its values:
+    :func:`~aqmlab.sweep.grammar.expand_range`)."""
     if not isinstance(text, str) or "=" not in text:
         raise SweepError(f"--vary {shorten(str(text))}: expected key.path=value1,value2,...")
     key, _, rest = text.partition("=")
@@ -94,9 +100,11 @@ def parse_vary(text: str) -> Dimension:
         raise SweepError(f"--vary {shorten(text)}: expected key.path=value1,value2,... with a key path before '='")
     if nesting_depth(rest) > MAX_DEPTH:
         raise SweepError(f"--vary {key}: a value nested more than {MAX_DEPTH} levels deep")
-    vals = split_top_level(rest)
-    if any(v == "" for v in vals):
-        raise SweepError(f"--vary {text}: empty value (values are separated by commas)")
+    vals = []
+    for v in split_top_level(rest):
+        if v == "":
+            raise SweepError(f"--vary {text}: empty value (values are separated by commas)")
+        vals += expand_range(v, key) if is_range(v) else [v]
     return Dimension(key, tuple(Choice(column_value(v), (f"{key}={v}",)) for v in vals))
 
 

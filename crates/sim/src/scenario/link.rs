@@ -112,5 +112,9 @@ pub(super) fn link_spec(
         UnitName::Packets => Limit::packets(limit),
         UnitName::Bytes => Limit::bytes(limit),
     };
+    // a discipline that can never act with this buffer is a DropTail in disguise: refused
+    if let Some(e) = aqm.inert(limit, rate_bps) {
+        return Err(ScenarioError::new(format!("{path}.aqm.{}", e.field), e.msg));
+    }
     Ok(LinkSpec { rate_bps, delay, limit, aqm, loss_rate })
 }

@@ -302,7 +302,7 @@ mod tests {
         assert_eq!(e.path, "bottleneck.aqm.max_th");
         let e = err(&OK.replace("limit = 100", "limit = 0"));
         assert_eq!(e.path, "bottleneck.limit");
-        let e = err(&OK.replace("rate = \"1Mb/s\"", "rate = -5"));
+        let e = err(&OK.replace("rate = \"1Mb/s\"", "rate = \"-5Mb/s\""));
         assert_eq!(e.path, "bottleneck.rate");
         assert!(e.msg.contains("positive"), "{}", e.msg);
         let e = err(&OK.replace("count = 3", "count = 3\nbogus = 1"));
