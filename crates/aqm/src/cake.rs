@@ -88,13 +88,22 @@ const FLOWS: u8 = 4;
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct CakeParams {
+    /// What is isolated from what (below; Linux's default `triple_isolate`).
     #[serde(default)]
     pub flow_mode: FlowMode,
     /// COBALT's target, seconds (5 ms); raised to 1.5 MTU times at low rates (`shaped`).
-    #[serde(deserialize_with = "crate::units::secs", default = "default_target")]
+    #[serde(
+        deserialize_with = "crate::units::secs",
+        serialize_with = "crate::units::secs_out",
+        default = "default_target"
+    )]
     pub target: f64,
     /// COBALT's interval, the expected RTT, seconds (`rtt`, 100 ms).
-    #[serde(deserialize_with = "crate::units::secs", default = "default_interval")]
+    #[serde(
+        deserialize_with = "crate::units::secs",
+        serialize_with = "crate::units::secs_out",
+        default = "default_interval"
+    )]
     pub interval: f64,
     /// Derive the quantum and COBALT's MTU time from the link's rate, as CAKE shaping at that
     /// rate does (true), or run unlimited (quantum 1514 B, no MTU-time floor).
@@ -214,8 +223,11 @@ impl CobaltVars {
     }
 
     fn invsqrt(&mut self) {
-        self.rec_inv_sqrt =
-            if self.count < 16 { inv_sqrt_cache()[self.count as usize] } else { newton_step(self.count, self.rec_inv_sqrt) };
+        self.rec_inv_sqrt = if self.count < 16 {
+            inv_sqrt_cache()[self.count as usize]
+        } else {
+            newton_step(self.count, self.rec_inv_sqrt)
+        };
     }
 
     /// `t + interval / sqrt(count)` (Linux `cobalt_control`, `reciprocal_scale`).
@@ -494,7 +506,10 @@ impl<P: Pkt> Cake<P> {
             }
         }
         let reduced = flow_hash as usize % QUEUES;
-        if self.buckets[reduced].tagged && self.buckets[reduced].tag == flow_hash && self.buckets[reduced].set != Set::None {
+        if self.buckets[reduced].tagged
+            && self.buckets[reduced].tag == flow_hash
+            && self.buckets[reduced].set != Set::None
+        {
             return reduced;
         }
         let inner = reduced % WAYS;
@@ -642,7 +657,8 @@ impl<P: Pkt> Qdisc<P> for Cake<P> {
                 self.buckets[i].set = Set::Sparse;
                 self.sparse += 1;
                 let load = self.host_load(i);
-                self.buckets[i].deficit = ((self.quantum as u64 * quantum_div(load)) >> 16) as i64;
+                let dither = cx.rng.next_u64() >> 48;
+                self.buckets[i].deficit = ((self.quantum as u64 * quantum_div(load) + dither) >> 16) as i64;
             }
             Set::SparseWait => {
                 self.buckets[i].set = Set::Bulk;
@@ -874,9 +890,7 @@ mod tests {
     /// isolating flows alone gives host 1 four fifths.
     #[test]
     fn host_isolation_shares_between_hosts_first() {
-        for (mode, want) in
-            [(FlowMode::TripleIsolate, 0.5), (FlowMode::DualSrchost, 0.5), (FlowMode::Flows, 0.8)]
-        {
+        for (mode, want) in [(FlowMode::TripleIsolate, 0.5), (FlowMode::DualSrchost, 0.5), (FlowMode::Flows, 0.8)] {
             let mut q = cake(&CakeParams { flow_mode: mode, ..Default::default() }, 100_000);
             for f in 0..4 {
                 q.flow_hosts(f, 1, 100 + f);
@@ -888,7 +902,10 @@ mod tests {
             let (mut host1, mut total) = (0u64, 0u64);
             for round in 0..40_000 {
                 for f in 0..5 {
-                    while q.buckets[q.classify(f)].fifo.len() < 3 {
+                    while {
+                        let b = q.classify(f);
+                        q.buckets[b].fifo.len() < 3
+                    } {
                         q.enqueue(P::new(f, 1000), &mut cx);
                     }
                 }
@@ -912,7 +929,10 @@ mod tests {
         for _ in 0..2000 {
             q.enqueue(P::new(1, 1000), &mut cx);
         }
-        // every packet has waited 20 ms (> 5 ms): the first signal comes one interval later
+        // a first departure without delay arms the activity timeout (drop_next = now + interval)
+        q.dequeue(&mut cx).unwrap();
+        // then every packet has waited 20 ms or more (> 5 ms): the first signal comes one
+        // interval after the sojourn first exceeded the target
         let mut t = 20 * MS;
         let mut first = None;
         while first.is_none() && t < 400 * MS {
@@ -937,6 +957,26 @@ mod tests {
             marks += q.dequeue(&mut cx).unwrap().0.ce as u32;
         }
         assert!(marks > 2 && cx.drops.is_empty(), "{marks} marks");
+    }
+
+    /// A bucket never used before has no activity timeout yet (`drop_next` 0): when its first
+    /// departure is already above target, the schedule is overdue and the second departure is
+    /// signalled (Linux's arithmetic: `drop_next` is pulled to `now` while `count` > 0).
+    #[test]
+    fn a_cold_bucket_over_target_signals_at_its_second_departure() {
+        let mut q = cake(&CakeParams { flow_mode: FlowMode::Flows, ..Default::default() }, 100_000);
+        let mut rng = Rng::stream(1, "t", 0);
+        let mut drops = Vec::new();
+        let mut cx = Cx { now: 0, rng: &mut rng, drops: &mut drops };
+        for _ in 0..10 {
+            q.enqueue(P::new(1, 1000), &mut cx);
+        }
+        cx.now = 20 * MS;
+        q.dequeue(&mut cx).unwrap();
+        assert!(cx.drops.is_empty());
+        cx.now = 21 * MS;
+        q.dequeue(&mut cx).unwrap();
+        assert_eq!(cx.drops.len(), 1);
     }
 
     #[test]

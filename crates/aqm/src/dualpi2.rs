@@ -29,10 +29,18 @@ use serde::{Deserialize, Serialize};
 #[serde(deny_unknown_fields)]
 pub struct DualPi2Params {
     /// Target queueing delay of the PI controller, seconds (15 ms).
-    #[serde(deserialize_with = "crate::units::secs", default = "default_target")]
+    #[serde(
+        deserialize_with = "crate::units::secs",
+        serialize_with = "crate::units::secs_out",
+        default = "default_target"
+    )]
     pub target: f64,
     /// Period of the probability update, seconds (16 ms).
-    #[serde(deserialize_with = "crate::units::secs", default = "default_t_update")]
+    #[serde(
+        deserialize_with = "crate::units::secs",
+        serialize_with = "crate::units::secs_out",
+        default = "default_t_update"
+    )]
     pub t_update: f64,
     /// Integral gain, per second (Linux: 41/256 ≈ 0.16 Hz).
     #[serde(default = "default_alpha")]
@@ -44,7 +52,11 @@ pub struct DualPi2Params {
     #[serde(default = "default_coupling")]
     pub coupling: f64,
     /// Sojourn time in the L queue above which every L4S packet is marked, seconds (1 ms).
-    #[serde(deserialize_with = "crate::units::secs", default = "default_step")]
+    #[serde(
+        deserialize_with = "crate::units::secs",
+        serialize_with = "crate::units::secs_out",
+        default = "default_step"
+    )]
     pub step_thresh: f64,
     /// The step applies only while the L queue holds at least this many packets (0).
     #[serde(default)]
@@ -119,7 +131,10 @@ impl Params for DualPi2Params {
         check_range("coupling", self.coupling, 1.0, 255.0)?;
         check_period("step_thresh", self.step_thresh)?;
         if self.c_protection > 100 {
-            return Err(ParamError::new("c_protection", format!("must be a percentage 0..100, got {}", self.c_protection)));
+            return Err(ParamError::new(
+                "c_protection",
+                format!("must be a percentage 0..100, got {}", self.c_protection),
+            ));
         }
         if self.mtu == 0 {
             return Err(ParamError::new("mtu", "must be at least 1 byte"));

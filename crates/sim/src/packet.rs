@@ -28,6 +28,9 @@ pub const F_CE: u8 = 8;
 pub const F_ECE: u8 = 16;
 /// Data flag: Congestion Window Reduced, the sender answered an ECE.
 pub const F_CWR: u8 = 32;
+/// Flag (with [`F_ECT`]): the ECT(1) codepoint, the L4S identifier (RFC 9331 §5.1), set by a
+/// scalable sender (DCTCP in L4S mode, Prague); without it an ECN-capable packet carries ECT(0).
+pub const F_ECT1: u8 = 64;
 
 /// A packet on the wire (24 bytes).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -80,6 +83,11 @@ impl Pkt for Packet {
     #[inline]
     fn mark_ce(&mut self) {
         self.flags |= F_CE;
+    }
+    /// ECT(1) or CE (RFC 9331 §5.1: a CE packet goes to the L4S queue whatever it carried before).
+    #[inline]
+    fn l4s(&self) -> bool {
+        self.flags & (F_ECT1 | F_CE) != 0
     }
 }
 
