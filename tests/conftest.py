@@ -57,3 +57,13 @@ def small(tmp_path):
     p = tmp_path / "small.toml"
     p.write_text(SMALL)
     return p
+
+
+def pytest_collection_modifyitems(config, items):
+    """Long fuzzing runs (marker ``fuzz``) run only when asked for: ``pytest -m fuzz``."""
+    if "fuzz" in (config.option.markexpr or ""):
+        return
+    skip = pytest.mark.skip(reason="long fuzzing run: select it with -m fuzz")
+    for item in items:
+        if "fuzz" in item.keywords:
+            item.add_marker(skip)

@@ -235,3 +235,109 @@ def test_unreachable_scheduler_is_a_one_line_error(scen, tmp_path):
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: --scheduler tcp://127.0.0.1:9: cannot reach"), r.stderr
     assert not entries(tmp_path / "c")
+
+
+# ----------------------------------------------------------------------------- bad --scheduler values (issue 27)
+
+BAD_SCHEDULERS = [
+    ("foo://localhost:8786", "unknown address scheme 'foo'; one of: tcp, tls, ws, wss"),
+    ("", "empty"),
+    ("   ", "empty"),
+    ("tcp://", "expected tcp://HOST:PORT"),
+    ("tcp://127.0.0.1", "expected tcp://HOST:PORT"),
+    ("tcp://127.0.0.1:0", "with a port from 1 to 65535"),
+    ("tcp://127.0.0.1:65536", "with a port from 1 to 65535"),
+    ("tcp://127.0.0.1:8786/path", "expected tcp://HOST:PORT"),
+    ("tcp://[::1", "expected tcp://HOST:PORT"),
+    ("tcp://a\nb:1", "no spaces or control characters"),
+    ("inproc://x", "exists only inside its own Python process"),
+    ("tls://127.0.0.1:8786", "needs TLS certificates"),
+    ("tcp://127.0.0.1:9", "cannot reach a Dask scheduler there"),
+    ("127.0.0.1:9", "cannot reach a Dask scheduler there"),
+    ("tcp://no-such-host.invalid:8786", "cannot resolve host"),
+]
+
+
+@pytest.mark.parametrize("address,why", BAD_SCHEDULERS)
+def test_a_bad_scheduler_is_refused_at_once(address, why):
+    """Each bad value is a SweepError naming it, before any client exists (a half-made Client
+    used to wait twice its timeout at exit, then print a TimeoutError traceback)."""
+    from aqmlab.base.errors import SweepError
+    from aqmlab.sweep.executors import make_pool
+
+    t0 = time.monotonic()
+    with pytest.raises(SweepError, match="^--scheduler") as e:
+        make_pool("dask", scheduler=address)
+    assert why in str(e.value)
+    assert "\n" not in str(e.value)
+    assert time.monotonic() - t0 < 5
+
+
+def _listener(answer: bytes | None):
+    """A TCP server on localhost that accepts, sends ``answer`` (if any) and says nothing more."""
+    import socket
+    import threading
+
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen()
+    held = []
+
+    def serve():
+        while True:
+            try:
+                c, _ = srv.accept()
+            except OSError:
+                return
+            held.append(c)
+            if answer:
+                c.sendall(answer)
+
+    threading.Thread(target=serve, daemon=True).start()
+    return srv
+
+
+@pytest.mark.parametrize("answer,why", [
+    (None, "no Dask scheduler answered within"),
+    (b"HTTP/1.0 426 Upgrade Required\r\nconnection: close\r\ncontent-length: 0\r\n\r\n",
+     "not as a Dask scheduler does"),
+])
+def test_something_else_listening_is_not_a_scheduler(answer, why, scen, tmp_path):
+    """A silent listener, or a web server, at the address: one line within the probe's timeout,
+    through the command, with no traceback."""
+    from aqmlab.sweep.executors import PROBE_TIMEOUT
+
+    srv = _listener(answer)
+    try:
+        address = f"tcp://127.0.0.1:{srv.getsockname()[1]}"
+        t0 = time.monotonic()
+        r = subprocess.run(sweep_cmd(scen, tmp_path / "o", tmp_path / "c", "--scheduler", address),
+                           capture_output=True, text=True, timeout=DEADLINE)
+        took = time.monotonic() - t0
+    finally:
+        srv.close()
+    assert r.returncode == 2
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"error: --scheduler {address}: ") and why in lines[0], r.stderr
+    assert took < PROBE_TIMEOUT + 25  # (the interpreter's start and Dask's import on a loaded machine)
+
+
+def test_unknown_scheme_through_the_command_is_one_line_at_once(scen, tmp_path):
+    t0 = time.monotonic()
+    r = subprocess.run(sweep_cmd(scen, tmp_path / "o", tmp_path / "c", "--scheduler", "foo://localhost:8786"),
+                       capture_output=True, text=True, timeout=DEADLINE)
+    assert r.returncode == 2
+    assert r.stderr.strip().splitlines() == [
+        "error: --scheduler foo://localhost:8786: unknown address scheme 'foo'; one of: tcp, tls, ws, wss"]
+    assert time.monotonic() - t0 < 25  # was about 40 s, then a traceback
+
+
+def test_a_worker_is_not_a_scheduler(cluster):
+    from aqmlab.base.errors import SweepError
+    from aqmlab.sweep.executors import check_scheduler
+
+    with distributed.Client(cluster.address, timeout="30s") as c:
+        worker = next(iter(c.scheduler_info()["workers"]))
+    with pytest.raises(SweepError, match="a Dask worker answers there, not a scheduler"):
+        check_scheduler(worker)
+    assert check_scheduler(cluster.address) == cluster.address

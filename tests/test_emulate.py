@@ -147,7 +147,7 @@ def test_user_command_runs_in_a_sender_namespace(tmp_path):
     client = ("import os, socket, time\n"
               "s = socket.create_connection((os.environ['AQMLAB_RECEIVER'], int(os.environ['AQMLAB_PORT'])))\n"
               "t = time.time()\n"
-              "while time.time() - t < 2.5: s.send(b'x' * 65536)\n")
+              "while time.time() - t < 1.5: s.send(b'x' * 65536)\n")
     r = cli("emulate", sc, "--out", tmp_path / "o", "--cc", "tcp=cubic", "--cmd-group", "udp", "--",
             sys.executable, "-c", client)
     assert r.returncode == 0, r.stderr

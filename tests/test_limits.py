@@ -96,3 +96,91 @@ def test_control_characters_in_keys_are_escaped(tmp_path):
     r = cli("validate", p)
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "\x1b" not in r.stderr, r.stderr
     assert '"evil\\nkey\\u{1b}[31m"' in r.stderr, r.stderr
+
+
+# ----------------------------------------------------------------------------- the process's own limits (issue 27)
+
+def _ulimit_v(kib: int):
+    """A preexec_fn that sets the address-space limit, as `ulimit -v KIB` does."""
+    import resource
+
+    def set_limit():
+        resource.setrlimit(resource.RLIMIT_AS, (kib * 1024, resource.RLIM_INFINITY))
+
+    return set_limit
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS is read from /proc")
+def test_a_run_beyond_ulimit_v_is_refused_at_once_with_the_estimate(small, tmp_path):
+    """Under `ulimit -v 8388608` (8 GiB), 2.5 million flows (about 10 GB) are refused before any
+    work, although they fit half of a 16 GB machine's memory."""
+    t0 = time.monotonic()
+    r = subprocess.run([sys.executable, "-m", "aqmlab.cli", "run", str(small), "--set", "flows[0].count=2500000",
+                        "--out", str(tmp_path / "o")], capture_output=True, text=True, timeout=120,
+                       preexec_fn=_ulimit_v(8388608))
+    assert r.returncode == 2, r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and "flows: the run would need about" in lines[0], r.stderr
+    assert "address-space limit (ulimit -v)" in lines[0] and "--max-memory cannot raise it" in lines[0]
+    assert time.monotonic() - t0 < 30
+    # --max-memory cannot raise it either
+    r = subprocess.run([sys.executable, "-m", "aqmlab.cli", "validate", str(small), "--set", "flows[0].count=2500000",
+                        "--max-memory", "64GB"], capture_output=True, text=True, timeout=120,
+                       preexec_fn=_ulimit_v(8388608))
+    assert r.returncode == 2 and "ulimit -v" in r.stderr, r.stderr
+    # and validate says where the limit comes from
+    r = subprocess.run([sys.executable, "-c", "import aqmlab, json, sys; print(json.dumps(aqmlab.validate(sys.argv[1])))",
+                        str(small)], capture_output=True, text=True, timeout=120, preexec_fn=_ulimit_v(8388608))
+    import json
+
+    info = json.loads(r.stdout)
+    assert info["memory_limit_source"] == "address-space" and info["memory_limit_bytes"] <= 8388608 * 1024
+
+
+# lowers the address-space limit to what the process uses plus 64 MiB at the run's first progress
+# report, so the engine's time series (about 200 MB by the end) cannot grow to their size
+OUT_OF_MEMORY_MID_RUN = r"""
+import resource, sys
+import aqmlab
+
+def squeeze(t, done=[]):
+    if not done:
+        done.append(1)
+        for line in open("/proc/self/status"):
+            if line.startswith("VmSize:"):
+                used = int(line.split()[1]) * 1024
+        resource.setrlimit(resource.RLIMIT_AS, (used + (64 << 20), resource.RLIM_INFINITY))
+
+aqmlab.run(sys.argv[1], overrides=["simulation.sample_interval=1us", "simulation.duration=1s",
+                                   "simulation.warmup=0.1s"], progress=squeeze)
+print("finished")
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS is read from /proc")
+def test_an_engine_allocation_that_fails_is_one_line(tmp_path):
+    """Past the estimate, a failed allocation in the engine ends the process with one line and
+    status 2 (it was Rust's 'memory allocation of N bytes failed' and an abort)."""
+    from conftest import EXAMPLES
+
+    script = tmp_path / "squeeze.py"
+    script.write_text(OUT_OF_MEMORY_MID_RUN)
+    r = subprocess.run([sys.executable, str(script), str(EXAMPLES / "parking-lot.toml")], capture_output=True,
+                       text=True, timeout=300)
+    assert r.returncode == 2, (r.returncode, r.stderr[-2000:])
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: out of memory: the engine could not get "), r.stderr
+    assert "the run's estimate was" in lines[0] and "Resources" in lines[0]
+
+
+def test_a_memory_error_in_python_is_one_line(monkeypatch, capsys, small):
+    """A MemoryError anywhere in a command (the Parquet writer, pandas) is one line, status 2."""
+    from aqmlab.cli import app, run as run_cmd
+
+    def out_of_memory(a):
+        raise MemoryError
+
+    monkeypatch.setattr(run_cmd, "cmd_run", out_of_memory)
+    assert app.main(["run", str(small)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(f"error: {small}: out of memory:"), err

@@ -110,7 +110,12 @@ def test_tshark_reads_the_trace_and_sees_tcp(traced):
 def test_mistakes_in_pcap_are_one_line(run_cli, tmp_path):
     for bad, msg in [('pcap=[{link="nope"}]', 'pcap[0].link: unknown link "nope"; links are: bottleneck, reverse'),
                      ('pcap=[{link="bottleneck", at="everywhere"}]', 'pcap[0].at: unknown point "everywhere"'),
-                     ('pcap=[{link="bottleneck", start="5s", stop="1s"}]', "pcap[0].stop: must be later than start")]:
+                     ('pcap=[{link="bottleneck", start="5s", stop="1s"}]', "pcap[0].stop: must be later than start"),
+                     # issue 27: a window after the run's end, a point twice
+                     ('pcap=[{link="bottleneck", start="500s"}]',
+                      "pcap[0].start: must be before the end of the run (simulation.duration = 100 s)"),
+                     ('pcap=[{link="bottleneck", start="100s", stop="200s"}]', "pcap[0].start: must be before the end"),
+                     ('pcap=[{link="bottleneck", at=["drop", "drop"]}]', 'pcap[0].at[1]: "drop" is listed twice')]:
         r = run_cli("validate", EXAMPLES / "dumbbell-red.toml", "--set", bad)
         assert r.returncode == 2 and msg in r.stderr and r.stderr.count("\n") == 1, r.stderr
 

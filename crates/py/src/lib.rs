@@ -15,6 +15,11 @@ use pyo3::types::{PyDict, PyList};
 use sim::{Column, Table};
 
 mod emulate;
+mod oom;
+
+/// A failed allocation ends the process with one `error:` line, not an abort (`oom.rs`).
+#[global_allocator]
+static ALLOCATOR: oom::OneLine = oom::OneLine;
 
 create_exception!(
     _core,
@@ -32,33 +37,79 @@ fn scenario_err(e: sim::ScenarioError) -> PyErr {
 /// Run `f`, turning a panic (an engine bug) into a `SimulationError` rather than letting it reach
 /// the user as a `PanicException`.
 fn no_panic<T>(f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|p| {
-        let what = p
-            .downcast_ref::<String>()
-            .cloned()
-            .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
-            .unwrap_or_default();
-        Err(SimulationError::new_err(format!(
-            "internal error (a bug in aqmlab; please report it with the scenario): {}",
-            sim::diag::escape(&what)
-        )))
-    })
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|p| Err(panic_error(p)))
+}
+
+fn panic_error(p: Box<dyn std::any::Any + Send>) -> PyErr {
+    let what = p
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_default();
+    SimulationError::new_err(format!(
+        "internal error (a bug in aqmlab; please report it with the scenario): {}",
+        sim::diag::escape(&what)
+    ))
+}
+
+/// How often a thread waiting for the engine checks for Ctrl-C.
+const SIGNAL_POLL: std::time::Duration = std::time::Duration::from_millis(50);
+
+/// Run `f` (building a run, or computing its results: work that has no progress callback) on a
+/// thread of its own named `name` (`aqmlab-build`, `aqmlab-results`: at most 15 bytes), while this one waits without the GIL and checks for Ctrl-C every
+/// [`SIGNAL_POLL`]. On a signal its exception (`KeyboardInterrupt`) is returned at once; the
+/// thread is left to finish alone and its result is dropped (in `aqmlab`, the process ends
+/// first). A panic is a `SimulationError`, as with [`no_panic`].
+fn interruptible<T: Send + 'static>(
+    py: Python<'_>,
+    name: &str,
+    f: impl FnOnce() -> T + Send + 'static,
+) -> PyResult<T> {
+    use std::sync::mpsc::{channel, RecvTimeoutError};
+    let (tx, rx) = channel();
+    std::thread::Builder::new()
+        .name(name.into())
+        .stack_size(8 << 20)
+        .spawn(move || {
+            let _ = tx.send(std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)));
+        })
+        .map_err(|e| SimulationError::new_err(format!("cannot start a thread for the engine: {e}")))?;
+    let mut rx = rx;
+    loop {
+        // (the receiver travels into the detached closure and back: it is Send, not Sync)
+        let (got, back) = py.detach(move || (rx.recv_timeout(SIGNAL_POLL), rx));
+        rx = back;
+        match got {
+            Ok(Ok(v)) => return Ok(v),
+            Ok(Err(p)) => return Err(panic_error(p)),
+            Err(RecvTimeoutError::Timeout) => py.check_signals()?,
+            Err(RecvTimeoutError::Disconnected) => {
+                return Err(SimulationError::new_err("internal error: the engine's thread ended without a result"))
+            }
+        }
+    }
 }
 
 /// `max_memory`: bytes (int), a size string ("8GB", "512MiB"), or None for `$AQMLAB_MAX_MEMORY`
-/// or else the default (half the machine's physical memory).
-fn memory_limit(max_memory: Option<&Bound<'_, PyAny>>) -> PyResult<u64> {
+/// or else the default (half the machine's physical memory); either way no more than the process's
+/// cgroup and address-space limits allow (`sim::budget::process_limit`).
+fn memory_limit(max_memory: Option<&Bound<'_, PyAny>>) -> PyResult<sim::budget::Limit> {
+    let given = given_limit(max_memory)?;
+    Ok(sim::budget::process_limit(given))
+}
+
+fn given_limit(max_memory: Option<&Bound<'_, PyAny>>) -> PyResult<Option<u64>> {
     let Some(v) = max_memory.filter(|v| !v.is_none()) else {
         // the environment's AQMLAB_MAX_MEMORY (set by `aqmlab --max-memory` for its workers too)
         return match std::env::var("AQMLAB_MAX_MEMORY") {
             Ok(s) if !s.trim().is_empty() => match sim::units::parse_size(s.trim()) {
-                Ok(b) if b > 0 => Ok(b),
+                Ok(b) if b > 0 => Ok(Some(b)),
                 _ => Err(PyValueError::new_err(format!(
                     "AQMLAB_MAX_MEMORY: expected a size such as \"8GB\" or a number of bytes >= 1, got \"{}\"",
                     sim::diag::escape(&s)
                 ))),
             },
-            _ => Ok(sim::budget::default_limit()),
+            _ => Ok(None),
         };
     };
     let bytes = if let Ok(s) = v.extract::<String>() {
@@ -72,11 +123,16 @@ fn memory_limit(max_memory: Option<&Bound<'_, PyAny>>) -> PyResult<u64> {
     if bytes == 0 {
         return Err(PyValueError::new_err("max_memory: must be at least 1 byte"));
     }
-    Ok(bytes)
+    Ok(Some(bytes))
 }
 
 /// Load and validate, then check the resource estimate against `limit` (`sim::budget`).
-fn load(text: &str, overrides: &[String], name: &str, limit: u64) -> PyResult<(sim::Scenario, sim::budget::Estimate)> {
+fn load(
+    text: &str,
+    overrides: &[String],
+    name: &str,
+    limit: sim::budget::Limit,
+) -> PyResult<(sim::Scenario, sim::budget::Estimate)> {
     no_panic(|| {
         let sc = sim::load(text, overrides, name).map_err(scenario_err)?;
         let est = sim::budget::check(&sc, limit).map_err(scenario_err)?;
@@ -94,8 +150,15 @@ fn validate(text: &str, name: &str, overrides: Vec<String>, max_memory: Option<&
     let (sc, est) = load(text, &overrides, name, limit)?;
     let d = serde_json::json!({
         "memory_estimate_bytes": est.total,
-        "memory_limit_bytes": limit,
+        "memory_limit_bytes": limit.bytes,
+        "memory_limit_source": match limit.source {
+            sim::budget::LimitSource::Given => "given",
+            sim::budget::LimitSource::Default => "default",
+            sim::budget::LimitSource::Cgroup => "cgroup",
+            sim::budget::LimitSource::AddressSpace => "address-space",
+        },
         "events_estimate": est.events,
+        "flow_series_rows_estimate": sc.flow_series_interval.map(|_| est.flow_series_rows),
         "name": sc.name,
         "description": sc.description,
         "flows": sc.n_static_flows(),
@@ -115,18 +178,45 @@ fn validate(text: &str, name: &str, overrides: Vec<String>, max_memory: Option<&
     Ok(d.to_string())
 }
 
+/// Values converted to Python objects between two checks for Ctrl-C (a few milliseconds of work).
+const CONVERT_CHUNK: usize = 1 << 18;
+
+/// A list of `n` values, made `CONVERT_CHUNK` at a time by `chunk(start, end)`, checking for
+/// Ctrl-C between chunks (a table of tens of millions of values takes seconds to convert).
+fn chunked_list<'py>(
+    py: Python<'py>,
+    n: usize,
+    chunk: impl Fn(usize, usize) -> PyResult<Bound<'py, PyList>>,
+) -> PyResult<Bound<'py, PyList>> {
+    if n <= CONVERT_CHUNK {
+        return chunk(0, n);
+    }
+    let out = chunk(0, CONVERT_CHUNK)?;
+    let mut start = CONVERT_CHUNK;
+    while start < n {
+        py.check_signals()?;
+        let end = (start + CONVERT_CHUNK).min(n);
+        out.call_method1("extend", (chunk(start, end)?,))?;
+        start = end;
+    }
+    Ok(out)
+}
+
 fn table_to_py<'py>(py: Python<'py>, t: &Table) -> PyResult<Bound<'py, PyList>> {
     let out = PyList::empty(py);
     for (name, col) in &t.columns {
+        py.check_signals()?;
         let values = match col {
-            Column::F64(v) => PyList::new(py, v)?,
-            Column::I64(v) => PyList::new(py, v)?,
-            Column::Str(v) => PyList::new(py, v)?,
+            Column::F64(v) => chunked_list(py, v.len(), |a, b| PyList::new(py, &v[a..b]))?,
+            Column::I64(v) => chunked_list(py, v.len(), |a, b| PyList::new(py, &v[a..b]))?,
+            Column::Str(v) => chunked_list(py, v.len(), |a, b| PyList::new(py, &v[a..b]))?,
             // one string object per level, shared by every row that has it
             Column::Cat { codes, levels } => {
                 let levels: Vec<Bound<'py, pyo3::types::PyString>> =
                     levels.iter().map(|l| pyo3::types::PyString::new(py, l)).collect();
-                PyList::new(py, codes.iter().map(|&c| levels[c as usize].clone()))?
+                chunked_list(py, codes.len(), |a, b| {
+                    PyList::new(py, codes[a..b].iter().map(|&c| levels[c as usize].clone()))
+                })?
             }
         };
         out.append((name.as_str(), values))?;
@@ -154,15 +244,20 @@ fn run<'py>(
     pcap_dir: Option<std::path::PathBuf>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let limit = memory_limit(max_memory)?;
-    let (sc, _) = load(text, &overrides, name, limit)?;
-    let mut sim = no_panic(|| sim::Sim::new(sc, seed).map_err(|e| SimulationError::new_err(e.to_string())))?;
+    let (sc, est) = load(text, &overrides, name, limit)?;
+    oom::note_run(est.total, limit.bytes);
+    let sim_err = |e: sim::SimError| SimulationError::new_err(e.to_string());
+    // building, the event loop and the results each stop at Ctrl-C within a fraction of a second:
+    // building and the results on a thread of their own (`interruptible`), the event loop through
+    // its progress callback
+    let mut sim = interruptible(py, "aqmlab-build", move || sim::Sim::new(sc, seed))?.map_err(sim_err)?;
     // the scenario's [[pcap]] traces are written only when the caller says where
     let pcap = match &pcap_dir {
-        Some(dir) => sim.capture_to(dir).map_err(|e| SimulationError::new_err(e.to_string()))?,
+        Some(dir) => sim.capture_to(dir).map_err(sim_err)?,
         None => Vec::new(),
     };
     let mut cb_err: Option<PyErr> = None;
-    let res = no_panic(|| {
+    let ran = no_panic(|| {
         Ok(py.detach(|| {
             let mut cb = |t: f64| -> bool {
                 Python::attach(|py| {
@@ -179,16 +274,17 @@ fn run<'py>(
                     true
                 })
             };
-            sim.run(&mut cb)
+            sim.run_events(&mut cb)
         }))
     })?;
-    let res = match res {
-        Ok(r) => r,
+    match ran {
+        Ok(()) => {}
         Err(sim::SimError::Interrupted) => {
             return Err(cb_err.unwrap_or_else(|| PyKeyboardInterrupt::new_err("interrupted")));
         }
-        Err(e) => return Err(SimulationError::new_err(e.to_string())),
-    };
+        Err(e) => return Err(sim_err(e)),
+    }
+    let res = interruptible(py, "aqmlab-results", move || sim.finish())?.map_err(sim_err)?;
     let d = PyDict::new(py);
     d.set_item("summary", res.summary.to_string())?;
     d.set_item("pcap", pcap.iter().map(|p| p.to_string_lossy().into_owned()).collect::<Vec<_>>())?;
@@ -219,7 +315,7 @@ fn bench_engine<'py>(
 ) -> PyResult<Bound<'py, PyDict>> {
     let sim_err = |e: sim::SimError| SimulationError::new_err(e.to_string());
     let m0 = clock.call0()?;
-    let (sc, _) = load(text, &overrides, name, u64::MAX)?;
+    let (sc, _) = load(text, &overrides, name, sim::budget::Limit::given(u64::MAX))?;
     let mut sim = no_panic(|| sim::Sim::new(sc, None).map_err(sim_err))?;
     let m1 = clock.call0()?;
     no_panic(|| sim.run_events(&mut |_| true).map_err(sim_err))?;

@@ -7,8 +7,9 @@
 //! series), counted as they are when a run goes through `aqmlab` (Rust columns, then Python lists,
 //! then pandas frames: [`CELL_BYTES`] a value) — and the number of events it will process.
 //! [`check`] refuses a scenario whose estimate is above a limit, with the estimate, its largest
-//! parts and the limit in the message; [`default_limit`] is half the machine's physical memory
-//! (or of a cgroup limit, if lower). docs/scenarios.md ("Resources") says how close the estimate
+//! parts and the limit in the message; [`process_limit`] is the limit of a run in this process:
+//! the one given, or half the machine's physical memory (or of a cgroup limit, if lower), lowered
+//! to the cgroup's limit and to the address space `RLIMIT_AS` leaves ([`ProcessMemory`]). docs/scenarios.md ("Resources") says how close the estimate
 //! came to the peak memory measured at several sizes.
 //!
 //! Quantities that depend on the dynamics (how long a short connection lives, how full a queue
@@ -31,6 +32,9 @@ const FLOW_COUNT_COLUMNS: u64 = 9;
 const COUNT_CELL_BYTES: u64 = 30;
 /// A string column value (group, transport, app, variant names) as a Python `str`.
 const STR_CELL_BYTES: u64 = 64;
+/// A categorical column's value (link, group and transport of the time-indexed tables): a code
+/// in Rust, a pointer to a shared `str` in the Python list, and one in the pandas frame.
+const CAT_CELL_BYTES: u64 = 24;
 /// Bytes a waiting or travelling packet costs (the 24-byte packet in a queue or a link's pipe,
 /// with the ring buffers' growth slack).
 const PACKET_BYTES: u64 = 2 * std::mem::size_of::<Packet>() as u64;
@@ -56,6 +60,8 @@ pub struct Estimate {
     pub timeseries: u64,
     pub snapshots: u64,
     pub flow_series: u64,
+    /// Rows of the per-flow series (with `simulation.flow_series_interval`).
+    pub flow_series_rows: u64,
     /// Events the run will process (order of magnitude; not memory).
     pub events: f64,
     /// Everything, with the process's own [`BASE_BYTES`].
@@ -81,30 +87,257 @@ fn flow_row_bytes() -> u64 {
     FLOW_REAL_COLUMNS * CELL_BYTES + FLOW_COUNT_COLUMNS * COUNT_CELL_BYTES + 4 * STR_CELL_BYTES
 }
 
-/// Connections a short or web group opens during the run, and how many are open at once.
-fn connections(g: &GroupSpec, sc: &Scenario) -> (f64, f64) {
+/// A Poisson count of mean `m` is below this with probability above 1 − 10⁻⁴ (the mean, four
+/// standard deviations and one), so a count bounded by it is an upper bound in practice.
+fn poisson_bound(m: f64) -> f64 {
+    if m > 0.0 {
+        m + 4.0 * m.sqrt() + 1.0
+    } else {
+        0.0
+    }
+}
+
+/// When a group is active: from its start (the earliest, for a uniform start) to its stop or the
+/// run's end, in seconds.
+fn active_span(g: &GroupSpec, sc: &Scenario) -> (f64, f64) {
     let from = match g.start {
         crate::scenario::StartSpec::At(t) => t,
         crate::scenario::StartSpec::Uniform(lo, _) => lo,
     };
-    let until = g.stop.unwrap_or(sc.duration).min(sc.duration);
-    let active = until.saturating_sub(from) as f64 / NS_PER_SEC as f64;
+    let until = g.stop.unwrap_or(sc.duration).min(sc.duration).max(from.min(sc.duration));
+    (from.min(sc.duration) as f64 / NS_PER_SEC as f64, until as f64 / NS_PER_SEC as f64)
+}
+
+/// The connections of a short or web group.
+#[derive(Debug, Clone, Copy, Default)]
+struct Conns {
+    /// Connections opened in the run (an upper bound: a Poisson count at its [`poisson_bound`]).
+    opened: f64,
+    /// Open at once in a steady state (a guess: arrivals over a connection's life).
+    open: f64,
+    /// Connections opened per second while the group is active.
+    rate: f64,
+}
+
+/// Connections a short or web group opens during the run, and how many are open at once.
+fn connections(g: &GroupSpec, sc: &Scenario) -> Conns {
+    let (from, until) = active_span(g, sc);
+    let active = until - from;
     match &g.transport {
         Transport::Tcp { app: TcpApp::Short(s), .. } => {
             // open at once: arrivals over a connection's mean lifetime (its duration, or a guess
             // of one second for size-limited transfers)
             let life = s.duration.map_or(1.0, |d| d.capped_mean());
-            (s.arrival_rate * active, s.arrival_rate * life.min(active))
+            let opened = poisson_bound(s.arrival_rate * active);
+            Conns { opened, open: s.arrival_rate * life.min(active), rate: opened / active.max(1e-9) }
         }
         Transport::Tcp { app: TcpApp::Web(w), .. } => {
             // each session: one response at a time, then a think time; a response takes at
             // least a round trip
             let rtt = rtt_guess(sc);
             let cycle = (w.think.capped_mean() + rtt).max(1e-6);
-            (g.count as f64 * (active / cycle).ceil(), g.count as f64)
+            let opened = g.count as f64 * (active / cycle).ceil();
+            Conns { opened, open: g.count as f64, rate: opened / active.max(1e-9) }
         }
-        _ => (0.0, g.static_flows() as f64),
+        _ => Conns { opened: 0.0, open: g.static_flows() as f64, rate: 0.0 },
     }
+}
+
+/// What a group offers and what its path carries.
+#[derive(Debug, Clone, Copy)]
+struct Carried {
+    /// Packets per second offered (windows over a round trip for TCP without a size, its bytes
+    /// for sized transfers and short connections, its rate for UDP) and carried: scaled down where
+    /// the groups crossing a link offer more than the link's rate, and to what the group's access
+    /// links carry.
+    offered: f64,
+    carried: f64,
+    /// Packet size (bytes), active seconds, data and ACK routes.
+    size: f64,
+    active: f64,
+    fwd: usize,
+    rev: usize,
+}
+
+fn carried(sc: &Scenario, conns: &[Conns]) -> Vec<Carried> {
+    let t = &sc.topology;
+    let rtt_s = rtt_guess(sc) + 0.01;
+    let mut out = Vec::with_capacity(sc.groups.len());
+    for (g, c) in sc.groups.iter().zip(conns) {
+        let (from, until) = active_span(g, sc);
+        let active = until - from;
+        let n = g.count as f64;
+        let (pps, size) = match &g.transport {
+            Transport::Tcp { cfg, app } => {
+                let mss = cfg.mss.max(1) as f64;
+                let segs = |bytes: f64| (bytes / mss).ceil().max(1.0);
+                // a window a round trip, and with random loss on the path no more than TCP's
+                // loss-limited rate (Mathis et al.: 1.22 / sqrt(p) segments a round trip)
+                let loss = t.routes[g.endpoints[0].fwd as usize]
+                    .iter()
+                    .chain(&t.routes[g.endpoints[0].rev as usize])
+                    .fold(0.0f64, |a, &l| a.max(t.links[l as usize].spec.loss_rate));
+                let limit = if loss > 0.0 { 1.22 / loss.sqrt() } else { f64::INFINITY };
+                let window = (cfg.max_window as f64).min(limit) / rtt_s;
+                let pps = match app {
+                    TcpApp::Bulk { size: None } => n * window,
+                    TcpApp::Bulk { size: Some(b) } => (n * segs(*b as f64) / active.max(1e-9)).min(n * window),
+                    TcpApp::Short(s) => match &s.size {
+                        Some(d) => c.rate * segs(d.capped_mean()),
+                        None => c.open * window,
+                    },
+                    TcpApp::Web(w) => c.rate * segs(w.response.capped_mean()),
+                };
+                (pps, mss)
+            }
+            Transport::Udp { cbr, onoff } => {
+                let duty = onoff.as_ref().map_or(1.0, |o| {
+                    let (on, off) = (o.on.capped_mean(), o.off.capped_mean());
+                    if on + off > 0.0 {
+                        on / (on + off)
+                    } else {
+                        1.0
+                    }
+                });
+                (n * duty * cbr.rate_bps as f64 / (8.0 * cbr.size.max(1) as f64), cbr.size.max(1) as f64)
+            }
+        };
+        let e = g.endpoints[0];
+        out.push(Carried { offered: pps, carried: pps, size, active, fwd: e.fwd as usize, rev: e.rev as usize });
+    }
+    // bits per second offered to each link
+    let mut load = vec![0.0f64; t.links.len()];
+    for o in &out {
+        for &l in &t.routes[o.fwd] {
+            load[l as usize] += o.offered * o.size * 8.0;
+        }
+    }
+    for (g, o) in sc.groups.iter().zip(out.iter_mut()) {
+        let share = t.routes[o.fwd]
+            .iter()
+            .map(|&l| {
+                let l = l as usize;
+                if load[l] > 0.0 {
+                    (t.links[l].spec.rate_bps / load[l]).min(1.0)
+                } else {
+                    1.0
+                }
+            })
+            .fold(1.0, f64::min);
+        // the group's access links carry at most their rate (each flow, or each host pair)
+        let access = (0..g.count.min(64) as usize)
+            .map(|i| g.sender_rate.get(i).0.min(g.receiver_rate.get(i).0))
+            .fold(f64::INFINITY, f64::min);
+        o.carried = (o.offered * share).min(g.count as f64 * access / (8.0 * o.size));
+    }
+    out
+}
+
+/// Whether a short group's connections open faster than they can finish, so that ever more of
+/// them stay open: its transfers offer more than its path carries, or (connections of a given
+/// duration) more are open at once than the path holds packets (a round trip of its slowest
+/// link and that link's buffer), so each gets less than a packet per round trip and lives on in
+/// timeouts long after its duration.
+fn overloaded(sc: &Scenario, g: &GroupSpec, c: &Conns, k: &Carried) -> bool {
+    let Transport::Tcp { app: TcpApp::Short(s), .. } = &g.transport else { return false };
+    if s.size.is_some() {
+        return k.offered > k.carried * 1.0001;
+    }
+    let t = &sc.topology;
+    let holds = t.routes[k.fwd]
+        .iter()
+        .map(|&l| {
+            let spec = &t.links[l as usize].spec;
+            let buffer = match spec.limit.unit {
+                QueueUnit::Packets => spec.limit.value as f64,
+                QueueUnit::Bytes => spec.limit.value as f64 / k.size,
+            };
+            spec.rate_bps / (8.0 * k.size) * (rtt_guess(sc) + 0.01) + buffer
+        })
+        .fold(f64::INFINITY, f64::min);
+    c.open > holds
+}
+
+/// Rows of the per-flow series (`simulation.flow_series_interval` = `iv`): a sample has a row for
+/// each flow that has started and not finished, and the last row of each flow that finished in
+/// the interval before. A static flow has at most a row a sample; a web session one response
+/// open at a time, and each response one last row; a short group its connections open at once
+/// (arrivals over a connection's life) and one last row each, and, when its connections open
+/// faster than they finish ([`overloaded`]), also those left open so far, which grow with the
+/// time (the rows then grow with the square of the run's length) — never more than one per
+/// connection opened so far.
+fn flow_series_rows(sc: &Scenario, iv: aqm::Time, conns: &[Conns], carried: &[Carried]) -> f64 {
+    let k_max = sc.duration.saturating_sub(1) / iv; // samples at iv, 2 iv, ... before the end
+    let step = iv as f64 / NS_PER_SEC as f64;
+    let mut rows = 0.0;
+    for ((g, c), k) in sc.groups.iter().zip(conns).zip(carried) {
+        rows += match &g.transport {
+            Transport::Tcp { app: TcpApp::Short(s), .. } => {
+                let (from, until) = active_span(g, sc);
+                let opened_by = |t: f64| c.rate * (t.clamp(from, until) - from);
+                // connections left open per second: arrivals less what the path completes
+                let left = if !overloaded(sc, g, c, k) {
+                    0.0
+                } else if let Some(d) = &s.size {
+                    let segs = (d.capped_mean() / k.size).ceil().max(1.0);
+                    (c.rate - k.carried / segs).max(0.0)
+                } else {
+                    c.rate
+                };
+                let leftover = |t: f64| left * (t.clamp(from, until) - from);
+                (1..=k_max)
+                    .map(|i| {
+                        let t = i as f64 * step;
+                        opened_by(t).min(c.open.min(opened_by(t)) + leftover(t))
+                    })
+                    .sum::<f64>()
+                    + c.opened
+            }
+            Transport::Tcp { app: TcpApp::Web(_), .. } => g.count as f64 * k_max as f64 + c.opened,
+            _ => g.count as f64 * k_max as f64,
+        };
+    }
+    rows
+}
+
+/// Events the run will process, estimated from what each group sends and what its path carries
+/// ([`carried`]; docs/scenarios.md, "Resources"): a carried packet is an event per link of its
+/// path (access links included), and a TCP packet one more per link of its ACK's way back; a UDP
+/// packet a link drops is its send and its first link; each connection its arrival, its stop and
+/// its initial window there and back; plus every sample, snapshot, per-flow sample and AQM timer.
+/// Not counted: TCP's timers (retransmission timeouts, delayed ACKs) and packets TCP sends beyond
+/// what the path carries (its losses).
+fn events(sc: &Scenario, conns: &[Conns], carried: &[Carried], samples: u64) -> f64 {
+    let t = &sc.topology;
+    let mut ev = 0.0;
+    for ((g, c), k) in sc.groups.iter().zip(conns).zip(carried) {
+        let hops_f = t.routes[k.fwd].len() as f64 + 2.0;
+        let hops_r = t.routes[k.rev].len() as f64 + 2.0;
+        ev += match &g.transport {
+            Transport::Tcp { cfg, .. } => {
+                let iw = cfg.initial_window.min(cfg.max_window as f64).max(1.0);
+                k.active * k.carried * (hops_f + hops_r) + c.opened * (3.0 + iw * (hops_f + hops_r))
+            }
+            Transport::Udp { .. } => {
+                k.active * (k.carried * (hops_f + 1.0) + (k.offered - k.carried).max(0.0) * 2.0)
+            }
+        };
+    }
+    let dur_s = sc.duration as f64 / NS_PER_SEC as f64;
+    let mut other = samples as f64;
+    if sc.queue_snapshots {
+        other += ((sc.duration - sc.warmup) / sc.sample_interval + 1) as f64;
+    }
+    if let Some(iv) = sc.flow_series_interval {
+        other += (sc.duration / iv) as f64;
+    }
+    for l in t.links.iter().filter(|l| l.spec.aqm.name() != "droptail") {
+        let q = l.spec.aqm.build::<Packet>(LinkInfo { rate_bps: l.spec.rate_bps }, l.spec.limit);
+        if let Some(p) = aqm::Qdisc::<Packet>::timer_period(&q).filter(|&p| p > 0) {
+            other += dur_s * NS_PER_SEC as f64 / p as f64;
+        }
+    }
+    ev + other
 }
 
 /// Packets the measured links' buffers hold when full (a dumbbell: its bottleneck's).
@@ -136,18 +369,18 @@ impl Estimate {
     /// The estimate for `sc`.
     pub fn of(sc: &Scenario) -> Estimate {
         let mut e = Estimate::default();
-        let dur_s = sc.duration as f64 / NS_PER_SEC as f64;
         let mut concurrent = 0.0f64;
         let mut window_pkts = 0.0f64;
         let mut burst_pkts = 0.0f64;
         let mut udp_pps = 0.0f64;
-        for g in &sc.groups {
+        let conns: Vec<Conns> = sc.groups.iter().map(|g| connections(g, sc)).collect();
+        for (g, c) in sc.groups.iter().zip(&conns) {
             let per_flow = flow_bytes(g, sc.warmup > 0);
             e.flows = e.flows.saturating_add(g.count as u64 * per_flow);
-            let (n, open) = connections(g, sc);
-            let n = n.min(u64::MAX as f64 / 2.0) as u64;
+            let n = c.opened.min(u64::MAX as f64 / 2.0) as u64;
             e.n_connections = e.n_connections.saturating_add(n);
             e.connections = e.connections.saturating_add(n.saturating_mul(per_flow - 4 * crate::sim::LINK_BYTES));
+            let open = c.open;
             concurrent += open;
             match &g.transport {
                 Transport::Tcp { cfg, .. } => {
@@ -173,26 +406,36 @@ impl Estimate {
         let rows = sc.n_static_flows() as u64 + e.n_connections;
         e.flow_table = rows.saturating_mul(flow_row_bytes());
         let samples = sc.duration / sc.sample_interval + 1;
-        // a row per sample per measured link
-        let cols: u64 = measured(sc)
-            .map(|l| {
-                let state = l.spec.aqm.build::<Packet>(LinkInfo { rate_bps: l.spec.rate_bps }, l.spec.limit);
-                5 + aqm::Qdisc::<Packet>::state_names(&state).len().min(8) as u64
-            })
-            .sum();
-        e.timeseries = samples.saturating_mul(cols * CELL_BYTES);
+        // a row per sample per measured link; the columns: time, link, queue (packets, bytes),
+        // utilisation, drops, and every state variable any measured link's AQM has (NaN where
+        // another link's AQM has it)
+        let mut state: Vec<&str> = Vec::new();
+        let mut links = 0u64;
+        for l in measured(sc) {
+            let q = l.spec.aqm.build::<Packet>(LinkInfo { rate_bps: l.spec.rate_bps }, l.spec.limit);
+            for n in aqm::Qdisc::<Packet>::state_names(&q).iter().take(8) {
+                if !state.contains(n) {
+                    state.push(n);
+                }
+            }
+            links += 1;
+        }
+        let cols = if links > 0 { 6 + state.len() as u64 } else { 0 };
+        e.timeseries = samples.saturating_mul(links).saturating_mul(cols * CELL_BYTES);
         if sc.queue_snapshots {
             let after_warmup = (sc.duration - sc.warmup) / sc.sample_interval + 1;
-            e.snapshots = after_warmup.saturating_mul(buffer_packets(sc)).saturating_mul(4 * CELL_BYTES);
+            // a row per waiting packet: time, position, queue length, flow; link, group, transport
+            e.snapshots =
+                after_warmup.saturating_mul(buffer_packets(sc)).saturating_mul(4 * CELL_BYTES + 3 * CAT_CELL_BYTES);
         }
+        let carried = carried(sc, &conns);
         if let Some(iv) = sc.flow_series_interval {
-            let n = (sc.duration / iv) as f64 * concurrent;
-            e.flow_series = (n.min(u64::MAX as f64 / 8.0) as u64).saturating_mul(5 * CELL_BYTES);
+            let n = flow_series_rows(sc, iv, &conns, &carried);
+            e.flow_series_rows = n.min(u64::MAX as f64 / 8.0) as u64;
+            // time, flow, throughput, goodput, cwnd; group, transport
+            e.flow_series = (n.min(u64::MAX as f64 / 8.0) as u64).saturating_mul(5 * CELL_BYTES + 2 * CAT_CELL_BYTES);
         }
-        // events: each packet that crosses the bottleneck is six link events (data and ACK
-        // paths), plus UDP sends, timers and samples
-        let delivered_pps = bneck_pps.min(window_pkts / rtt_s + udp_pps);
-        e.events = dur_s * (6.0 * delivered_pps + udp_pps) + samples as f64;
+        e.events = events(sc, &conns, &carried, samples);
         e.total = [e.flows, e.connections, e.packets, e.flow_table, e.timeseries, e.snapshots, e.flow_series]
             .iter()
             .fold(BASE_BYTES, |a, &b| a.saturating_add(b));
@@ -248,40 +491,221 @@ pub fn human(b: u64) -> String {
     format!("{v:.1} {u}")
 }
 
-/// Refuse `sc` if its estimate is above `limit` bytes; otherwise the estimate.
-pub fn check(sc: &Scenario, limit: u64) -> Result<Estimate, ScenarioError> {
+/// Where a memory limit comes from; it says so in the refusal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LimitSource {
+    /// `--max-memory`, `max_memory=` or `$AQMLAB_MAX_MEMORY`.
+    Given,
+    /// The default: half the machine's memory (or of its cgroup's limit, if lower).
+    Default,
+    /// The memory limit of the process's cgroup (v1 `memory.limit_in_bytes`, v2 `memory.max`).
+    Cgroup,
+    /// What the process's address-space limit (`RLIMIT_AS`, `ulimit -v`) leaves free.
+    AddressSpace,
+}
+
+impl LimitSource {
+    /// The end of the refusal's message: where the limit comes from and how to change it.
+    fn how(self) -> &'static str {
+        match self {
+            LimitSource::Given | LimitSource::Default => "set it with --max-memory or max_memory=",
+            LimitSource::Cgroup => "this process's cgroup memory limit; --max-memory cannot raise it",
+            LimitSource::AddressSpace => {
+                "what this process's address-space limit (ulimit -v) leaves free; --max-memory cannot raise it"
+            }
+        }
+    }
+}
+
+/// A memory limit for one run: bytes, and where they come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limit {
+    pub bytes: u64,
+    pub source: LimitSource,
+}
+
+impl Limit {
+    /// A limit given by the caller (no cap by the process's own limits).
+    pub fn given(bytes: u64) -> Limit {
+        Limit { bytes, source: LimitSource::Given }
+    }
+}
+
+impl From<u64> for Limit {
+    fn from(bytes: u64) -> Limit {
+        Limit::given(bytes)
+    }
+}
+
+/// Refuse `sc` if its estimate is above `limit` (bytes, or a [`Limit`]); otherwise the estimate.
+pub fn check(sc: &Scenario, limit: impl Into<Limit>) -> Result<Estimate, ScenarioError> {
+    let limit = limit.into();
     let e = Estimate::of(sc);
-    if e.total > limit {
+    if e.total > limit.bytes {
         let (path, parts) = e.largest(sc.bottleneck().is_some());
         return Err(ScenarioError::new(
             path,
             format!(
-                "the run would need about {} of memory ({parts}), more than the limit of {} (set it with --max-memory or max_memory=)",
+                "the run would need about {} of memory ({parts}), more than the limit of {} ({})",
                 human(e.total),
-                human(limit)
+                human(limit.bytes),
+                limit.source.how()
             ),
         ));
     }
     Ok(e)
 }
 
+/// What bounds the memory of this process, as read from `/proc` and the cgroup file system
+/// (Linux; elsewhere every field is `None`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ProcessMemory {
+    /// The machine's memory (`MemTotal`).
+    pub ram: Option<u64>,
+    /// The smallest memory limit of the process's cgroup and its ancestors (v2 `memory.max`,
+    /// v1 `hierarchical_memory_limit` or `memory.limit_in_bytes`), if any is set.
+    pub cgroup: Option<u64>,
+    /// The soft address-space limit (`RLIMIT_AS`), if any, and the address space in use now
+    /// (`VmSize`).
+    pub address_space: Option<u64>,
+    pub address_space_used: u64,
+}
+
+/// Cgroup limits at or above this are "no limit" (v1 writes 2^63 rounded down to a page).
+const NO_CGROUP_LIMIT: u64 = 1 << 60;
+
+impl ProcessMemory {
+    /// The limits of this process.
+    pub fn read() -> ProcessMemory {
+        Self::read_from(std::path::Path::new("/proc"), std::path::Path::new("/sys/fs/cgroup"))
+    }
+
+    /// The limits as found under `proc` (`meminfo`, `self/limits`, `self/status`, `self/cgroup`)
+    /// and `cgroup` (the cgroup file system's mount point).
+    pub fn read_from(proc: &std::path::Path, cgroup: &std::path::Path) -> ProcessMemory {
+        let read = |p: std::path::PathBuf| std::fs::read_to_string(p).ok();
+        let ram = read(proc.join("meminfo")).and_then(|s| kib_field(&s, "MemTotal:"));
+        // "Max address space   <soft>   <hard>   bytes"
+        let address_space = read(proc.join("self/limits")).and_then(|s| {
+            let line = s.lines().find(|l| l.starts_with("Max address space"))?;
+            line["Max address space".len()..].split_whitespace().next()?.parse::<u64>().ok()
+        });
+        let used = read(proc.join("self/status")).and_then(|s| kib_field(&s, "VmSize:")).unwrap_or(0);
+        let cg = read(proc.join("self/cgroup")).and_then(|s| cgroup_limit(&s, cgroup));
+        ProcessMemory { ram, cgroup: cg, address_space, address_space_used: used }
+    }
+
+    /// The limit a run gets: `given` (else half of the machine's memory or of the cgroup limit,
+    /// whichever is lower; 8 GB when neither can be read), lowered to the cgroup limit and to the
+    /// address space left under `RLIMIT_AS`, whichever binds. The estimate includes the process's
+    /// own [`BASE_BYTES`]; what of it is already in use (`VmSize`) is added back to the space left,
+    /// so this limit is never above `RLIMIT_AS` itself.
+    pub fn limit(&self, given: Option<u64>) -> Limit {
+        let mut l = match given {
+            Some(b) => Limit::given(b),
+            None => {
+                let m = match (self.ram, self.cgroup) {
+                    (Some(r), Some(c)) => Some(r.min(c)),
+                    (r, c) => r.or(c),
+                };
+                Limit { bytes: m.map_or(8_000_000_000, |m| m / 2), source: LimitSource::Default }
+            }
+        };
+        if let Some(c) = self.cgroup {
+            if c < l.bytes {
+                l = Limit { bytes: c, source: LimitSource::Cgroup };
+            }
+        }
+        if let Some(a) = self.address_space {
+            // the part of BASE_BYTES already in use is not needed again
+            let used = self.address_space_used;
+            let left = a.saturating_sub(used).saturating_add(used.min(BASE_BYTES));
+            if left < l.bytes {
+                l = Limit { bytes: left, source: LimitSource::AddressSpace };
+            }
+        }
+        l
+    }
+}
+
+/// A "Name:   123 kB" field of a /proc file, in bytes.
+fn kib_field(text: &str, name: &str) -> Option<u64> {
+    let line = text.lines().find(|l| l.starts_with(name))?;
+    let kb: u64 = line[name.len()..].split_whitespace().next()?.parse().ok()?;
+    Some(kb.saturating_mul(1024))
+}
+
+/// The smallest memory limit on the way from the process's cgroup (as `/proc/self/cgroup` names
+/// it) up to the root of `root` (the cgroup mount): v2 (`0::/path`, `memory.max`) and v1 (a
+/// `memory` controller line, `memory.limit_in_bytes`, or the whole hierarchy's
+/// `hierarchical_memory_limit` from `memory.stat`). In a container the path may name a cgroup
+/// that is not visible (its own namespace is the mount's root): the root's files are read then.
+fn cgroup_limit(self_cgroup: &str, root: &std::path::Path) -> Option<u64> {
+    let mut best: Option<u64> = None;
+    let mut take = |v: Option<u64>| {
+        if let Some(v) = v.filter(|&v| v > 0 && v < NO_CGROUP_LIMIT) {
+            best = Some(best.map_or(v, |b| b.min(v)));
+        }
+    };
+    let number = |p: std::path::PathBuf| std::fs::read_to_string(p).ok().and_then(|s| s.trim().parse::<u64>().ok());
+    for line in self_cgroup.lines() {
+        let mut f = line.splitn(3, ':');
+        let (Some(_), Some(controllers), Some(path)) = (f.next(), f.next(), f.next()) else { continue };
+        let rel = path.trim_start_matches('/');
+        if controllers.is_empty() {
+            // v2: the unified hierarchy at the mount point itself, or at `unified/` in hybrid mode
+            for base in [root.to_path_buf(), root.join("unified")] {
+                if !base.join("cgroup.controllers").exists() {
+                    continue;
+                }
+                let mut dir = base.join(rel);
+                if !dir.is_dir() {
+                    dir = base.clone();
+                }
+                loop {
+                    take(number(dir.join("memory.max")));
+                    if dir == base || !dir.pop() {
+                        break;
+                    }
+                }
+            }
+        } else if controllers.split(',').any(|c| c == "memory") {
+            let base = [root.join("memory"), root.join(controllers)].into_iter().find(|b| b.is_dir());
+            let Some(base) = base else { continue };
+            let mut dir = base.join(rel);
+            if !dir.is_dir() {
+                dir = base.clone();
+            }
+            take(number(dir.join("memory.limit_in_bytes")));
+            let stat = std::fs::read_to_string(dir.join("memory.stat")).ok();
+            take(stat.as_deref().and_then(|s| {
+                let line = s.lines().find(|l| l.starts_with("hierarchical_memory_limit "))?;
+                line.split_whitespace().nth(1)?.parse().ok()
+            }));
+        }
+    }
+    best
+}
+
 /// Physical memory of the machine (or the cgroup's limit, if lower), if known.
 pub fn physical_memory() -> Option<u64> {
-    let total = std::fs::read_to_string("/proc/meminfo").ok().and_then(|s| {
-        let line = s.lines().find(|l| l.starts_with("MemTotal:"))?;
-        let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-        Some(kb * 1024)
-    });
-    let cgroup = std::fs::read_to_string("/sys/fs/cgroup/memory.max").ok().and_then(|s| s.trim().parse::<u64>().ok());
-    match (total, cgroup) {
+    let m = ProcessMemory::read();
+    match (m.ram, m.cgroup) {
         (Some(t), Some(c)) => Some(t.min(c)),
         (t, c) => t.or(c),
     }
 }
 
-/// The default limit: half the physical memory (8 GB where it cannot be read).
+/// The limit of a run in this process: `given` bytes, or by default half the machine's memory
+/// (or of its cgroup's limit), lowered to what the cgroup and the address-space limit allow
+/// ([`ProcessMemory::limit`]).
+pub fn process_limit(given: Option<u64>) -> Limit {
+    ProcessMemory::read().limit(given)
+}
+
+/// The default limit in this process (see [`process_limit`]), in bytes.
 pub fn default_limit() -> u64 {
-    physical_memory().map_or(8_000_000_000, |m| m / 2)
+    process_limit(None).bytes
 }
 
 #[cfg(test)]
@@ -319,6 +743,113 @@ mod tests {
             "",
             "[[flows]]\ntransport = \"tcp\"\napp = \"short\"\narrival_rate = 100\nsize = \"10KB\"\n",
         ));
-        assert_eq!(short.n_connections, 1000);
+        // a Poisson count of mean 1000 at its bound: the mean, four standard deviations and one
+        assert_eq!(short.n_connections, 1127);
+    }
+
+    /// A fake /proc and cgroup mount under a fresh temporary folder.
+    fn fake(files: &[(&str, &str)]) -> std::path::PathBuf {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        static N: AtomicUsize = AtomicUsize::new(0);
+        let root = std::env::temp_dir().join(format!(
+            "aqmlab-budget-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        ));
+        let _ = std::fs::remove_dir_all(&root);
+        for (path, text) in files {
+            let p = root.join(path);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, text).unwrap();
+        }
+        root
+    }
+
+    const MEMINFO: &str = "MemTotal:       16000000 kB\nMemFree:         1000 kB\n";
+    const LIMITS: &str = "Limit                     Soft Limit           Hard Limit           Units\n\
+        Max address space         8589934592           unlimited            bytes\n";
+    const UNLIMITED: &str = "Max address space         unlimited            unlimited            bytes\n";
+
+    fn read(root: &std::path::Path) -> ProcessMemory {
+        ProcessMemory::read_from(&root.join("proc"), &root.join("cg"))
+    }
+
+    #[test]
+    fn the_address_space_limit_binds_with_what_is_in_use_counted() {
+        let root = fake(&[
+            ("proc/meminfo", MEMINFO),
+            ("proc/self/limits", LIMITS),
+            ("proc/self/status", "VmPeak:  2000000 kB\nVmSize:  1000000 kB\n"),
+            ("proc/self/cgroup", "0::/\n"),
+        ]);
+        let m = read(&root);
+        assert_eq!((m.ram, m.cgroup, m.address_space), (Some(16_384_000_000), None, Some(8 << 30)));
+        let l = m.limit(None);
+        assert_eq!(l.source, LimitSource::AddressSpace);
+        assert_eq!(l.bytes, (8 << 30) - 1_024_000_000 + BASE_BYTES);
+        // a process smaller than BASE_BYTES: never more than RLIMIT_AS
+        std::fs::write(root.join("proc/self/status"), "VmSize:  30000 kB\n").unwrap();
+        assert_eq!(read(&root).limit(Some(100 << 30)).bytes, 8 << 30);
+        // a larger limit given cannot raise it; a smaller one is kept
+        assert_eq!(m.limit(Some(100 << 30)).source, LimitSource::AddressSpace);
+        assert_eq!(m.limit(Some(1 << 30)), Limit::given(1 << 30));
+        // without RLIMIT_AS: half the machine
+        std::fs::write(root.join("proc/self/limits"), UNLIMITED).unwrap();
+        assert_eq!(read(&root).limit(None), Limit { bytes: 8_192_000_000, source: LimitSource::Default });
+        let _ = std::fs::remove_dir_all(root);
+    }
+
+    #[test]
+    fn cgroup_v2_limits_are_read_up_the_tree() {
+        let root = fake(&[
+            ("proc/meminfo", MEMINFO),
+            ("proc/self/limits", UNLIMITED),
+            ("proc/self/cgroup", "0::/slurm/job1/step0\n"),
+            ("cg/cgroup.controllers", "memory pids\n"),
+            ("cg/slurm/memory.max", "max\n"),
+            ("cg/slurm/job1/memory.max", "4000000000\n"),
+            ("cg/slurm/job1/step0/memory.max", "max\n"),
+        ]);
+        let m = read(&root);
+        assert_eq!(m.cgroup, Some(4_000_000_000));
+        // the default is half the smaller of machine and cgroup; a given limit is capped at the cgroup's
+        assert_eq!(m.limit(None), Limit { bytes: 2_000_000_000, source: LimitSource::Default });
+        assert_eq!(m.limit(Some(10_000_000_000)), Limit { bytes: 4_000_000_000, source: LimitSource::Cgroup });
+        // a container sees its own cgroup as the root of the mount
+        std::fs::write(root.join("proc/self/cgroup"), "0::/not/visible/here\n").unwrap();
+        std::fs::write(root.join("cg/memory.max"), "3000000000\n").unwrap();
+        assert_eq!(read(&root).cgroup, Some(3_000_000_000));
+        let _ = std::fs::remove_dir_all(root);
+    }
+
+    #[test]
+    fn cgroup_v1_limits_and_the_unlimited_value() {
+        let root = fake(&[
+            ("proc/meminfo", MEMINFO),
+            ("proc/self/limits", UNLIMITED),
+            ("proc/self/cgroup", "4:memory:/docker/abc\n3:cpu,cpuacct:/docker/abc\n0::/\n"),
+            ("cg/memory/docker/abc/memory.limit_in_bytes", "9223372036854771712\n"),
+            ("cg/memory/docker/abc/memory.stat", "cache 0\nhierarchical_memory_limit 2147483648\n"),
+        ]);
+        assert_eq!(read(&root).cgroup, Some(2 << 30));
+        std::fs::write(root.join("cg/memory/docker/abc/memory.stat"), "hierarchical_memory_limit 9223372036854771712\n")
+            .unwrap();
+        assert_eq!(read(&root).cgroup, None);
+        std::fs::write(root.join("cg/memory/docker/abc/memory.limit_in_bytes"), "1073741824\n").unwrap();
+        let m = read(&root);
+        assert_eq!(m.limit(None), Limit { bytes: 1 << 29, source: LimitSource::Default });
+        let _ = std::fs::remove_dir_all(root);
+    }
+
+    #[test]
+    fn the_refusal_says_where_the_limit_comes_from() {
+        let sc = scenario("", "[[flows]]\ntransport = \"tcp\"\ncount = 10000000\n");
+        let e = check(&sc, Limit { bytes: 4 << 30, source: LimitSource::AddressSpace }).unwrap_err();
+        assert!(e.msg.contains("ulimit -v") && e.msg.contains("4.3 GB"), "{e}");
+        let e = check(&sc, Limit { bytes: 4 << 30, source: LimitSource::Cgroup }).unwrap_err();
+        assert!(e.msg.contains("cgroup"), "{e}");
+        // unreadable files: the 8 GB fallback
+        let none = ProcessMemory::read_from(std::path::Path::new("/nonexistent"), std::path::Path::new("/nonexistent"));
+        assert_eq!(none.limit(None).bytes, 8_000_000_000);
     }
 }

@@ -205,6 +205,12 @@ pub struct FlowSeries {
     /// Per flow: bytes transmitted at its measured link and goodput bytes at the last sample.
     pub last: Vec<(u64, u64)>,
     pub last_t: aqm::Time,
+    /// The flows a sample visits, in flow_id order: every flow opened so far (`enrolled`), less
+    /// those retired: finished, idle since their last row and without a data packet left in the
+    /// network, which can never have another row. Without this a sample visited every
+    /// connection ever opened, and a run with short connections took time quadratic in its length.
+    pub visit: Vec<u32>,
+    pub enrolled: usize,
 }
 
 /// Jain's fairness index `(Σx)² / (n Σx²)`; `None` for an empty set, 1 when all are zero.

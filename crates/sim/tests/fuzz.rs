@@ -594,6 +594,39 @@ fn loader_overrides() {
     fuzz("loader_overrides", 2, 3000, strategy, |ov| load_class(BASE, &ov));
 }
 
+/// `[[pcap]]` tables (issue 27): links known and not, points (some twice), windows inside, across
+/// and after the run (whose duration is 1 s), odd keys.
+fn pcap_tables() -> impl Strategy<Value = String> {
+    let point = || pick(&["\"arrival\"", "\"departure\"", "\"drop\"", "\"everywhere\"", "1", "\"\""]);
+    let at = prop_oneof![point(), proptest::collection::vec(point(), 0..5).prop_map(|v| format!("[{}]", v.join(", ")))];
+    let when = || prop_oneof![dur(), pick(&["\"0.5s\"", "\"1s\"", "\"1.5s\"", "\"999s\""])];
+    let table = (
+        pick(&["\"bottleneck\"", "\"reverse\"", "\"access\"", "\"nope\"", "1"]),
+        proptest::option::of(at),
+        proptest::option::of(when()),
+        proptest::option::of(when()),
+        proptest::option::of((odd_key(), odd_value())),
+    )
+        .prop_map(|(link, at, start, stop, extra)| {
+            let mut t = format!("[[pcap]]\nlink = {link}\n");
+            for (k, v) in [("at", at), ("start", start), ("stop", stop)] {
+                if let Some(v) = v {
+                    t += &format!("{k} = {v}\n");
+                }
+            }
+            if let Some((k, v)) = extra {
+                t += &format!("{k} = {v}\n");
+            }
+            t
+        });
+    proptest::collection::vec(table, 1..3).prop_map(|ts| format!("{BASE}\n{}", ts.concat()))
+}
+
+#[test]
+fn loader_pcap() {
+    fuzz("loader_pcap", 4, 1500, pcap_tables(), |text| load_class(&text, &[]));
+}
+
 #[test]
 fn engine() {
     fuzz("engine", 3, 400, scenario(), |text| guarded(text, engine_class));

@@ -217,3 +217,58 @@ fn the_estimate_of_a_scenario_with_times_at_the_limit_does_not_overflow() {
     let sc = load(&text, &[], "t").expect("valid");
     assert!(budget::Estimate::of(&sc).total > 0);
 }
+
+// ---------------------------------------------------------------------------------------------
+// estimates that hold (issue 27): the events within a small factor of the run's, whatever is
+// measured; the per-flow series' rows at or above the run's when connections open faster than
+// they finish (their number then grows with the square of the run's length)
+
+/// Estimate and run `text`: (estimated events, events, estimated series rows, series rows).
+fn estimate_and_run(text: &str) -> (f64, f64, f64, f64) {
+    let sc = load(text, &[], "t").unwrap_or_else(|e| panic!("{e}\n{text}"));
+    let est = budget::Estimate::of(&sc);
+    let r = Sim::new(sc, None).expect("build").run(&mut |_| true).expect("run");
+    let events = r.summary["engine"]["events"].as_f64().unwrap();
+    let rows = r.flow_series.as_ref().map_or(0, |t| t.columns[0].1.len()) as f64;
+    (est.events, events, est.flow_series_rows as f64, rows)
+}
+
+const SHORT: &str = "[[flows]]\nname = \"short\"\ntransport = \"tcp\"\napp = \"short\"\ncount = 10\n";
+
+#[test]
+fn the_event_estimate_holds_without_a_measured_link_and_for_short_connections() {
+    // nothing measured: the estimate used to be the samples alone (11 for 1 s)
+    let unmonitored = format!(
+        "[simulation]\nduration = \"5s\"\n[bottleneck]\nrate = \"1Mb/s\"\ndelay = \"10ms\"\nlimit = 50\nmonitor = false\n\
+         {SHORT}arrival_rate = 200\nsize = \"100KB\"\n"
+    );
+    // connections that send for a microsecond: the estimate was ~50 events for thousands
+    let instant = format!(
+        "[simulation]\nduration = \"5s\"\n[bottleneck]\nrate = \"1Mb/s\"\ndelay = \"10ms\"\nlimit = 50\n\
+         {SHORT}arrival_rate = 200\nflow_duration = {{ uniform = [\"1us\", \"2us\"] }}\n"
+    );
+    for text in [unmonitored, instant] {
+        let (est, events, _, _) = estimate_and_run(&text);
+        assert!(est >= events / 2.0 && est <= 10.0 * events, "estimate {est} against {events} events\n{text}");
+    }
+}
+
+#[test]
+fn per_flow_series_rows_are_bounded_when_connections_pile_up() {
+    // sized transfers offering five times the link: connections accumulate
+    let sized = format!(
+        "[simulation]\nduration = \"6s\"\nflow_series_interval = \"50ms\"\n\
+         [bottleneck]\nrate = \"10Mb/s\"\ndelay = \"10ms\"\nlimit = 50\n{SHORT}arrival_rate = 300\nsize = \"20KB\"\n"
+    );
+    // connections of 5-15 s, a thousand at once on a link that holds ~140 packets: they live on
+    // in timeouts long after their duration
+    let timed = format!(
+        "[simulation]\nduration = \"12s\"\nflow_series_interval = \"100ms\"\n\
+         [bottleneck]\nrate = \"10Mb/s\"\ndelay = \"10ms\"\nlimit = 100\n{SHORT}arrival_rate = 100\n\
+         flow_duration = {{ uniform = [\"5s\", \"15s\"] }}\n"
+    );
+    for text in [sized, timed] {
+        let (_, _, est, rows) = estimate_and_run(&text);
+        assert!(rows > 1000.0 && est >= rows && est <= 3.0 * rows, "estimate {est} against {rows} rows\n{text}");
+    }
+}

@@ -134,13 +134,34 @@ def _cell(v):
     return v
 
 
+#: rows of a CSV table written at a time (the text of one chunk is all the memory writing takes
+#: beyond the table, and Ctrl-C is seen between chunks)
+CSV_CHUNK_ROWS = 1 << 16
+
+
+def _csv_parts(columns: Columns):
+    """The CSV text of a table in parts: the header, then :data:`CSV_CHUNK_ROWS` rows at a time."""
+    cols = [values for _, values in columns]
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator="\n").writerow([name for name, _ in columns])
+    yield buf.getvalue()
+    n = min((len(v) for v in cols), default=0)
+    for a in range(0, n, CSV_CHUNK_ROWS):
+        buf = io.StringIO()
+        csv.writer(buf, lineterminator="\n").writerows(
+            zip(*[[_cell(v) for v in values[a:a + CSV_CHUNK_ROWS]] for values in cols]))
+        yield buf.getvalue()
+
+
 def csv_bytes(columns: Columns) -> bytes:
     """The CSV text of a table (header, then one line per row), as pandas' ``to_csv(index=False)``."""
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow([name for name, _ in columns])
-    w.writerows(zip(*[[_cell(v) for v in values] for _, values in columns]))
-    return buf.getvalue().encode("utf-8")
+    return "".join(_csv_parts(columns)).encode("utf-8")
+
+
+def write_csv(f, columns: Columns) -> None:
+    """Write :func:`csv_bytes` of a table into the binary file ``f``, a chunk of rows at a time."""
+    for part in _csv_parts(columns):
+        f.write(part.encode("utf-8"))
 
 
 def _arrow_array(values: list):
@@ -179,17 +200,22 @@ def _arrow_table(columns: Columns):
 def parquet_bytes(columns: Columns) -> bytes:
     """A table as Parquet: the engine's column types by :mod:`aqmlab.base.parquet` (no third-party
     import), anything else by pyarrow."""
-    from .parquet import parquet_bytes as plain
+    sink = io.BytesIO()
+    write_parquet(sink, columns)
+    return sink.getvalue()
+
+
+def write_parquet(f, columns: Columns) -> None:
+    """Write a table as Parquet into the binary file ``f`` (see :func:`parquet_bytes`), the engine's
+    column types one column at a time."""
+    from .parquet import write_parquet as plain
     from .version import __version__
 
-    data = plain(columns, created_by=f"aqmlab version {__version__}")
-    if data is not None:
-        return data
+    if plain(f, columns, created_by=f"aqmlab version {__version__}"):
+        return
     import pyarrow.parquet as pq
 
-    sink = io.BytesIO()
-    pq.write_table(_arrow_table(columns), sink)
-    return sink.getvalue()
+    pq.write_table(_arrow_table(columns), f)
 
 
 def arrow_bytes(columns: Columns) -> bytes:
@@ -227,10 +253,11 @@ def arrow_columns(table) -> list:
 
 
 def write_table_files(directory, stem: str, columns: Columns, csv: bool = True) -> list[Path]:
-    """``<stem>.csv`` (unless ``csv`` is false) and ``<stem>.parquet`` in ``directory``, each atomically."""
+    """``<stem>.csv`` (unless ``csv`` is false) and ``<stem>.parquet`` in ``directory``, each atomically
+    and streamed into its file (a chunk of rows or a column at a time, not the whole file in memory)."""
     d = Path(directory)
     out = []
     if csv:
-        out.append(atomic_write_bytes(d / f"{stem}.csv", csv_bytes(columns)))
-    out.append(atomic_write_bytes(d / f"{stem}.parquet", parquet_bytes(columns)))
+        out.append(atomic_write(d / f"{stem}.csv", lambda f: write_csv(f, columns)))
+    out.append(atomic_write(d / f"{stem}.parquet", lambda f: write_parquet(f, columns)))
     return out

@@ -103,57 +103,65 @@ class _Struct:
         return bytes(self.buf) + b"\x00"
 
 
-def _plain(values: list):
-    """``(parquet type, PLAIN bytes)`` of a column, or ``None`` for a column this writer does not take."""
-    kinds = {type(v) for v in values}
+def _kind(values):
+    """The Parquet type a column is written as, or ``None`` for a column this writer does not take."""
     if not values:
-        return _DOUBLE, b""  # as pandas types an empty column
+        return _DOUBLE  # as pandas types an empty column
+    kinds = {type(v) for v in values}
     if kinds == {int} and all(-(1 << 63) <= v < (1 << 63) for v in values):
-        a = array.array("q", values)
-        t = _INT64
-    elif kinds <= {float, int} and all(type(v) is float or abs(v) < (1 << 53) for v in values):
-        a = array.array("d", values)
-        t = _DOUBLE
-    elif kinds == {str}:
-        enc = [v.encode("utf-8") for v in values]
+        return _INT64
+    if kinds <= {float, int} and all(type(v) is float or abs(v) < (1 << 53) for v in values):
+        return _DOUBLE
+    if kinds == {str}:
+        return _BYTE_ARRAY
+    return None
+
+
+def _plain(values, ptype: int) -> bytes:
+    """The PLAIN encoding of a column of type ``ptype`` (from :func:`_kind`)."""
+    if not values:
+        return b""
+    if ptype == _BYTE_ARRAY:
         pack = struct.Struct("<I").pack
-        return _BYTE_ARRAY, b"".join(pack(len(e)) + e for e in enc)
-    else:
-        return None
+        return b"".join(pack(len(e)) + e for e in (v.encode("utf-8") for v in values))
+    a = array.array("q" if ptype == _INT64 else "d", values)
     if sys.byteorder != "little":
         a.byteswap()
-    return t, a.tobytes()
+    return a.tobytes()
 
 
-def parquet_bytes(columns: Sequence, created_by: str = "aqmlab") -> bytes | None:
-    """A table (``(name, values)`` pairs, equal lengths) as a Parquet file, or ``None`` if a column
-    holds values other than floats, ints or strings."""
-    cols = [(str(name), list(values)) for name, values in columns]
+def write_parquet(f, columns: Sequence, created_by: str = "aqmlab") -> bool:
+    """Write a table (``(name, values)`` pairs, equal lengths) as a Parquet file into the binary
+    file ``f``, one column at a time (the memory it takes beyond the table is one column's
+    encoding; Ctrl-C is seen between columns). Returns ``False``, having written nothing, if a
+    column holds values other than floats, ints or strings."""
+    cols = [(str(name), values if isinstance(values, list) else list(values)) for name, values in columns]
     n = len(cols[0][1]) if cols else 0
     if any(len(v) != n for _, v in cols):
         raise ValueError("columns of different lengths")
-    encoded = []
-    for name, values in cols:
-        p = _plain(values)
-        if p is None:
-            return None
-        encoded.append((name, *p))
-    out = bytearray(MAGIC)
+    types = [_kind(values) for _, values in cols]
+    if None in types:
+        return False
+    f.write(MAGIC)
+    pos = len(MAGIC)
     chunks = []
-    for name, ptype, data in encoded:
+    for (name, values), ptype in zip(cols, types):
         if n == 0:
             continue
+        data = _plain(values, ptype)
         dph = _Struct().i32(1, n).i32(2, _PLAIN).i32(3, _RLE).i32(4, _RLE)
         header = _Struct().i32(1, _DATA_PAGE).i32(2, len(data)).i32(3, len(data)).struct(5, dph).bytes()
-        offset = len(out)
-        out += header
-        out += data
+        offset = pos
+        f.write(header)
+        f.write(data)
         size = len(header) + len(data)
+        pos += size
+        del data
         meta = (_Struct().i32(1, ptype).list(2, _T_I32, [_PLAIN, _RLE]).list(3, _T_BINARY, [name])
                 .i32(4, _UNCOMPRESSED).i64(5, n).i64(6, size).i64(7, size).i64(9, offset))
         chunks.append((_Struct().i64(2, offset).struct(3, meta), size))
-    schema = [_Struct().binary(4, "schema").i32(5, len(encoded))]
-    for name, ptype, _ in encoded:
+    schema = [_Struct().binary(4, "schema").i32(5, len(cols))]
+    for (name, _), ptype in zip(cols, types):
         el = _Struct().i32(1, ptype).i32(3, _REQUIRED).binary(4, name)
         if ptype == _BYTE_ARRAY:
             el.i32(6, _UTF8)
@@ -164,7 +172,16 @@ def parquet_bytes(columns: Sequence, created_by: str = "aqmlab") -> bytes | None
                       .i64(3, n))
     footer = (_Struct().i32(1, 1).list(2, _T_STRUCT, schema).i64(3, n).list(4, _T_STRUCT, groups)
               .binary(6, created_by).bytes())
-    out += footer
-    out += struct.pack("<I", len(footer))
-    out += MAGIC
-    return bytes(out)
+    f.write(footer)
+    f.write(struct.pack("<I", len(footer)))
+    f.write(MAGIC)
+    return True
+
+
+def parquet_bytes(columns: Sequence, created_by: str = "aqmlab") -> bytes | None:
+    """A table (``(name, values)`` pairs, equal lengths) as a Parquet file, or ``None`` if a column
+    holds values other than floats, ints or strings."""
+    import io
+
+    buf = io.BytesIO()
+    return buf.getvalue() if write_parquet(buf, columns, created_by) else None

@@ -36,6 +36,7 @@ def split_emulate_command(argv: list[str]) -> tuple[list[str], list[str] | None]
 
 
 def main(argv=None) -> int:
+    entry = argv is None  # the process's own command line (the `aqmlab` script, python -m aqmlab.cli)
     argv, after = split_emulate_command(list(sys.argv[1:] if argv is None else argv))
     args = build_parser().parse_args(argv)
     if after is not None:
@@ -54,8 +55,33 @@ def main(argv=None) -> int:
         return err(str(e))
     except SimulationError as e:
         return err(f"{getattr(args, 'scenario', '')}: simulation failed: {e}", EXIT_FAILED)
+    except MemoryError:  # past the estimate (docs/scenarios.md, "Resources"): reported below, once the
+        pass  # exception and the frames that held the memory are gone
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
+        if entry:
+            exit_now(EXIT_INTERRUPTED)
         return EXIT_INTERRUPTED
     except BrokenPipeError:  # e.g. `aqmlab list aqm | head -1`
         return 0
+    where = getattr(args, "scenario", None)
+    return err(f"{where + ': ' if isinstance(where, str) else ''}out of memory: the process could not get more "
+               "memory than its limits allow (ulimit -v, its cgroup, the machine); give the run less to hold "
+               "(fewer flows, longer sample intervals) or more memory; see docs/scenarios.md, \"Resources\"")
+
+
+def exit_now(code: int) -> None:
+    """End the process at once with ``code``, after the ``atexit`` handlers (temporary folders,
+    worker processes) but without freeing what the interrupted command built: after Ctrl-C a run
+    may hold tens of millions of Python objects, and freeing them one by one takes seconds."""
+    import atexit
+
+    try:
+        atexit._run_exitfuncs()
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        os._exit(code)

@@ -73,10 +73,14 @@ def cache_arg(a):
 
 
 def jobs_arg(a):
-    """``--jobs``: None (every core) or a positive integer."""
-    if a.jobs is not None and a.jobs < 1:
-        raise UserError("--jobs: must be a positive integer")
-    return a.jobs
+    """``--jobs``: None (every core) or a positive integer (up to executors.MAX_JOBS)."""
+    from ..base.errors import SweepError
+    from ..sweep.executors import check_jobs
+
+    try:
+        return check_jobs(a.jobs)
+    except SweepError as e:
+        raise UserError(str(e))
 
 
 def executor_args(a) -> dict:
@@ -85,9 +89,9 @@ def executor_args(a) -> dict:
     from ..base.errors import SweepError
     from ..sweep.executors import make_pool
 
-    executor = a.executor or ("dask" if a.scheduler else "local")
+    executor = a.executor or ("dask" if a.scheduler is not None else "local")
     if executor == "local":
-        if a.scheduler:
+        if a.scheduler is not None:
             raise UserError("--scheduler: only with --executor dask")
         return {}
     try:

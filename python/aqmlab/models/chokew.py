@@ -232,7 +232,8 @@ def _evaluate(classes, p0: float, P: ChokewParams) -> pd.DataFrame:
             "class_throughput_pps": c.fc.n * max(thr, 0.0),
             "class_share": c.fc.n * max(thr, 0.0) / P.capacity,
             "backlog_pkts": P.D * mu,
-            "p_bound": -1.0 / math.log2(1.0 - r) if 0 < r < 1 else math.nan,
+            # -1 / log2(1 - r), through log1p: for r below 1e-16, 1 - r rounds to 1 and log2 to 0
+            "p_bound": -math.log(2.0) / math.log1p(-r) if 0 < r < 1 else math.nan,
             "r_starve": -math.expm1(-math.log(2.0) / c.p) if c.p > 0 else math.nan,
             "starved": starved,
         })

@@ -60,6 +60,19 @@ def _read_csv(path: Path) -> pd.DataFrame:
         raise RunDataError(f"{path}: cannot read: {e.strerror or e}")
 
 
+#: columns of flows.csv the models read as numbers (when present)
+NUMERIC_FLOW_COLUMNS = ("throughput_bps", "drops_total", "bneck_arrivals", "priority", "flow_id")
+
+
+def _numeric(col: pd.Series, path: Path, name: str) -> pd.Series:
+    """A flows.csv column as numbers (empty cells are NaN); a RunDataError if it holds text."""
+    out = pd.to_numeric(col, errors="coerce")
+    bad = out.isna() & col.notna()
+    if bad.any():
+        raise RunDataError(f"{path}: column {name} holds {str(col[bad].iloc[0])[:20]!r}, not a number")
+    return out.astype(float)
+
+
 def read_run(path) -> RunData:
     """Load a run directory; raise RunDataError naming what is missing."""
     p = Path(path)
@@ -75,16 +88,25 @@ def read_run(path) -> RunData:
         summary = json.loads(sp.read_text())
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise RunDataError(f"{sp}: not valid JSON ({e})")
+    if not isinstance(summary, dict):
+        raise RunDataError(f"{sp}: not a run summary (a JSON object written by `aqmlab run`)")
     flows = _read_csv(fp)
     need = {"transport", "share", "sent_pkts", "sent_bytes", "rtt_prop_s"}
     missing = need - set(flows.columns)
     if missing:
         raise RunDataError(f"{fp}: missing column(s) {', '.join(sorted(missing))}")
+    for col in sorted(need - {"transport"}) + [c for c in NUMERIC_FLOW_COLUMNS if c in flows.columns]:
+        flows[col] = _numeric(flows[col], fp, col)
+    for col in ("transport", "priority", "flow_id", "sent_pkts"):  # every flow has them
+        if col in flows.columns and flows[col].isna().any():
+            row = int(flows[col].isna().to_numpy().argmax())
+            raise RunDataError(f"{fp}: row {row + 1} has no {col} (a damaged table; write it again with `aqmlab run`)")
     for key in ("scenario", "bottleneck"):
-        if key not in summary:
-            other = summary.get("topology", {}).get("type")
+        if not isinstance(summary.get(key), dict):
+            topo = summary.get("topology")
+            other = topo.get("type") if isinstance(topo, dict) else None
             why = (f": the models describe one bottleneck, and this run's network is a {other}"
-                   if key == "bottleneck" and other not in (None, "dumbbell") else "")
+                   if key == "bottleneck" and isinstance(other, str) and other != "dumbbell" else "")
             raise RunDataError(f"{sp}: no '{key}' section{why}")
     ts = _read_csv(p / "timeseries.csv") if (p / "timeseries.csv").is_file() else None
     snaps = None
@@ -96,7 +118,10 @@ def read_run(path) -> RunData:
         if missing:
             raise RunDataError(f"{p / SNAPSHOT_FILE}: missing column(s) {', '.join(sorted(missing))}; "
                                f"expected {', '.join(SNAPSHOT_COLUMNS)}")
-    count = summary.get("queue_snapshots", {}).get("count")
+    qs = summary.get("queue_snapshots")
+    count = qs.get("count") if isinstance(qs, dict) else None
+    if count is not None and (isinstance(count, bool) or not isinstance(count, int) or count < 0):
+        raise RunDataError(f"{sp}: queue_snapshots.count must be a whole number >= 0, got {count!r}")
     scenario = None
     if (p / "scenario.toml").is_file():
         from ..base.compat import tomllib

@@ -20,6 +20,7 @@ Faults:
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import signal
@@ -73,6 +74,9 @@ def _failure(task, e: BaseException) -> Failure:
         return Failure(task.key, f"simulation failed: {e}")
     if isinstance(e, ScenarioError):
         return Failure(task.key, str(e))
+    if isinstance(e, MemoryError):
+        return Failure(task.key, "out of memory: the run outgrew what its worker process could have; give it less "
+                                 "to hold or more memory (docs/scenarios.md, \"Resources\")")
     return Failure(task.key, f"{type(e).__name__}: {e}")
 
 
@@ -276,18 +280,14 @@ class DaskPool(Pool):
     target_seconds = 1.0
 
     def __init__(self, scheduler: str | None = None, client=None):
-        distributed = _import_distributed()
         self._own = client is None
         if client is None:
-            if not scheduler:
+            if scheduler is None:
                 raise SweepError("--executor dask: give --scheduler tcp://HOST:PORT (the address `dask scheduler` "
                                  "prints)")
-            _probe_scheduler(scheduler)
-            try:
-                client = distributed.Client(scheduler, timeout="20s", set_as_default=False)
-            except (OSError, TimeoutError, ValueError) as e:
-                reason = str(e).splitlines()[0] if str(e) else type(e).__name__
-                raise SweepError(f"--scheduler {scheduler}: cannot reach a Dask scheduler there ({reason})") from None
+            scheduler = check_scheduler(scheduler)
+            client = _connect(_import_distributed(), scheduler)
+        distributed = _import_distributed()
         self.client = client
         self._dist = distributed
         self._warned = 0.0
@@ -333,25 +333,173 @@ class DaskPool(Pool):
             self.client.close()
 
 
-def _probe_scheduler(address: str) -> None:
-    """Fail fast (one line) when nothing listens at a tcp:// address, instead of retrying for the
-    client's whole connection timeout."""
-    import socket
-    from urllib.parse import urlsplit
+#: seconds to wait for a TCP connection to the scheduler, and then for its answer
+PROBE_TIMEOUT = 5.0
+#: the address schemes a scheduler can be reached by from another process
+REMOTE_SCHEMES = ("tcp", "tls", "ws", "wss", "ucx")
 
-    if not address.startswith("tcp://"):
-        return
+
+def check_scheduler(address) -> str:
+    """``--scheduler``: the address of a Dask scheduler that answers, checked before anything else
+    happens, as ``SCHEME://HOST:PORT``. Every fault is a one-line :class:`SweepError` within
+    about 2 × :data:`PROBE_TIMEOUT` seconds: a malformed address, an unknown scheme, a host that
+    does not resolve, nothing listening, something that is not a Dask scheduler (a worker, a web
+    server). Without this a bad address left ``distributed.Client`` retrying for its whole
+    timeout, then a traceback at exit from the half-made client's clean-up."""
+    if not isinstance(address, str):
+        raise SweepError(f"--scheduler: expected an address such as tcp://HOST:PORT, got {address!r}")
+    shown = address if address.isprintable() else repr(address)
+    if not address.strip():
+        raise SweepError("--scheduler: empty; give the address `dask scheduler` prints, e.g. tcp://HOST:8786")
+    if not address.isprintable() or address != address.strip():
+        raise SweepError(f"--scheduler {shown}: an address has no spaces or control characters; expected "
+                         "tcp://HOST:PORT")
+    scheme, sep, loc = address.partition("://")
+    if not sep:
+        scheme, loc = "tcp", address  # as distributed reads it (its default scheme)
+    scheme = scheme.lower()
+    if scheme == "inproc":
+        raise SweepError(f"--scheduler {shown}: an inproc:// scheduler exists only inside its own Python process; "
+                         "give the tcp:// address `dask scheduler` prints")
+    host, port = _host_port(loc)
+    if host is None:
+        raise SweepError(f"--scheduler {shown}: expected {scheme}://HOST:PORT with a port from 1 to 65535")
+    _import_distributed()  # (the checks above need no Dask; the ones below do)
+    known = _known_schemes()
+    if scheme not in known:
+        hint = (f"{scheme}:// needs its Dask communication package installed" if scheme in REMOTE_SCHEMES
+                else f"unknown address scheme {scheme!r}")
+        raise SweepError(f"--scheduler {shown}: {hint}; one of: {', '.join(known)}")
+    address = f"{scheme}://{loc}"
+    conn = _connection_args(scheme, shown)
+    if scheme in ("tcp", "tls", "ws", "wss"):
+        _probe_socket(host, port, shown)
+    _probe_identity(address, conn, shown)
+    return address
+
+
+def _known_schemes() -> list:
+    """The schemes distributed can reach another process by (its registered backends that load)."""
+    from distributed.comm import registry
+
+    out = []
+    for s in REMOTE_SCHEMES:
+        try:
+            registry.get_backend(s).get_connector()
+        except Exception:  # noqa: BLE001 - a backend that cannot load (ucx without ucx-py) is not offered
+            continue
+        out.append(s)
+    return out
+
+
+def _host_port(loc: str):
+    """``HOST:PORT`` or ``[IPV6]:PORT`` (nothing after it): (host, port), else (None, None)."""
+    if loc.startswith("["):
+        host, sep, tail = loc[1:].partition("]")
+        if not sep or not tail.startswith(":"):
+            return None, None
+        port = tail[1:]
+    else:
+        host, sep, port = loc.rpartition(":")
+        if not sep or ":" in host:
+            return None, None
+    if not host or not port.isdigit() or not 1 <= int(port) <= 65535:
+        return None, None
+    return host, int(port)
+
+
+def _connection_args(scheme: str, shown: str) -> dict:
+    """distributed's client-side connection arguments (TLS settings from Dask's configuration)."""
+    from distributed.security import Security
+
     try:
-        u = urlsplit(address)
-        host, port = u.hostname, u.port
-    except ValueError:
-        host = port = None
-    if not host or not port:
-        raise SweepError(f"--scheduler {address}: expected tcp://HOST:PORT")
+        args = Security().get_connection_args("client")
+    except Exception as e:  # noqa: BLE001 - a broken TLS configuration
+        raise SweepError(f"--scheduler {shown}: Dask's TLS configuration is unusable ({_reason(e)})") from None
+    if scheme in ("tls", "wss") and args.get("ssl_context") is None:
+        raise SweepError(f"--scheduler {shown}: {scheme}:// needs TLS certificates in Dask's configuration "
+                         "(distributed.comm.tls.ca-file, .client.cert, .client.key); or give a tcp:// address")
+    return args
+
+
+def _reason(e: BaseException) -> str:
+    text = str(e).splitlines()[0] if str(e) else ""
+    return text or type(e).__name__
+
+
+def _probe_socket(host: str, port: int, shown: str) -> None:
+    """Fail fast (one line) when nothing listens there, instead of retrying for the client's whole
+    connection timeout."""
+    import socket
+
     try:
-        socket.create_connection((host, port), timeout=10).close()
-    except OSError as e:
-        raise SweepError(f"--scheduler {address}: cannot reach a Dask scheduler there ({e.strerror or e})") from None
+        socket.create_connection((host, port), timeout=PROBE_TIMEOUT).close()
+    except socket.gaierror as e:
+        raise SweepError(f"--scheduler {shown}: cannot resolve host {host!r} ({e.strerror or e})") from None
+    except (OSError, ValueError, UnicodeError) as e:
+        why = "no answer within %g s" % PROBE_TIMEOUT if isinstance(e, TimeoutError) else (
+            getattr(e, "strerror", None) or _reason(e))
+        raise SweepError(f"--scheduler {shown}: cannot reach a Dask scheduler there ({why})") from None
+
+
+def _probe_identity(address: str, conn: dict, shown: str) -> None:
+    """Ask what answers at ``address`` (distributed's ``identity`` message), on a thread of its own
+    with its own event loop, so it works from inside a running loop (Jupyter) too, and is given up
+    after :data:`PROBE_TIMEOUT` seconds."""
+    import asyncio
+    import threading
+
+    out: dict = {}
+
+    async def ask():
+        from distributed.comm import connect
+
+        comm = await connect(address, timeout=PROBE_TIMEOUT, **conn)
+        out["connected"] = True
+        try:
+            await comm.write({"op": "identity", "reply": True})
+            return await comm.read()
+        finally:
+            comm.abort()
+
+    def main():
+        try:
+            out["answer"] = asyncio.run(asyncio.wait_for(ask(), PROBE_TIMEOUT))
+        except BaseException as e:  # noqa: BLE001 - reported below
+            out["error"] = e
+
+    t = threading.Thread(target=main, daemon=True, name="aqmlab-scheduler-probe")
+    t.start()
+    t.join(PROBE_TIMEOUT + 2)
+    answer, e = out.get("answer"), out.get("error")
+    if t.is_alive() or isinstance(e, (TimeoutError, asyncio.TimeoutError)):
+        raise SweepError(f"--scheduler {shown}: something listens there, but no Dask scheduler answered within "
+                         f"{PROBE_TIMEOUT:g} s (the address `dask scheduler` prints, not its dashboard's)")
+    garbled = e is not None and (out.get("connected") or not isinstance(e, OSError)
+                                 or type(e).__name__ == "CommClosedError")
+    if garbled:  # e.g. a web server's answer read as a message
+        raise SweepError(f"--scheduler {shown}: something answers there, but not as a Dask scheduler does (the "
+                         "address `dask scheduler` prints, not its dashboard's)")
+    if e is not None:
+        raise SweepError(f"--scheduler {shown}: cannot reach a Dask scheduler there ({_reason(e)})")
+    kind = answer.get("type") if isinstance(answer, dict) else None
+    if kind != "Scheduler":
+        what = f"a Dask {kind.lower()}" if isinstance(kind, str) and kind.isprintable() else "not a Dask scheduler"
+        raise SweepError(f"--scheduler {shown}: {what} answers there, not a scheduler; give the address "
+                         "`dask scheduler` prints")
+
+
+def _connect(distributed, scheduler: str):
+    """A ``distributed.Client`` of ``scheduler``; a failure is one line, and leaves no half-made
+    client behind (whose clean-up at exit would wait twice the timeout, then print a traceback)."""
+    client = distributed.Client.__new__(distributed.Client)
+    try:
+        client.__init__(scheduler, timeout="20s", set_as_default=False)
+    except Exception as e:  # noqa: BLE001 - any failure of the connection is the user's address
+        with contextlib.suppress(Exception):
+            client.status = "closed"  # Client.__del__ then has nothing to close
+        raise SweepError(f"--scheduler {scheduler}: cannot reach a Dask scheduler there ({_reason(e)})") from None
+    return client
 
 
 def _import_distributed():
@@ -368,24 +516,31 @@ def make_pool(executor=None, jobs: int | None = None, scheduler: str | None = No
     if isinstance(executor, Pool):
         return executor
     if executor is None:
-        executor = "dask" if (client is not None or scheduler) else "local"
+        executor = "dask" if (client is not None or scheduler is not None) else "local"
     if executor == "dask":
         return DaskPool(scheduler, client)
     if executor != "local":
         raise SweepError(f"--executor {executor}: unknown; one of: local, dask")
-    if scheduler:
+    if scheduler is not None:
         raise SweepError("--scheduler: only with --executor dask")
     jobs = check_jobs(jobs)
     n = jobs or os.cpu_count() or 1
     return None if n == 1 else LocalPool(n)
 
 
+#: the most worker processes --jobs may ask for (a larger number is a typo, and past the C int
+#: range one the process pool cannot even represent)
+MAX_JOBS = 4096
+
+
 def check_jobs(jobs):
-    """``None`` (every core) or a positive integer, as the CLI's --jobs."""
+    """``None`` (every core) or a positive integer up to :data:`MAX_JOBS`, as the CLI's --jobs."""
     if jobs is None:
         return None
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         raise SweepError(f"--jobs: must be a positive integer, got {jobs!r}")
+    if jobs > MAX_JOBS:
+        raise SweepError(f"--jobs: at most {MAX_JOBS} worker processes, got {jobs}")
     return jobs
 
 
@@ -616,4 +771,4 @@ def _retry(pool, died, pending, singles, attempts, failures):
 
 __all__ = ["Pool", "LocalPool", "DaskPool", "make_pool", "execute", "run_batch", "run_task", "MAX_ATTEMPTS",
            "MAX_FAILURES", "CacheWarning", "check_jobs", "describe_task", "pending_tasks", "CorruptEntry",
-           "init_local_worker", "die_with_parent"]
+           "init_local_worker", "die_with_parent", "check_scheduler"]

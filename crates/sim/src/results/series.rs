@@ -1,7 +1,7 @@
 //! Time-indexed tables: the measured links' time series (one row per sample per link), the queue
 //! snapshots (M10) and the per-flow series.
 
-use super::{link_name, Run};
+use super::{link_name, Interner, Run};
 use crate::results::{Column, Table};
 
 pub(super) fn tables(r: &Run) -> (Table, Option<Table>, Option<Table>) {
@@ -35,10 +35,19 @@ pub(super) fn tables(r: &Run) -> (Table, Option<Table>, Option<Table>) {
         });
         ts.push(&format!("aqm_{name}"), Column::F64(col));
     }
-    // a flow's group name and transport, for the per-packet and per-sample tables
-    let group_of = |f: &i64| &sc.groups[r.flows[*f as usize].group as usize];
-    let group = |f: &i64| group_of(f).name.clone();
-    let transport = |f: &i64| group_of(f).transport_name().to_string();
+    // a flow's group name and transport, for the per-packet and per-sample tables: categorical
+    // columns (one string per group, whatever the rows: tens of millions of rows would otherwise
+    // cost a string each, in Rust and again in Python)
+    let by_group = |flows: &[i64], name: &dyn Fn(&crate::scenario::GroupSpec) -> String| {
+        let mut col = Interner::default();
+        for &f in flows {
+            let g = r.flows[f as usize].group;
+            col.push(&[g], || name(&sc.groups[g as usize]));
+        }
+        col.column()
+    };
+    let group = |g: &crate::scenario::GroupSpec| g.name.clone();
+    let transport = |g: &crate::scenario::GroupSpec| g.transport_name().to_string();
     let snapshots = sc.queue_snapshots.then(|| {
         let s = r.snaps;
         let mut st = Table::default();
@@ -47,8 +56,8 @@ pub(super) fn tables(r: &Run) -> (Table, Option<Table>, Option<Table>) {
         st.push("position_from_tail", Column::I64(s.pos.clone()));
         st.push("queue_len", Column::I64(s.len.clone()));
         st.push("flow_id", Column::I64(s.flow.clone()));
-        st.push("group", Column::Str(s.flow.iter().map(group).collect()));
-        st.push("transport", Column::Str(s.flow.iter().map(transport).collect()));
+        st.push("group", by_group(&s.flow, &group));
+        st.push("transport", by_group(&s.flow, &transport));
         st
     });
     let flow_series = sc.flow_series_interval.map(|_| {
@@ -56,8 +65,8 @@ pub(super) fn tables(r: &Run) -> (Table, Option<Table>, Option<Table>) {
         let mut st = Table::default();
         st.push("time_s", Column::F64(fs.time.clone()));
         st.push("flow_id", Column::I64(fs.flow.clone()));
-        st.push("group", Column::Str(fs.flow.iter().map(group).collect()));
-        st.push("transport", Column::Str(fs.flow.iter().map(transport).collect()));
+        st.push("group", by_group(&fs.flow, &group));
+        st.push("transport", by_group(&fs.flow, &transport));
         st.push("throughput_bps", Column::F64(fs.thr.clone()));
         st.push("goodput_bps", Column::F64(fs.good.clone()));
         st.push("cwnd", Column::F64(fs.cwnd.clone()));

@@ -8,6 +8,8 @@
 //! stop = "20s"
 //! ```
 //!
+//! The window must start before the run ends, and each point is named once.
+//!
 //! Each point gives one file, `<link>.<point>.pcap`: *arrival* is a packet offered to the link's
 //! queue (after the link's random loss), *departure* the start of its transmission, *drop* a
 //! packet the link lost or its queue dropped (arrivals refused and queued packets removed alike).
@@ -91,10 +93,25 @@ pub(super) fn parse_captures(value: Option<toml::Value>, topo: &Topology, durati
                     format!("unknown point \"{a}\"; one of: arrival, departure, drop"),
                 ));
             };
+            if seen[k] {
+                return Err(ScenarioError::new(
+                    format!("{p}.at[{j}]"),
+                    format!("\"{a}\" is listed twice; give each point once (arrival, departure, drop)"),
+                ));
+            }
             seen[k] = true;
         }
         let start = r.start.map(|d| d.0).unwrap_or(0);
         let stop = r.stop.map(|d| d.0).unwrap_or(duration);
+        if start >= duration {
+            return Err(ScenarioError::new(
+                format!("{p}.start"),
+                format!(
+                    "must be before the end of the run (simulation.duration = {} s): the trace would be empty",
+                    duration as f64 / aqm::NS_PER_SEC as f64
+                ),
+            ));
+        }
         if stop <= start {
             return Err(ScenarioError::new(format!("{p}.stop"), "must be later than start"));
         }
@@ -108,4 +125,31 @@ pub(super) fn parse_captures(value: Option<toml::Value>, topo: &Topology, durati
         });
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    fn err(pcap: &str) -> String {
+        let text = format!(
+            "[simulation]\nduration = \"10s\"\n[bottleneck]\nrate = \"1Mb/s\"\ndelay = \"10ms\"\nlimit = 10\n\
+             [[flows]]\ntransport = \"tcp\"\n[[pcap]]\nlink = \"bottleneck\"\n{pcap}\n"
+        );
+        crate::load(&text, &[], "t").map(|_| String::new()).unwrap_or_else(|e| e.to_string())
+    }
+
+    #[test]
+    fn a_window_after_the_run_and_a_point_twice_are_refused() {
+        assert_eq!(
+            err("start = \"20s\""),
+            "pcap[0].start: must be before the end of the run (simulation.duration = 10 s): the trace would be empty"
+        );
+        assert!(err("start = \"10s\"\nstop = \"30s\"").starts_with("pcap[0].start: must be before the end"));
+        assert_eq!(
+            err("at = [\"drop\", \"arrival\", \"drop\"]"),
+            "pcap[0].at[2]: \"drop\" is listed twice; give each point once (arrival, departure, drop)"
+        );
+        // inside the run, or ending after it (the end cuts it): fine
+        assert_eq!(err("start = \"9s\"\nstop = \"100s\""), "");
+        assert_eq!(err("at = [\"drop\", \"arrival\"]"), "");
+    }
 }

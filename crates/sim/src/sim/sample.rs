@@ -82,30 +82,42 @@ impl Sim {
         self.advance_monitored(now);
         let fs = &mut self.fseries;
         let dt = (now - fs.last_t) as f64 / NS_PER_SEC as f64;
-        fs.last.resize(self.flows.len(), (0, 0));
+        let n = self.flows.len();
+        fs.last.resize(n, (0, 0));
+        fs.visit.extend(fs.enrolled as u32..n as u32);
+        fs.enrolled = n;
         let t = now as f64 / NS_PER_SEC as f64;
-        for (i, f) in self.flows.iter().enumerate() {
-            if f.start > now {
-                continue;
+        let mut kept = 0;
+        for j in 0..fs.visit.len() {
+            let i = fs.visit[j] as usize;
+            let f = &self.flows[i];
+            if f.start <= now {
+                let m = self.net.hosts[f.host as usize].measured;
+                let tx = if m == NO_MONITOR { 0 } else { self.monitors[m as usize].flows[i].tx_bytes };
+                let good = self.ctr[i].unique_bytes;
+                let (ltx, lgood) = fs.last[i];
+                let (cwnd, finished) = match &f.app {
+                    App::Tcp { tx, .. } => (tx.cwnd(), tx.completed_at().is_some_and(|c| c < fs.last_t)),
+                    App::Udp(_) => (f64::NAN, f.stop < fs.last_t),
+                };
+                if finished && tx == ltx && good == lgood {
+                    let c = &self.ctr[i];
+                    if c.sent_pkts == c.delivered_pkts + c.total_drops() {
+                        continue; // retired: nothing of it can move again
+                    }
+                } else {
+                    fs.time.push(t);
+                    fs.flow.push(i as i64);
+                    fs.thr.push(if m == NO_MONITOR { f64::NAN } else { (tx - ltx) as f64 * 8.0 / dt });
+                    fs.good.push((good - lgood) as f64 * 8.0 / dt);
+                    fs.cwnd.push(cwnd);
+                    fs.last[i] = (tx, good);
+                }
             }
-            let m = self.net.hosts[f.host as usize].measured;
-            let tx = if m == NO_MONITOR { 0 } else { self.monitors[m as usize].flows[i].tx_bytes };
-            let good = self.ctr[i].unique_bytes;
-            let (ltx, lgood) = fs.last[i];
-            let (cwnd, finished) = match &f.app {
-                App::Tcp { tx, .. } => (tx.cwnd(), tx.completed_at().is_some_and(|c| c < fs.last_t)),
-                App::Udp(_) => (f64::NAN, f.stop < fs.last_t),
-            };
-            if finished && tx == ltx && good == lgood {
-                continue;
-            }
-            fs.time.push(t);
-            fs.flow.push(i as i64);
-            fs.thr.push(if m == NO_MONITOR { f64::NAN } else { (tx - ltx) as f64 * 8.0 / dt });
-            fs.good.push((good - lgood) as f64 * 8.0 / dt);
-            fs.cwnd.push(cwnd);
-            fs.last[i] = (tx, good);
+            fs.visit[kept] = i as u32;
+            kept += 1;
         }
+        fs.visit.truncate(kept);
         fs.last_t = now;
         self.next_flow_sample = Time::MAX;
         if let Some(iv) = self.sc.flow_series_interval {
