@@ -76,6 +76,8 @@ fn flow_bytes(g: &GroupSpec, warmup: bool) -> u64 {
     let counters = (1 + warmup as u64) * std::mem::size_of::<crate::measure::FlowCounters>() as u64;
     let flow = crate::sim::FLOW_BYTES + counters + 16;
     let app = match g.transport {
+        // BBR: its state and the delivery-rate ring (64 records to begin with) on the heap
+        Transport::Tcp { cfg, .. } if cfg.cc.wants_rate_samples() => TCP_HEAP_BYTES + 256 + 64 * 40,
         Transport::Tcp { .. } => TCP_HEAP_BYTES,
         Transport::Udp { .. } => 64,
     };
