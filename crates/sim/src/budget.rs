@@ -320,9 +320,7 @@ fn events(sc: &Scenario, conns: &[Conns], carried: &[Carried], samples: u64) -> 
                 let iw = cfg.initial_window.min(cfg.max_window as f64).max(1.0);
                 k.active * k.carried * (hops_f + hops_r) + c.opened * (3.0 + iw * (hops_f + hops_r))
             }
-            Transport::Udp { .. } => {
-                k.active * (k.carried * (hops_f + 1.0) + (k.offered - k.carried).max(0.0) * 2.0)
-            }
+            Transport::Udp { .. } => k.active * (k.carried * (hops_f + 1.0) + (k.offered - k.carried).max(0.0) * 2.0),
         };
     }
     let dur_s = sc.duration as f64 / NS_PER_SEC as f64;
@@ -834,8 +832,11 @@ mod tests {
             ("cg/memory/docker/abc/memory.stat", "cache 0\nhierarchical_memory_limit 2147483648\n"),
         ]);
         assert_eq!(read(&root).cgroup, Some(2 << 30));
-        std::fs::write(root.join("cg/memory/docker/abc/memory.stat"), "hierarchical_memory_limit 9223372036854771712\n")
-            .unwrap();
+        std::fs::write(
+            root.join("cg/memory/docker/abc/memory.stat"),
+            "hierarchical_memory_limit 9223372036854771712\n",
+        )
+        .unwrap();
         assert_eq!(read(&root).cgroup, None);
         std::fs::write(root.join("cg/memory/docker/abc/memory.limit_in_bytes"), "1073741824\n").unwrap();
         let m = read(&root);

@@ -79,6 +79,9 @@ fn every_discipline_round_trips() {
         r#"{type="codel", target="2ms"}"#,
         r#"{type="pie"}"#,
         r#"{type="fq_codel", flows=64, hash="mix"}"#,
+        r#"{type="dualpi2", step_thresh="2ms", drop_overload=false}"#,
+        r#"{type="cake", flow_mode="dual_srchost", interval="50ms"}"#,
+        r#"{type="fq_pie", ecn=true, max_burst="100ms"}"#,
     ];
     let mut seen = std::collections::BTreeSet::new();
     for a in aqms {
@@ -99,6 +102,10 @@ fn overrides_tcp_variants_and_traffic_round_trip() {
         &["tcp.variant=\"cubic\"", "tcp.cubic_beta=0.8", "tcp.ecn=true", "tcp.delayed_ack=true"],
         &["tcp.variant=\"vegas\"", "tcp.vegas_alpha=2", "tcp.vegas_beta=4"],
         &["tcp.preset=\"modern\""],
+        &["tcp.variant=\"bbr\"", "tcp.pacing=false"],
+        &["tcp.variant=\"dctcp\"", "tcp.l4s=true", "tcp.dctcp_g=0.125"],
+        &["tcp.variant=\"prague\""],
+        &["tcp.variant=\"cubic\"", "tcp.pacing=true"],
         &["tcp.preset=\"ns2-2.1b9\"", "tcp.variant=\"sack\""],
         &["tcp.max_backoff=16", "tcp.limited_transmit=false"],
         &[
