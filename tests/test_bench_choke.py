@@ -30,10 +30,12 @@ def test_calibration_brackets_then_bisects_to_the_target(monkeypatch):
 
 
 def test_bench_choke_point_reports_each_scheme_against_red():
-    r = aqmlab("bench", "--point", "choke", "--json")
+    # a CHOKe-family scheme, a dropper with a set point and a scheduler whose buffer is the target
+    pick = ["choke", "afd", "drr"]
+    r = aqmlab("bench", "--point", "choke", "--schemes", ",".join(pick), "--json")
     assert r.returncode == 0, r.stderr
     rows = json.loads(r.stdout)
-    assert [x["scheme"] for x in rows] == choke.SCHEMES
+    assert [x["scheme"] for x in rows] == ["red"] + pick
     red = rows[0]
     assert red["ratio_to_red"] == 1.0 and red["tcp_flows"] == choke.N0
     for x in rows:
@@ -41,4 +43,9 @@ def test_bench_choke_point_reports_each_scheme_against_red():
         assert abs(x["queue_off"]) <= choke.TOLERANCE, x
         assert x["ns_per_arrival"] > 0 and x["ratio_to_red"] > 0
     table = choke.format_rows(rows)
-    assert "CHOKeD" in table and "x RED" in table
+    assert "AFD" in table and "x RED" in table
+
+
+def test_bench_choke_rejects_an_unknown_scheme():
+    r = aqmlab("bench", "--point", "choke", "--schemes", "red,nope")
+    assert r.returncode == 2 and "nope" in r.stderr

@@ -187,6 +187,8 @@ pub struct Chokew<P> {
     avg: Option<Estimator>,
     idb: VecDeque<u32>,
     idb_cap: usize,
+    /// Most flow ids held at once (for `state_bytes`).
+    idb_peak: usize,
     /// Scratch for the parallel draw.
     cand: Vec<(u64, bool)>,
 }
@@ -215,6 +217,7 @@ impl<P: Pkt> Scheme<P> for Chokew<P> {
                 .map(|c| c as usize)
                 .unwrap_or(((limit.value as f64 / scale) as u64).clamp(1, 1 << 24) as usize),
             cand: Vec::new(),
+            idb_peak: 0,
             p: p.clone(),
         }
     }
@@ -349,6 +352,7 @@ impl<P: Pkt> Qdisc<P> for Chokew<P> {
             if self.p.id_buffer {
                 // forwarded packets enter the ID history (A16: live packets only)
                 self.idb.push_back(p.flow());
+                self.idb_peak = self.idb_peak.max(self.idb.len());
                 if self.idb.len() > self.idb_cap {
                     self.idb.pop_front();
                 }
@@ -397,6 +401,10 @@ impl<P: Pkt> Qdisc<P> for Chokew<P> {
         if let Some(a) = &self.avg {
             out[i] = a.avg();
         }
+    }
+    /// The scalars and, with the flow-ID buffer, its ids at their most (4 bytes each).
+    fn state_bytes(&self) -> u64 {
+        (std::mem::size_of::<Self>() + 4 * self.idb_peak) as u64
     }
 }
 

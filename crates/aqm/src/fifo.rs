@@ -27,6 +27,13 @@ impl<P: Pkt> Fifo<P> {
         self.bytes -= e.0.size() as u64;
         Some(e)
     }
+    /// Take the packet at the tail (push-out from the back of a queue).
+    #[inline]
+    pub fn pop_back(&mut self) -> Option<(P, Time)> {
+        let e = self.q.pop_back()?;
+        self.bytes -= e.0.size() as u64;
+        Some(e)
+    }
     #[inline]
     pub fn len(&self) -> usize {
         self.q.len()

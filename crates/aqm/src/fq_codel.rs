@@ -318,6 +318,10 @@ impl<P: Pkt> Qdisc<P> for FqCodel<P> {
     fn state_names(&self) -> &'static [&'static str] {
         &["new_flows", "old_flows", "dropping_flows"]
     }
+    /// Every bucket (queue header, deficit, CoDel's variables, list) and the two lists' slots.
+    fn state_bytes(&self) -> u64 {
+        (std::mem::size_of::<Self>() + self.buckets.len() * (std::mem::size_of::<Bucket<P>>() + 4)) as u64
+    }
     fn state(&self, out: &mut [f64]) {
         out[0] = self.new_flows.len() as f64;
         out[1] = self.old_flows.len() as f64;

@@ -116,6 +116,8 @@ pub struct Fred<P> {
     on_arrival: AvgOnArrival,
     flows: HashMap<u32, FlowState>,
     nactive: usize,
+    /// Most flows with state at once (for `state_bytes`).
+    peak_flows: usize,
     maxq: f64,
     avgcq: f64,
 }
@@ -138,6 +140,7 @@ impl<P: Pkt> Fred<P> {
             on_arrival: params.fred_avg_on_arrival,
             flows: HashMap::new(),
             nactive: 0,
+            peak_flows: 0,
             maxq: params.min_th,
             avgcq: pkt_unit,
         }
@@ -196,6 +199,7 @@ impl<P: Pkt> Qdisc<P> for Fred<P> {
         let q = self.q();
         // 1. state for flow i
         let st = *self.flows.entry(flow).or_default();
+        self.peak_flows = self.peak_flows.max(self.flows.len());
         let qlen_i = st.qlen as f64;
         // 2. refresh avg on arrival: only after idle (Lin & Morris), or always (A37)
         if q == 0 || self.on_arrival == AvgOnArrival::Always {
@@ -279,6 +283,10 @@ impl<P: Pkt> Qdisc<P> for Fred<P> {
         out[1] = self.test.last_p();
         out[2] = self.avgcq;
         out[3] = self.nactive as f64;
+    }
+    /// The per-flow table at its largest (flow id, backlog, strikes per flow with state).
+    fn state_bytes(&self) -> u64 {
+        (std::mem::size_of::<Self>() + self.peak_flows * std::mem::size_of::<(u32, FlowState)>()) as u64
     }
 }
 

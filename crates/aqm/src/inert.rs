@@ -88,6 +88,12 @@ impl AqmConfig {
             }
             AqmConfig::Codel(p) => delay_target("target", p.target, limit, rate_bps, "CoDel never drops"),
             AqmConfig::FqCodel(p) => delay_target("target", p.target, limit, rate_bps, "FQ-CoDel never drops"),
+            AqmConfig::RedPd(p) => p
+                .min_th
+                .and_then(|m| threshold("min_th", m, limit, "RED-PD's RED never drops, so it identifies no flow")),
+            AqmConfig::Xchoke(p) => {
+                p.min_th.and_then(|m| threshold("min_th", m, limit, "xCHOKe never draws and RED never drops early"))
+            }
             _ => None,
         }
     }
@@ -123,5 +129,11 @@ mod tests {
             config("chokew", r#"{"l_th": 500, "l_minus": 600, "l_plus": 700, "red": {"min_th": 5, "max_th": 30}}"#);
         assert!(cw.inert(Limit::packets(100), 1e6).is_none());
         assert!(config("droptail", "{}").inert(Limit::packets(1), 1e6).is_none());
+        // RED-PD and xCHOKe: a given min_th is checked; their defaults follow the buffer
+        for kind in ["red_pd", "xchoke"] {
+            assert!(config(kind, r#"{"min_th": 40, "max_th": 80}"#).inert(Limit::packets(30), 1e6).is_some());
+            assert!(config(kind, r#"{"min_th": 40, "max_th": 80}"#).inert(Limit::packets(100), 1e6).is_none());
+            assert!(config(kind, "{}").inert(Limit::packets(5), 1e6).is_none());
+        }
     }
 }

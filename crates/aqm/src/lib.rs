@@ -30,7 +30,10 @@
 //! * **One algorithm per file**: [`droptail`], [`red`], [`rio`], [`blue`], [`raqm`], [`pi`],
 //!   [`rem`], [`fred`], [`wfq`]; the CHOKe family [`choke`], [`gchoke`], [`perfect_choke`],
 //!   [`chokew`], [`choked`], and [`ward`]; the modern baselines [`codel`], [`pie`], [`fq_codel`],
-//!   and those of L4S and flow queueing: [`dualpi2`], [`cake`], [`fq_pie`].
+//!   and those of L4S and flow queueing: [`dualpi2`], [`cake`], [`fq_pie`];
+//!   the fair schemes with a little state [`sfb`], [`afd`], [`csfq`], [`red_pd`], [`sred`],
+//!   [`xchoke`], [`hhf`] and the per-flow fair queue [`drr`]. Every discipline reports the bytes
+//!   of state it keeps ([`Qdisc::state_bytes`]).
 //! * **The registry** (this file): [`AnyQdisc`], an enum over all disciplines, gives static
 //!   dispatch on the hot path, and [`AqmConfig`] is the validated configuration that builds one;
 //!   one line per scheme gives its configuration type, its arm and its `aqmlab list` text.
@@ -41,6 +44,7 @@
 //!
 //! The specification these files implement is `shared/spec/aqm.md`; each file cites its sections.
 
+pub mod afd;
 pub mod blue;
 pub mod buffer;
 pub mod cake;
@@ -50,8 +54,10 @@ pub mod chokew;
 pub mod codel;
 pub mod codel_law;
 pub mod control;
+pub mod csfq;
 pub mod describe;
 pub mod droptail;
+pub mod drr;
 pub mod dualpi2;
 pub mod family;
 pub mod fifo;
@@ -59,6 +65,7 @@ pub mod fq_codel;
 pub mod fq_pie;
 pub mod fred;
 pub mod gchoke;
+pub mod hhf;
 pub mod inert;
 pub mod packet;
 pub mod perfect_choke;
@@ -70,12 +77,16 @@ pub mod raqm;
 pub mod reason;
 pub mod red;
 pub mod red_math;
+pub mod red_pd;
 pub mod rem;
 pub mod rio;
 pub mod rng;
+pub mod sfb;
+pub mod sred;
 pub mod units;
 pub mod ward;
 pub mod wfq;
+pub mod xchoke;
 
 pub use packet::Pkt;
 pub use qdisc::{Cx, Dropped, Limit, LinkInfo, Qdisc, QueueUnit};
@@ -231,6 +242,9 @@ macro_rules! registry {
             fn flow_hosts(&mut self, flow: u32, src: u32, dst: u32) {
                 match self { $( AnyQdisc::$variant(q) => q.flow_hosts(flow, src, dst), )* }
             }
+            fn state_bytes(&self) -> u64 {
+                match self { $( AnyQdisc::$variant(q) => q.state_bytes(), )* }
+            }
         }
     };
 }
@@ -255,28 +269,36 @@ mod out_of_line {
     }
 }
 
+use afd::{Afd, AfdParams};
 use blue::{Blue, BlueParams};
 use choke::{Choke, ChokeParams};
 use choked::{Choked, ChokedParams};
 use chokew::{Chokew, ChokewParams};
 use droptail::{DropTail, DropTailParams};
+use drr::{Drr, DrrParams};
 use gchoke::{GChoke, GChokeParams};
+use hhf::{Hhf, HhfParams};
 use perfect_choke::{PerfectChoke, PerfectChokeParams};
 use pi::{Pi, PiParams};
 use raqm::{Raqm, RaqmParams};
 use red::{Red, RedParams};
+use red_pd::{RedPd, RedPdParams};
 use rem::{Rem, RemParams};
 use rio::{Rio, RioParams};
 use ward::{Ward, WardParams};
 
 use cake::{Cake, CakeParams};
 use codel::{Codel, CodelParams};
+use csfq::{Csfq, CsfqParams};
 use dualpi2::{DualPi2, DualPi2Params};
 use fq_codel::{FqCodel, FqCodelParams};
 use fq_pie::{FqPie, FqPieParams};
 use fred::{Fred, FredParams};
 use pie::{Pie, PieParams};
+use sfb::{Sfb, SfbParams};
+use sred::{Sred, SredParams};
 use wfq::{Wfq, WfqParams};
+use xchoke::{Xchoke, XchokeParams};
 
 // One line per scheme. Keep the order: it is the order of `aqmlab list aqm`.
 registry! {
@@ -301,6 +323,14 @@ registry! {
     DualPi2 => DualPi2(DualPi2Params), "dualpi2", "DualPI2 (RFC 9332, Linux defaults): coupled L4S and classic queues, p_C = p'^2, p_L = 2p', 1 ms step";
     Cake => Cake(CakeParams), "cake", "CAKE's core (Hoeiland-Joergensen et al. 2018): COBALT per flow, 8-way set-associative hashing, host isolation";
     FqPie => FqPie(FqPieParams), "fq_pie", "FQ-PIE (Linux fq_pie): DRR over hashed flow queues, PIE per queue";
+    Sfb => Sfb(SfbParams), "sfb", "Stochastic Fair Blue (Feng et al. 2001): BLUE per hashed bin, L levels x N bins, penalty box for non-responsive flows";
+    Afd => Afd(AfdParams), "afd", "Approximate Fair Dropping (Pan et al. 2003): shadow buffer of recent arrivals, drop (1 - m_fair/m_i)+";
+    Csfq => Csfq(CsfqParams), "csfq", "Core-Stateless Fair Queueing (Stoica et al. 1998): edges label rates, the core drops max(0, 1 - alpha/label)";
+    RedPd => RedPd(RedPdParams), "red_pd", "RED with Preferential Dropping (Mahajan et al. 2001): RED's drop history identifies fast flows, a pre-filter limits them";
+    Sred => Sred(SredParams), "sred", "Stabilized RED (Ott et al. 1999): zombie list estimates the number of flows, drops scaled by it (full SRED: hits dropped harder)";
+    Xchoke => Xchoke(XchokeParams), "xchoke", "xCHOKe (Chhabra et al. 2002): CHOKe plus a table of the flows that hit, dropped in proportion to their hits";
+    Hhf => Hhf(HhfParams), "hhf", "Heavy-Hitter Filter (Linux sch_hhf, after Estan & Varghese 2002): multistage filter, heavy hitters served at weight 1 of 3";
+    Drr => Drr(DrrParams), "drr", "per-flow Deficit Round Robin (Shreedhar & Varghese 1995): one queue per flow, push-out from the longest";
 }
 
 #[cfg(test)]
@@ -319,10 +349,12 @@ pub(crate) mod test_util {
         pub ce: bool,
         /// The ECT(1) codepoint (with `ect`): the L4S identifier.
         pub ect1: bool,
+        /// CSFQ's rate label (bits per second).
+        pub label: Option<f64>,
     }
     impl P {
         pub fn new(flow: u32, size: u32) -> Self {
-            P { flow, size, prio: 1, in_profile: false, seq: 0, ect: false, ce: false, ect1: false }
+            P { flow, size, prio: 1, in_profile: false, seq: 0, ect: false, ce: false, ect1: false, label: None }
         }
     }
 
@@ -360,6 +392,12 @@ pub(crate) mod test_util {
         }
         fn l4s(&self) -> bool {
             self.ect1 || self.ce
+        }
+        fn rate_label(&self) -> Option<f64> {
+            self.label
+        }
+        fn set_rate_label(&mut self, rate_bps: f64) {
+            self.label = Some(rate_bps);
         }
     }
 }

@@ -29,4 +29,12 @@ pub trait Pkt: Copy {
     fn l4s(&self) -> bool {
         false
     }
+    /// CSFQ's label: the rate of the packet's flow in bits per second, as estimated where the flow
+    /// entered the network (or lowered by a congested core router on the way), or `None` for an
+    /// unlabelled packet.
+    fn rate_label(&self) -> Option<f64> {
+        None
+    }
+    /// Set CSFQ's label (`rate_bps` > 0). A packet type without room for a label ignores it.
+    fn set_rate_label(&mut self, _rate_bps: f64) {}
 }

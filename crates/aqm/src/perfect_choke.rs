@@ -50,6 +50,7 @@ pub struct PerfectChoke<P> {
     red: RedStage,
     limit: Limit,
     backlog: FxHashMap<u32, u32>,
+    peak_flows: usize,
 }
 
 impl<P: Pkt> Scheme<P> for PerfectChoke<P> {
@@ -60,6 +61,7 @@ impl<P: Pkt> Scheme<P> for PerfectChoke<P> {
             red: p.red().stage(link),
             limit,
             backlog: FxHashMap::default(),
+            peak_flows: 0,
             p: p.clone(),
         }
     }
@@ -90,6 +92,7 @@ impl<P: Pkt> Qdisc<P> for PerfectChoke<P> {
             return false;
         }
         *self.backlog.entry(pkt.flow()).or_insert(0) += 1;
+        self.peak_flows = self.peak_flows.max(self.backlog.len());
         self.fifo.push(pkt, cx.now);
         true
     }
@@ -126,6 +129,10 @@ impl<P: Pkt> Qdisc<P> for PerfectChoke<P> {
     fn state(&self, out: &mut [f64]) {
         out[0] = self.red.est.avg();
         out[1] = self.red.test.last_p();
+    }
+    /// The oracle's per-flow backlogs at their largest (8 bytes per flow with packets queued).
+    fn state_bytes(&self) -> u64 {
+        (std::mem::size_of::<Self>() + 8 * self.peak_flows) as u64
     }
 }
 

@@ -147,4 +147,17 @@ pub trait Qdisc<P: Pkt> {
     /// direction). Called by the simulator and the emulator for disciplines that want it; a
     /// flow it was never told about is its own host at both ends.
     fn flow_hosts(&mut self, _flow: u32, _src: u32, _dst: u32) {}
+    /// The bytes of state the discipline keeps, at most over the run so far: its own variables and
+    /// tables (per-flow entries, bins, a shadow buffer, a drop history), not the waiting packets
+    /// nor the structures that only hold or index them (the FIFO's ring, the leaky buffer's slots,
+    /// tags and rank tree). The default is the discipline's own value (`size_of::<Self>()`: its
+    /// scalars and the headers of its containers), right for every scheme whose state does not
+    /// grow; a scheme with tables adds them at their largest (entries × bytes per entry as this
+    /// implementation stores them).
+    fn state_bytes(&self) -> u64
+    where
+        Self: Sized,
+    {
+        std::mem::size_of::<Self>() as u64
+    }
 }

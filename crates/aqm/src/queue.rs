@@ -148,6 +148,11 @@ impl<P: Pkt> Queue<P> {
         self.disc.on_link_idle(now)
     }
 
+    /// The bytes of state the discipline has kept, at most, so far ([`Qdisc::state_bytes`]).
+    pub fn state_bytes(&self) -> u64 {
+        self.disc.state_bytes()
+    }
+
     /// Run the discipline's periodic timer at `now` (drops it reports are counted and available
     /// from [`Queue::drops`]).
     pub fn on_timer(&mut self, now: Time) {
@@ -260,12 +265,33 @@ mod tests {
             r#"{"flows": 4, "quantum": 300, "target": "3us", "t_update": "5us", "alpha": 2000, "beta": 20000, "max_burst": "0s", "mtu": 300}"#,
         ));
         v.push(config("fq_pie", r#"{"flows": 2, "target": "3us", "t_update": "5us", "alpha": 2000, "beta": 20000, "max_burst": "10us", "mtu": 300, "bytemode": true, "hash": "mix"}"#));
+        // the fair family (issue 24), with small bins, tables and periods so that every mechanism
+        // acts within a few hundred operations 1 us apart
+        v.push(config("sfb", r#"{"levels": 2, "bins": 3, "bin_size": 2, "increment": 0.2, "decrement": 0.05, "freeze_time": "2us", "penalty_rate": 1e5, "penalty_burst": 2}"#));
+        v.push(config("sfb", r#"{"levels": 1, "bins": 2, "bin_size": 3, "increment": 0.5, "freeze_time": "0s", "penalty_rate": 0, "bin_drop": "all", "rehash": "50us", "warmup": "20us", "ecn": true}"#));
+        v.push(config("afd", r#"{"shadow_size": 8, "q_target": 3, "update_rate": 2e5}"#));
+        v.push(config("afd", r#"{"shadow_size": 5, "sample": 0.5, "replacement": "fifo", "q_target": 2, "alpha": 0.5, "beta": 0.6, "update_rate": 5e5}"#));
+        v.push(config("csfq", r#"{"labels": "local", "k": "5us", "k_alpha": "10us", "k_c": "10us"}"#));
+        v.push(config("csfq", r#"{"k": "5us", "k_alpha": "10us", "k_c": "20us", "relabel": false}"#));
+        v.push(config("red_pd", r#"{"min_th": 1, "max_th": 6, "w_q": 0.5, "max_p": 0.3, "target_rtt": "2us", "lists": 3, "identify": 2, "max_p_change": 0.5}"#));
+        v.push(config("red_pd", r#"{"min_th": 1, "max_th": 4, "w_q": 0.5, "target_rtt": "1us", "rtt_with_queue": false, "lists": 2, "identify": 1, "ecn": true}"#));
+        v.push(config("sred", r#"{"zombies": 3, "p_max": 0.5, "n_full": 1}"#));
+        v.push(config("sred", r#"{"zombies": 2, "p_overwrite": 1, "alpha": 0.3, "variant": "simple", "ecn": true}"#));
+        v.push(config(
+            "xchoke",
+            r#"{"min_th": 1, "max_th": 6, "w_q": 0.5, "max_p": 0.3, "table_size": 2, "hit_max": 2, "decay_every": 3}"#,
+        ));
+        v.push(config("hhf", r#"{"admit_bytes": 2000, "reset_timeout": "20us", "evict_timeout": "10us", "hh_flows_limit": 2, "filter_arrays": 2, "filter_len": 4, "quantum": 700}"#));
+        v.push(config("hhf", r#"{"admit_share": 0.5, "non_hh_weight": 1}"#));
+        v.push(config("drr", r#"{"quantum": 700}"#));
+        v.push(config("drr", r#"{"quantum": 1500, "overflow_drop": "longest_tail"}"#));
+        v.push(config("drr", r#"{"quantum": 1, "overflow_drop": "arrival"}"#));
         v
     }
 
     /// Disciplines that transmit in arrival order overall (the others only per flow).
     fn single_fifo(cfg: &AqmConfig) -> bool {
-        !matches!(cfg.name(), "fq_codel" | "wfq" | "dualpi2" | "cake" | "fq_pie")
+        !matches!(cfg.name(), "fq_codel" | "wfq" | "hhf" | "drr" | "dualpi2" | "cake" | "fq_pie")
     }
 
     /// State variables that are probabilities: named `p`, ending in `_p` or starting with `p_`
@@ -296,6 +322,10 @@ mod tests {
             ("perfect_choke", format!("{{{red}}}")),
             ("choked", r#"{"t_min": 1, "t_max": 30, "w_q": 0.5, "max_p": 0.5, "ecn": true}"#.into()),
             ("chokew", r#"{"l_th": 100, "l_minus": 200, "l_plus": 300, "red": {"min_th": 1, "max_th": 30, "w_q": 0.5, "max_p": 0.3, "ecn": true}}"#.into()),
+            ("sfb", r#"{"levels": 1, "bins": 1, "bin_size": 30, "increment": 0.01, "freeze_time": "0s", "penalty_rate": 1e9, "ecn": true}"#.into()),
+            ("sred", r#"{"zombies": 4, "n_full": 1, "ecn": true}"#.into()),
+            ("red_pd", format!("{{{red}}}")),
+            ("xchoke", format!("{{{red}}}")),
         ];
         for (kind, json) in cases {
             let mut counts = [(0u64, 0u64); 2]; // (early drops, marked departures) without/with ECT
@@ -400,6 +430,8 @@ mod tests {
                     let mut values = vec![0.0f64; names.len()];
                     let period = q.disc.timer_period();
                     let mut next_timer = period.unwrap_or(u64::MAX);
+                    let mut state_bytes = q.state_bytes();
+                    prop_assert!(state_bytes >= 8, "{}", cfg.name());
                     for (arrive, f, size) in &ops {
                         t += 1000;
                         // periodic controllers (PI, REM, RAQM): fire every timer due by now
@@ -422,12 +454,17 @@ mod tests {
                                 if let Some(l) = last_out { prop_assert!(p.seq > l, "FIFO order of survivors ({})", cfg.name()); }
                                 last_out = Some(p.seq);
                             }
+                            // HHF may reorder a flow when it changes bucket (as Linux's does)
                             let lf = &mut last_of_flow[p.flow as usize];
-                            if let Some(l) = *lf { prop_assert!(p.seq > l, "per-flow order ({})", cfg.name()); }
+                            if let (Some(l), true) = (*lf, cfg.name() != "hhf") { prop_assert!(p.seq > l, "per-flow order ({})", cfg.name()); }
                             *lf = Some(p.seq);
                             if q.is_empty() { q.on_link_idle(t); }
                         }
                         prop_assert!(limit.qlen(q.len(), q.bytes()) <= limit.value, "limit ({})", cfg.name());
+                        // state bytes: a maximum over the run, never below the discipline's own value
+                        let sb = q.state_bytes();
+                        prop_assert!(sb >= state_bytes, "state bytes fell ({})", cfg.name());
+                        state_bytes = sb;
                         q.disc.state(&mut values);
                         for (n, v) in names.iter().zip(&values) {
                             if is_probability(n) { prop_assert!((0.0..=1.0).contains(v), "{} {} = {}", cfg.name(), n, v); }

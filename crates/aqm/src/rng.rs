@@ -21,6 +21,15 @@ fn splitmix64(mut z: u64) -> u64 {
     z ^ (z >> 31)
 }
 
+/// A 64-bit finaliser (splitmix64's mixing step): a fixed, platform-independent hash of a key,
+/// used to map flow ids to bins (SFB, HHF) with a salt drawn from the discipline's stream.
+#[inline]
+pub fn mix64(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
 /// 64-bit FNV-1a hash of a name (stable across platforms and versions).
 pub fn name_hash(name: &str) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;

@@ -78,6 +78,19 @@ pub fn secs_out<S: serde::Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> 
     s.serialize_str(&fmt_secs(*v))
 }
 
+/// serde reader for an optional time parameter (absent = `None`, given = a duration with a unit).
+pub fn opt_secs<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
+    secs(d).map(Some)
+}
+
+/// serde writer for an optional time parameter (used with `skip_serializing_if = "Option::is_none"`).
+pub fn opt_secs_out<S: serde::Serializer>(v: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
+    match v {
+        Some(v) => secs_out(v, s),
+        None => s.serialize_none(),
+    }
+}
+
 /// `0.005` -> `5ms`, `1.5` -> `1.5s`, `2e-4` -> `200us`: the largest unit the value reaches, and
 /// the shortest decimal that reads back as the same number.
 pub fn fmt_secs(secs: f64) -> String {

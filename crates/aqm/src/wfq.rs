@@ -304,6 +304,10 @@ impl<P: Pkt> Qdisc<P> for Wfq<P> {
             out[1 + k] = self.limit.qlen(l.q.len(), l.bytes) as f64;
         }
     }
+    /// One level's state per priority level (its queue's header, weight, buffer and finish tag).
+    fn state_bytes(&self) -> u64 {
+        (std::mem::size_of::<Self>() + self.levels.len() * std::mem::size_of::<Level<P>>()) as u64
+    }
 }
 
 #[cfg(test)]

@@ -82,6 +82,15 @@ fn every_discipline_round_trips() {
         r#"{type="dualpi2", step_thresh="2ms", drop_overload=false}"#,
         r#"{type="cake", flow_mode="dual_srchost", interval="50ms"}"#,
         r#"{type="fq_pie", ecn=true, max_burst="100ms"}"#,
+        r#"{type="sfb"}"#,
+        r#"{type="sfb", levels=3, bins=8, bin_size=6, bin_drop="all", rehash="10s", warmup="2s", ecn=true}"#,
+        r#"{type="afd", q_target=30, replacement="fifo"}"#,
+        r#"{type="csfq", labels="local", k="50ms"}"#,
+        r#"{type="red_pd", min_th=20, target_rtt="20ms", rtt_with_queue=false}"#,
+        r#"{type="sred", variant="simple", alpha=0.001}"#,
+        r#"{type="xchoke", min_th=30, max_th=90, table_size=16}"#,
+        r#"{type="hhf", admit_bytes=20000, reset_timeout="100ms"}"#,
+        r#"{type="drr", quantum=1000, overflow_drop="longest_tail"}"#,
     ];
     let mut seen = std::collections::BTreeSet::new();
     for a in aqms {

@@ -24,6 +24,9 @@ def add_parser(sub) -> None:
     b.add_argument("--htsim", metavar="PATH",
                    help="compare with htsim: PATH is the driver built from the shared peers/htsim folder; runs "
                         "interleaved pairs (--repeat, default 5) at a, b, c or the --point given")
+    b.add_argument("--schemes", metavar="S1,S2,...",
+                   help="with --point choke: the schemes to compare with RED (default: the CHOKe family and every "
+                        "fair scheme)")
     b.add_argument("--json", action="store_true", help="print JSON instead of a table")
     b.set_defaults(fn=cmd_bench)
 
@@ -40,6 +43,15 @@ def cmd_bench(a) -> int:
         raise UserError("--sweep-runs: must be a positive integer")
     if a.repeat is not None and a.repeat < 1:
         raise UserError("--repeat: must be a positive integer")
+    schemes = None
+    if a.schemes is not None:
+        from ..bench import choke
+
+        schemes = [x.strip() for x in a.schemes.split(",") if x.strip()]
+        bad = [x for x in schemes if x not in choke.NAMES]
+        if bad or not schemes:
+            raise UserError(f"--schemes {a.schemes}: unknown scheme {bad[0] if bad else '(none)'!r}; one of: "
+                            f"{', '.join(choke.SCHEMES)}")
     if a.htsim:
         return _bench_htsim(a, bench)
     points = bench.expand(a.point or (bench.DEFAULT + list(OVERHEAD_POINTS)))
@@ -59,7 +71,7 @@ def cmd_bench(a) -> int:
         elif p == "choke":
             from ..bench import choke
 
-            choke_rows = choke.measure(repeat=max(repeat, 3))
+            choke_rows = choke.measure(repeat=max(repeat, 3), schemes=schemes)
         else:
             rows += bench.run_points([p], repeat=repeat)
     if a.json:
@@ -83,7 +95,8 @@ def cmd_bench(a) -> int:
         if rows or extra:
             print()
         print(choke.format_rows(choke_rows))
-        print(f"\neach scheme at the TCP flow count that gives RED's mean queue (within {choke.TOLERANCE:.0%}: 'vs RED'); engine")
+        print(f"\neach scheme at the TCP flow count that gives RED's mean queue (within {choke.TOLERANCE:.0%}: 'vs RED'; DRR,")
+        print("HHF and CSFQ with their buffer at that queue, aqmlab.bench.choke); engine")
         print(f"CPU time per packet arriving at the bottleneck, median of {choke_rows[0]['runs']} interleaved runs; 'x RED' its ratio to RED's.")
     return 0
 

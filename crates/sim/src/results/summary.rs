@@ -168,6 +168,7 @@ fn link_summary(r: &Run, d: &Derived, mon: &LinkMonitor) -> Value {
         "drop_ratio": if qs.arrivals > 0 { total_drops as f64 / qs.arrivals as f64 } else { 0.0 },
         "queue_pkts_start": ws.map_or(0, |w| w.queue_pkts),
         "queue_pkts_end": q.len(),
+        "state_bytes": q.state_bytes(),
         "queue_mean_pkts": m.area_pkts / wn,
         "queue_mean_bytes": m.area_bytes / wn,
         "queue_max_pkts": m.max_qlen,

@@ -14,6 +14,7 @@
 
 mod apps;
 mod capture;
+mod edge;
 mod sample;
 mod shortcut;
 
@@ -96,6 +97,8 @@ pub struct Sim {
     early: bool,
     /// The `[[pcap]]` traces, once [`Sim::capture_to`] has opened their files.
     cap: Option<Box<capture::Captures>>,
+    /// CSFQ's edge labelling, if a link runs CSFQ on labels (`edge`).
+    edges: Option<Box<edge::Edges>>,
 }
 
 impl Sim {
@@ -172,6 +175,7 @@ impl Sim {
             next_flow_sample,
             early: false,
             cap: None,
+            edges: edge::Edges::new(&sc, n),
             sc,
         };
         sim.set_horizon();
@@ -275,8 +279,11 @@ impl Sim {
 
     /// A host sends `pkt` into the first link of its path.
     #[inline]
-    fn inject(&mut self, pkt: Packet) {
+    fn inject(&mut self, mut pkt: Packet) {
         self.created += 1;
+        if let Some(e) = self.edges.as_deref_mut() {
+            e.label(&mut pkt, self.now);
+        }
         let r = &self.routes[pkt.flow as usize];
         let first = if is_reverse(pkt.kind) { r.first_rev } else { r.first_fwd };
         self.link_arrive(first as usize, pkt);
