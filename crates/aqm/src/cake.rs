@@ -801,6 +801,14 @@ impl<P: Pkt> Qdisc<P> for Cake<P> {
         }
         self.flow_hosts[f] = (src, dst);
     }
+    /// The 1024 buckets (COBALT state, DRR and list links, tag), the host table, and each flow's
+    /// (source, destination) hosts when the caller told them.
+    fn state_bytes(&self) -> u64 {
+        (std::mem::size_of::<Self>()
+            + self.buckets.len() * std::mem::size_of::<Bucket<P>>()
+            + self.hosts.len() * std::mem::size_of::<Host>()
+            + self.flow_hosts.len() * 8) as u64
+    }
     fn state_names(&self) -> &'static [&'static str] {
         &["bulk_flows", "sparse_flows", "decaying_flows", "max_blue_p"]
     }

@@ -429,6 +429,10 @@ impl<P: Pkt> Qdisc<P> for FqPie<P> {
             self.calculate(i);
         }
     }
+    /// Every bucket (PIE state, deficit, list) and the two lists' entries.
+    fn state_bytes(&self) -> u64 {
+        (std::mem::size_of::<Self>() + self.buckets.len() * (std::mem::size_of::<Bucket<P>>() + 4)) as u64
+    }
     fn state_names(&self) -> &'static [&'static str] {
         &["new_flows", "old_flows", "max_prob"]
     }
