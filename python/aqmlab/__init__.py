@@ -72,7 +72,9 @@ module                          contents
 ``analysis``                    figures and tables of gathered runs (for ``plot`` and ``reproduce``)
 ``analysis.context``            what figure and table code gets and returns
 ``analysis.stats``              metric specifications, means with intervals
+``analysis.canvas``             what every figure kind draws on: panels, labels, files, selections
 ``analysis.figures``            the figure kinds
+``analysis.latency``            per-packet delay distributions (``latency_cdf``)
 ``analysis.marks``              one look per series, plotted data as CSV, unit groups, log ticks
 ``analysis.tables``             metric tables and pivots
 ``analysis.overlays``           model curves over simulations

@@ -123,7 +123,7 @@ pub fn emulation_plan(text: &str, name: &str, overrides: Vec<String>, seed: Opti
             let (sr, sd) = (g.sender_rate.get(i).0, g.sender_delay.get(i).0);
             let (rr, rd) = (g.receiver_rate.get(i).0, g.receiver_delay.get(i).0);
             let bursts = match &g.transport {
-                Transport::Udp { cbr, onoff: Some(o) } if start < sc.duration => {
+                Transport::Udp { cbr, onoff: Some(o), .. } if start < sc.duration => {
                     let rng = Rng::stream(seed, &format!("onoff:{}", g.name), i as u64);
                     json!(bursts(UdpSource::new(*cbr, Some((*o, rng))), start, sc.duration.min(stop)))
                 }

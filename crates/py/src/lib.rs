@@ -296,6 +296,9 @@ fn run<'py>(
     if let Some(fs) = &res.flow_series {
         d.set_item("flow_series", table_to_py(py, fs)?)?;
     }
+    if let Some(l) = &res.latency {
+        d.set_item("latency", table_to_py(py, l)?)?;
+    }
     Ok(d)
 }
 

@@ -62,6 +62,9 @@ pub struct Estimate {
     pub flow_series: u64,
     /// Rows of the per-flow series (with `simulation.flow_series_interval`).
     pub flow_series_rows: u64,
+    /// Latency histograms (`simulation.latency`, probe groups): two per recorded flow, at most,
+    /// and the latency table.
+    pub latency: u64,
     /// Events the run will process (order of magnitude; not memory).
     pub events: f64,
     /// Everything, with the process's own [`BASE_BYTES`].
@@ -192,7 +195,7 @@ fn carried(sc: &Scenario, conns: &[Conns]) -> Vec<Carried> {
                 };
                 (pps, mss)
             }
-            Transport::Udp { cbr, onoff } => {
+            Transport::Udp { cbr, onoff, .. } => {
                 let duty = onoff.as_ref().map_or(1.0, |o| {
                     let (on, off) = (o.on.capped_mean(), o.off.capped_mean());
                     if on + off > 0.0 {
@@ -435,10 +438,17 @@ impl Estimate {
             // time, flow, throughput, goodput, cwnd; group, transport
             e.flow_series = (n.min(u64::MAX as f64 / 8.0) as u64).saturating_mul(5 * CELL_BYTES + 2 * CAT_CELL_BYTES);
         }
+        if let Some(l) = crate::latency::Latency::new(sc) {
+            // two histograms per slot, and the latency table's rows: one per non-empty bucket, a
+            // few hundred in practice (256 assumed): flow, delay, count, cdf; group, metric
+            let per = 2 * (crate::latency::BUCKETS as u64 * 4 + 256 * (4 * CELL_BYTES + 2 * CAT_CELL_BYTES));
+            e.latency = (l.slots.len() as u64).saturating_mul(per);
+        }
         e.events = events(sc, &conns, &carried, samples);
-        e.total = [e.flows, e.connections, e.packets, e.flow_table, e.timeseries, e.snapshots, e.flow_series]
-            .iter()
-            .fold(BASE_BYTES, |a, &b| a.saturating_add(b));
+        e.total =
+            [e.flows, e.connections, e.packets, e.flow_table, e.timeseries, e.snapshots, e.flow_series, e.latency]
+                .iter()
+                .fold(BASE_BYTES, |a, &b| a.saturating_add(b));
         e
     }
 
@@ -468,6 +478,7 @@ impl Estimate {
                 "simulation.flow_series_interval",
                 format!("{} for the per-flow series", human(self.flow_series)),
             ),
+            (self.latency, "simulation.latency", format!("{} for the latency histograms", human(self.latency))),
         ];
         parts.sort_by(|a, b| b.0.cmp(&a.0));
         let mut text: Vec<String> = parts.iter().take(2).filter(|p| p.0 > 0).map(|p| p.2.clone()).collect();

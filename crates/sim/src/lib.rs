@@ -21,7 +21,7 @@
 //! * **Measurement**: [`monitor`] (a monitor per measured link: queue integral, delay histogram,
 //!   per-flow counts, time series, snapshots; the emulator uses it too), [`measure`] (per-flow
 //!   counters, which the transport reports to through `tcp::TcpMeter`, drops by hop, Jain's
-//!   index), [`results`] (the summary and the tables, computed once at the end);
+//!   index), [`latency`] (per-flow one-way delay and RTT histograms), [`results`] (the summary and the tables, computed once at the end);
 //! * **The simulation**: [`sim`] (the value that owns a run: the event loop and the packet's path,
 //!   the engine's exact shortcuts, the hosts' events, sampling, packet conservation);
 //! * **Before a run**: [`budget`] (the memory a scenario will need, from the engine's sizes).
@@ -33,6 +33,7 @@ pub mod budget;
 pub mod diag;
 pub mod event;
 pub mod hosts;
+pub mod latency;
 pub mod measure;
 pub mod mem;
 pub mod monitor;

@@ -39,6 +39,8 @@ pub struct FlowCounters {
     pub rtt_samples: u64,
     pub rtt_sum_ns: f64,
     pub rtt_min_ns: f64,
+    /// The last RTT sample (for the latency histograms, `crate::latency`).
+    pub rtt_last_ns: f64,
 }
 
 impl Default for FlowCounters {
@@ -70,6 +72,7 @@ impl FlowCounters {
         rtt_samples: 0,
         rtt_sum_ns: 0.0,
         rtt_min_ns: f64::INFINITY,
+        rtt_last_ns: 0.0,
     };
 
     /// Counters accumulated since `base` (a snapshot taken at the start of the window).
@@ -119,6 +122,7 @@ impl crate::tcp::TcpMeter for FlowCounters {
         self.rtt_samples += 1;
         self.rtt_sum_ns += ns;
         self.rtt_min_ns = self.rtt_min_ns.min(ns);
+        self.rtt_last_ns = ns;
     }
     fn fast_retransmit(&mut self) {
         self.fast_retx += 1;
@@ -173,7 +177,7 @@ impl HopDrops {
     /// length).
     #[inline]
     pub fn add(&mut self, pkt: &Packet, fwd_len: u8) {
-        let ack_path = matches!(pkt.kind, PktKind::Ack | PktKind::Request);
+        let ack_path = matches!(pkt.kind, PktKind::Ack | PktKind::Request | PktKind::Echo);
         let i = self.index(pkt.flow, ack_path, pkt.hop, fwd_len);
         self.counts[i] += 1;
     }

@@ -138,7 +138,7 @@ impl Counted {
     pub fn of(pkt: &Packet) -> Counted {
         match pkt.kind {
             PktKind::Data | PktKind::Udp => Counted::Flow(pkt.flow),
-            PktKind::Ack | PktKind::Request => Counted::Acks,
+            PktKind::Ack | PktKind::Request | PktKind::Echo => Counted::Acks,
         }
     }
 }

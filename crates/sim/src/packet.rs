@@ -14,6 +14,8 @@ pub enum PktKind {
     Udp = 2,
     /// A web request (receiver to sender, on the ACK path); opens the response connection.
     Request = 3,
+    /// A probe's echo (receiver to sender, on the ACK path), carrying the probe's `sent`.
+    Echo = 4,
 }
 
 /// Flag: this data segment is a retransmission.
@@ -28,15 +30,17 @@ pub const F_CE: u8 = 8;
 pub const F_ECE: u8 = 16;
 /// Data flag: Congestion Window Reduced, the sender answered an ECE.
 pub const F_CWR: u8 = 32;
+/// UDP flag: a probe the receiver echoes back (`app = "probe"`, `echo = true`).
+pub const F_ECHO: u8 = 64;
 /// Flag (with [`F_ECT`]): the ECT(1) codepoint, the L4S identifier (RFC 9331 §5.1), set by a
 /// scalable sender (DCTCP in L4S mode, Prague); without it an ECN-capable packet carries ECT(0).
-pub const F_ECT1: u8 = 64;
+pub const F_ECT1: u8 = 128;
 
 /// A packet on the wire (24 bytes).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Packet {
-    /// When the source created it (data/UDP) or, for an ACK, the echoed creation time of the data
-    /// segment that triggered it.
+    /// When the source created it (data/UDP) or, for an ACK (a probe's echo), the echoed creation
+    /// time of the data segment (the probe) that triggered it.
     pub sent: Time,
     pub flow: u32,
     /// Data/UDP: sequence number in packets. ACK: cumulative next expected sequence number.

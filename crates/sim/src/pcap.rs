@@ -104,9 +104,9 @@ impl PcapWriter {
 pub fn encode(p: &Packet, f: &FlowInfo, buf: &mut [u8]) -> usize {
     let (from, to, reverse) = match p.kind {
         PktKind::Data | PktKind::Udp => (f.sender, f.receiver, false),
-        PktKind::Ack | PktKind::Request => (f.receiver, f.sender, true),
+        PktKind::Ack | PktKind::Request | PktKind::Echo => (f.receiver, f.sender, true),
     };
-    let udp = p.kind == PktKind::Udp;
+    let udp = matches!(p.kind, PktKind::Udp | PktKind::Echo);
     let hdr = if udp { 28 } else { 40 };
     let total = (p.size as usize).max(hdr).min(u16::MAX as usize) as u16;
     // IPv4

@@ -47,6 +47,7 @@ pub fn to_toml(sc: &Scenario, header: &[&str]) -> String {
         queue_snapshots,
         snapshot_poisson,
         flow_series_interval,
+        latency,
         topology,
         access_limit,
         groups,
@@ -66,6 +67,10 @@ pub fn to_toml(sc: &Scenario, header: &[&str]) -> String {
     s.put("snapshot_times", Value::String(if *snapshot_poisson { "poisson" } else { "periodic" }.into()));
     if let Some(t) = flow_series_interval {
         s.put("flow_series_interval", dur(*t));
+    }
+    if *latency {
+        // (written only when on: files of runs without it stay as they were)
+        s.put("latency", Value::Boolean(true));
     }
     s.write(&mut out, Some("[simulation]"));
 
@@ -361,7 +366,13 @@ fn group(g: &GroupSpec, t: &Topology, out: &mut String) {
             tcp_app(app, &mut s);
             Some(tcp_section(cfg))
         }
-        Transport::Udp { cbr, onoff } => {
+        Transport::Udp { cbr, probe: Some(p), .. } => {
+            s.put("interval", dur(cbr.interval));
+            s.put("packet_size", int(cbr.size));
+            s.put("echo", Value::Boolean(p.echo));
+            None
+        }
+        Transport::Udp { cbr, onoff, probe: None } => {
             udp_source(cbr, onoff.as_ref(), &mut s);
             None
         }

@@ -3,7 +3,7 @@
 //! shared link before it moves on into it at once) changes nothing but the number of
 //! events: every example and benchmark scenario, with the settings that constrain it (a warm-up, per-flow
 //! samples, delayed ACKs and their timers, stopping flows, tiny access buffers, every TCP variant,
-//! short and web traffic), and random dumbbells (with a reverse link that queues or drops ACKs,
+//! short and web traffic, probes and their echoes, latency histograms), and random dumbbells (with a reverse link that queues or drops ACKs,
 //! and two-way traffic) give the same summary and tables with it and without it.
 
 use proptest::prelude::*;
@@ -39,7 +39,7 @@ fn check(name: &str, text: &str, overrides: &[String]) -> (u64, u64) {
     assert!(sa == sb, "{name} {overrides:?}: summaries differ\n{sa}\n{sb}");
     assert!(same_tables(&a.flows, &b.flows), "{name} {overrides:?}: flows differ");
     assert!(same_tables(&a.timeseries, &b.timeseries), "{name} {overrides:?}: time series differ");
-    for (x, y) in [(&a.snapshots, &b.snapshots), (&a.flow_series, &b.flow_series)] {
+    for (x, y) in [(&a.snapshots, &b.snapshots), (&a.flow_series, &b.flow_series), (&a.latency, &b.latency)] {
         match (x, y) {
             (Some(x), Some(y)) => assert!(same_tables(x, y), "{name} {overrides:?}: tables differ"),
             (None, None) => {}

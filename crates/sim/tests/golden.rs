@@ -1,7 +1,7 @@
 //! Golden snapshots: every example scenario (`examples/*.toml`) and the three `aqmlab bench`
 //! scenarios (shortened) are run, and their `summary.json` is compared field for field, exactly,
 //! with the copy checked in under `tests/golden/<name>/summary.json`; every column of the result
-//! tables (flows, time series, queue snapshots, per-flow series) is compared through a digest of
+//! tables (flows, time series, queue snapshots, per-flow series, latency) is compared through a digest of
 //! its exact values (`tables.json`). This is what "results bit-identical" rests on when the
 //! engine is reorganised.
 //!
@@ -193,6 +193,9 @@ fn summaries_and_tables_match_the_golden_snapshots() {
         }
         if let Some(t) = &res.flow_series {
             tables.insert("flow_series".into(), table_digests(t));
+        }
+        if let Some(t) = &res.latency {
+            tables.insert("latency".into(), table_digests(t));
         }
         let got = [("summary.json", res.summary.clone()), ("tables.json", Value::Object(tables))];
         let dir = golden_dir().join(&name);

@@ -6,7 +6,9 @@ module         contents
 ``context``    what figure and table code gets (:class:`Context`: an experiment, its gathered runs,
                an output folder) and what it returns (:class:`Output`)
 ``stats``      metric specifications (column, label, unit, scale), means with 95 % intervals
+``canvas``     what every figure kind draws on: the panels, labels, legend and files, row selections
 ``figures``    the figure kinds (xy, bar, timeseries, flows_bar, rcf, queue_profile, ...)
+``latency``    per-packet delay distributions from the ``latency`` table (``latency_cdf``)
 ``tables``     metric tables and pivots, CSV and Markdown
 ``overlays``   model curves from :mod:`aqmlab.models` drawn over the simulations
 ``plotstyle``  how figures look: the ``paper`` and ``draft`` styles

@@ -27,6 +27,11 @@ kind               what it draws; its own keys
                    ``group``), mean over seeds with CI; ``fair_share`` line
 ``rcf``            relative cumulative frequency of a flows column ``value`` (default goodput):
                    ``series = [{label, where, flows}]``, flows pooled over seeds
+``latency_cdf``    the distribution of per-packet delays (``latency`` table: ``metric = "owd"``, one-way
+                   delay, or ``"rtt"``) in ms, one curve per ``series`` (columns of the latency
+                   table or coordinates; default the varied coordinates and ``group``), flows and
+                   seeds pooled; ``tail = true`` draws the fraction of packets above each delay on
+                   a log axis (Flent's tail view)
 ``queue_profile``  the queue's composition by position (fraction of UDP packets at each position
                    from the tail, from ``queue_snapshots``), mean over seeds with a band; per series
 ``hook``           ``function`` in the experiment's ``hook.py``: ``function(ctx, spec) -> Output``
@@ -41,19 +46,27 @@ from __future__ import annotations
 
 import importlib.util
 import math
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from .canvas import INTERVAL_KINDS, as_run  # noqa: F401
+from .canvas import LOOK as _LOOK
+from .canvas import finish as _finish
+from .canvas import key_label as _key_label
+from .canvas import new as _new
+from .canvas import select as _select
+from .canvas import series_keys as _series_keys
+from .canvas import series_mask as _series_mask
 from .context import Context, Output
+from .latency import fig_latency_cdf as _latency_cdf
 from .marks import (MARKERS, PALETTE, bounds_cols, data_file, record, style_of, ticks_at,  # noqa: F401
                     unit_groups, y_label)
 from .plotstyle import pyplot as _plt
-from .stats import SpecError, err, interval_note, interval_short, metric, metrics, summarise, where_mask
+from .stats import SpecError, err, interval_short, metric, metrics, summarise, where_mask
 
 KINDS = ("xy", "bar", "timeseries", "flow_timeseries", "windowed_jain", "flows_bar", "group_bar", "rcf", "queue_profile",
-         "hook")
+         "latency_cdf", "hook")
 COMMON = {"name", "title", "kind", "where", "xlabel", "ylabel", "logx", "logy", "xlim", "ylim", "hlines",
           "panels", "caption", "shared_y"}
 OWN = {
@@ -66,9 +79,9 @@ OWN = {
     "group_bar": {"y", "by", "fair_share", "labels"},
     "rcf": {"value", "series"},
     "queue_profile": {"series"},
+    "latency_cdf": {"metric", "series", "tail"},
     "hook": {"function"},
 }
-
 
 
 def check_figure(spec: dict, exp, where: str) -> None:
@@ -110,97 +123,6 @@ def check_figure(spec: dict, exp, where: str) -> None:
 # ----------------------------------------------------------------------------- helpers
 
 
-#: the style and width of the figure being drawn (set by make_figure from its Context)
-_LOOK = {"style": "paper", "columns": None}
-
-
-def _new(n_panels: int, spec: dict):
-    """A grid of ``n_panels`` panels (at most three per row). Panels compare one quantity, so they
-    share their y axis (``shared_y = false`` in the spec gives each its own)."""
-    from . import plotstyle
-
-    plt = _plt()
-    ncols = n_panels if n_panels <= 3 else math.ceil(math.sqrt(n_panels))  # 4 panels: 2 x 2
-    nrows = math.ceil(n_panels / ncols)
-    share = n_panels > 1 and spec.get("shared_y", True)
-    fig, axes = plt.subplots(nrows, ncols, figsize=plotstyle.figsize(_LOOK["style"], nrows, ncols, _LOOK["columns"]),
-                             squeeze=False, sharey=share)
-    fig._aqmlab_shared_y = share
-    axes = axes.ravel()
-    for ax in axes[n_panels:]:
-        ax.set_visible(False)
-    return fig, list(axes[:n_panels])
-
-
-def _finish(fig, axes, spec: dict, ctx: Context, xlabel: str, ylabel: str, legend: bool = True) -> list[Path]:
-    from . import plotstyle
-
-    plt = _plt()
-    style = getattr(ctx, "style", _LOOK["style"])
-    stacked = getattr(fig, "_aqmlab_stacked", False)
-    shared_y = stacked or getattr(fig, "_aqmlab_shared_y", False)
-    one_ylabel = stacked and style == "paper"  # one label for a column of traces, not one per row
-    def lowest(ax):  # no visible panel below it in its column
-        ss = ax.get_subplotspec()
-        below = [a for a in axes if a.get_subplotspec().colspan == ss.colspan
-                 and a.get_subplotspec().rowspan.start > ss.rowspan.start and a.get_visible()]
-        return not below
-
-    for ax in axes:
-        if (not stacked and style != "paper") or lowest(ax):
-            ax.set_xlabel(spec.get("xlabel", xlabel))
-        if not one_ylabel and (not shared_y or ax.get_subplotspec().is_first_col()) and (
-                ylabel is not None or "ylabel" in spec):
-            ax.set_ylabel(spec.get("ylabel", ylabel))
-        if spec.get("logx") and not getattr(ax, "_aqmlab_fixed_x", False):
-            ax.set_xscale("log")
-        if spec.get("logy"):
-            ax.set_yscale("log")
-        if "xlim" in spec:
-            ax.set_xlim(*spec["xlim"])
-        if "ylim" in spec:
-            ax.set_ylim(*spec["ylim"])
-        ax.grid(True, alpha=0.3)
-        if spec["kind"] in ("bar", "flows_bar", "group_bar") and "ylim" not in spec and not spec.get("logy"):
-            lo, hi = ax.get_ylim()
-            if lo < 0 <= min((p.get_height() for p in ax.patches), default=0):
-                ax.set_ylim(0, hi)
-        if legend and style != "paper" and ax.get_legend_handles_labels()[0]:
-            ax.legend(fontsize=8, framealpha=0.8)
-    data = data_file(fig, ctx, spec, spec.get("xlabel", xlabel))
-    if style == "paper":  # no title in the image: the caption carries it
-        if one_ylabel:
-            fig.supylabel(spec.get("ylabel", ylabel), fontsize=8)
-        plotstyle.polish(fig, axes, style, legend=legend)
-        files = plotstyle.save(fig, ctx.out / spec["name"], style)
-        plt.close(fig)
-        return files + data
-    title = spec.get("title", spec["name"])
-    if ctx.quick:
-        title += "  [quick]"
-    import textwrap
-
-    width = int(fig.get_figwidth() * 13)
-    lines = textwrap.wrap(title, width) + textwrap.wrap(as_run(ctx, spec, short=True), width)
-    fig.suptitle("\n".join(lines), fontsize=11)
-    fig.tight_layout()
-    ctx.out.mkdir(parents=True, exist_ok=True)
-    files = []
-    for ext in ("png", "svg"):
-        p = ctx.out / f"{spec['name']}.{ext}"
-        fig.savefig(p, dpi=130 if ext == "png" else None)
-        files.append(p)
-    plt.close(fig)
-    return files + data
-
-
-def _select(ctx: Context, df: pd.DataFrame, spec: dict) -> pd.DataFrame:
-    try:
-        return df[where_mask(df, spec.get("where"))]
-    except SpecError as e:
-        raise SpecError(f"figure {spec['name']}: {e}")
-
-
 def _panels(df: pd.DataFrame, spec: dict):
     p = spec.get("panels")
     if not p:
@@ -213,28 +135,11 @@ def _panel_title(ax, ctx: Context, spec: dict, value) -> None:
         ax.set_title(f"{ctx.coord_label(spec['panels'])} = {ctx.label(value)}", fontsize=10)
 
 
-def _series_keys(df: pd.DataFrame, series: list[str]) -> list[tuple]:
-    if not series:
-        return [()]
-    return list(dict.fromkeys(tuple(r) for r in df[series].itertuples(index=False, name=None)))
-
-
-def _series_mask(df: pd.DataFrame, series: list[str], key: tuple) -> pd.Series:
-    m = pd.Series(True, index=df.index)
-    for c, v in zip(series, key):
-        m &= df[c].astype(str) == str(v)
-    return m
-
-
 def _label(key: tuple, m, n_y: int, ctx: Context | None = None) -> str:
     parts = [ctx.label(k) if ctx is not None else str(k) for k in key]
     if n_y > 1 or not parts:
         parts.append(m.label)
     return ": ".join(parts)
-
-
-def _key_label(ctx: Context, key: tuple, default: str = "") -> str:
-    return ": ".join(ctx.label(k) for k in key) or default
 
 
 def _numeric(values) -> bool:
@@ -839,6 +744,11 @@ def fig_queue_profile(ctx: Context, spec: dict) -> Output:
                   caption=spec.get("caption", ""))
 
 
+def fig_latency_cdf(ctx: Context, spec: dict) -> Output:
+    """Per-packet delay distributions (:mod:`aqmlab.analysis.latency`)."""
+    return _latency_cdf(ctx, spec)
+
+
 def fig_hook(ctx: Context, spec: dict) -> Output:
     path = ctx.exp.path / "hook.py"
     modname = f"aqmlab_experiment_hook_{ctx.exp.id.replace('-', '_').replace('.', '_')}"
@@ -853,23 +763,7 @@ def fig_hook(ctx: Context, spec: dict) -> Output:
 
 FIGURES = {"xy": fig_xy, "bar": fig_bar, "timeseries": fig_timeseries, "flow_timeseries": fig_flow_timeseries,
            "windowed_jain": fig_windowed_jain, "flows_bar": fig_flows_bar, "group_bar": fig_group_bar,
-           "rcf": fig_rcf, "queue_profile": fig_queue_profile, "hook": fig_hook}
-
-
-#: kinds whose marks carry an interval over seeds
-INTERVAL_KINDS = {"xy", "bar", "windowed_jain", "flows_bar", "group_bar"}
-
-
-def as_run(ctx: Context, spec: dict, short: bool = False) -> str:
-    """What a figure shows as run: seeds, run length, and what its error bars are (from the runs
-    actually made, never a fixed number); ``short`` for the figure's own title."""
-    text = ctx.as_run()
-    if spec.get("kind") in INTERVAL_KINDS:
-        m = ctx.interval_method()
-        text += "; bars: " + (interval_short(m) if short else interval_note([m]))
-    elif spec.get("kind") in ("timeseries", "flow_timeseries"):
-        text += "; first seed of each point"
-    return text
+           "rcf": fig_rcf, "queue_profile": fig_queue_profile, "latency_cdf": fig_latency_cdf, "hook": fig_hook}
 
 
 def make_figure(ctx: Context, spec: dict) -> Output:

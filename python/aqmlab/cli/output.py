@@ -91,16 +91,19 @@ def summary_table(res) -> str:
             f"{share}{per_link} {fmt_rate(g['goodput_per_flow_bps']):>13} "
             f"{sum(g['drops'].values()):>7} {g['timeouts']:>8} {fmt_num(g['jain_throughput']):>9}"
         )
+    lines += _latency_lines(s)
     f = s["fairness"]
     lines.append("")
     web = [g for g in s["groups"] if g.get("app") == "web"]
+    probes = sum(g["flows"] for g in s["groups"] if g.get("app") == "probe")
     if not web:
         lines.append(
-            f"Jain's index: throughput, all flows {fmt_num(f['jain_throughput_all'])}; "
+            f"Jain's index: throughput, all flows{f' but the {probes} probes' if probes else ''} "
+            f"{fmt_num(f['jain_throughput_all'])}; "
             f"TCP flows {fmt_num(f['jain_throughput_tcp'])}; TCP goodput {fmt_num(f['jain_goodput_tcp'])}"
         )
     else:  # each web connection is a flow of its own: say so, and give the index over users too
-        n_all = sum(g["flows"] for g in s["groups"])
+        n_all = sum(g["flows"] for g in s["groups"] if g.get("app") != "probe")
         n_tcp = sum(g["flows"] for g in s["groups"] if g.get("transport") == "tcp")
         conns = sum(g["flows"] for g in web)
         lines.append(
@@ -115,17 +118,37 @@ def summary_table(res) -> str:
     return "\n".join(lines)
 
 
+def _latency_lines(s: dict) -> list[str]:
+    """The groups' delay percentiles (``simulation.latency``, probe groups), as Flent's summary
+    gives its ping's: one-way delay and round-trip time, in the window."""
+    rows = [g for g in s["groups"] if g.get("owd_samples")]
+    if not rows:
+        return []
+    head = (f"{'latency':<12} {'one-way p50':>11} {'p90':>9} {'p99':>9} {'p99.9':>9} {'max':>9}   "
+            f"{'RTT p50':>9} {'p99':>9} {'max':>9}")
+    lines = ["", head, "-" * len(head)]
+    for g in rows:
+        t = lambda k: fmt_time(g.get(k))
+        rtt = (f"{t('rtt_p50_s'):>9} {t('rtt_p99_s'):>9} {t('rtt_max_s'):>9}" if g.get("rtt_samples")
+               else f"{'-':>9} {'-':>9} {'-':>9}")
+        lines.append(f"{g['name'][:12]:<12} {t('owd_p50_s'):>11} {t('owd_p90_s'):>9} {t('owd_p99_s'):>9} "
+                     f"{t('owd_p999_s'):>9} {t('owd_max_s'):>9}   {rtt}")
+    return lines
+
+
 def _users_jain(res):
     """Jain's index of the users' throughputs (a web session's connections summed into one user, every
     other flow a user of its own), and the number of users; None without the flows' columns."""
     from ..base.metrics import jain
 
     cols = dict(res.columns("flows") or [])
-    thr, sess = cols.get("throughput_bps"), cols.get("session")
+    thr, sess, app = cols.get("throughput_bps"), cols.get("session"), cols.get("app")
     if thr is None:
         return None
     users: dict = {}
     for i, v in enumerate(thr):
+        if app is not None and app[i] == "probe":
+            continue
         sid = sess[i] if sess is not None else -1
         key = ("s", int(sid)) if sid is not None and sid == sid and sid >= 0 else ("f", i)
         users[key] = users.get(key, 0.0) + (0.0 if v is None or v != v else float(v))

@@ -7,13 +7,15 @@ from ..base.errors import PlotError, UserError
 
 
 def add_parser(sub) -> None:
-    pl = sub.add_parser("plot", help="figures of runs and sweeps (line, bar, cdf, timeseries, flows, queue)",
+    pl = sub.add_parser("plot", help="figures of runs and sweeps (line, bar, cdf, timeseries, flows, queue, latency)",
                         description="Draw a figure from run folders (aqmlab run) and sweep folders (aqmlab sweep), "
                                     "means over seeds with intervals, in the style of the report (docs/plotting.md).")
     pl.add_argument("sources", nargs="+", metavar="FOLDER", help="run or sweep folders (several are combined)")
-    pl.add_argument("--kind", "-k", default="line", choices=["line", "bar", "cdf", "timeseries", "flows", "queue"],
+    pl.add_argument("--kind", "-k", default="line",
+                    choices=["line", "bar", "cdf", "timeseries", "flows", "queue", "latency"],
                     help="line (default), bar, cdf (per-flow distribution), timeseries, flows (per-flow bars), "
-                         "queue (composition of the queue by position)")
+                         "queue (composition of the queue by position), latency (per-packet delay distribution: "
+                         "--y owd or rtt)")
     pl.add_argument("--x", metavar="COLUMN", help="x axis: a varied key or a metric (line, bar; default: the first "
                                                   "varied key)")
     pl.add_argument("--y", metavar="COLUMN[,COLUMN]", help="what to plot: metrics of runs.csv (line, bar), a "
@@ -34,6 +36,8 @@ def add_parser(sub) -> None:
     pl.add_argument("--ylabel", help="y-axis label")
     pl.add_argument("--logx", action="store_true", help="logarithmic x axis")
     pl.add_argument("--logy", action="store_true", help="logarithmic y axis")
+    pl.add_argument("--tail", action="store_true", help="latency: the fraction of packets slower than each delay, "
+                                                        "on a log axis (the tail, as Flent shows it)")
     pl.add_argument("--style", default="paper", choices=["paper", "draft"],
                     help="paper (default): no title in the image, PDF + SVG + 300 dpi PNG; draft: titled PNG + SVG")
     pl.add_argument("--width", type=int, choices=[1, 2], help="paper columns (default: 1 for one panel, 2 for more)")
@@ -48,7 +52,7 @@ def cmd_plot(a) -> int:
     try:
         o = plot(a.sources, kind=a.kind, out=a.out, style=a.style, columns=a.width, x=a.x, y=a.y, by=a.by,
                  panels=a.panels, where=a.where or [], name=a.name, title=a.title, xlabel=a.xlabel,
-                 ylabel=a.ylabel, logx=a.logx, logy=a.logy, link=a.link, labels=a.label or [])
+                 ylabel=a.ylabel, logx=a.logx, logy=a.logy, link=a.link, labels=a.label or [], tail=a.tail)
     except PlotError as e:
         raise UserError(str(e))
     if not a.quiet:

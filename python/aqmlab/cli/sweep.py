@@ -26,7 +26,7 @@ def add_parser(sub) -> None:
     add_executor_args(sw)
     sw.add_argument("--out", help="output directory (default: results/<scenario file stem>-sweep)")
     sw.add_argument("--tables", default="flows", metavar="T1,T2",
-                    help="result tables to gather besides runs: flows, timeseries, queue_snapshots, flow_series "
+                    help="result tables to gather besides runs: flows, timeseries, queue_snapshots, flow_series, latency "
                          "(default flows; '' for none)")
     sw.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
     add_max_memory(sw)

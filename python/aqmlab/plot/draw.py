@@ -23,6 +23,10 @@ kind           what                                                             
                one panel per ``--by`` group
 ``queue``      the queue's composition by position: the fraction of UDP packets at each   (UDP)
                position from the tail (needs ``simulation.queue_snapshots = true``)
+``latency``    the distribution of per-packet delays in ms (``owd``: one-way, ``rtt``:     ``owd``
+               round trip), one curve per group (and per run or varied key), flows and
+               seeds pooled; ``tail`` the fraction of packets slower than each delay on a
+               log axis (needs ``simulation.latency = true`` or a probe group)
 =============  =========================================================================  =============
 """
 
@@ -36,12 +40,12 @@ from pathlib import Path
 from ..base.errors import PlotError
 
 KINDS = {"line": "xy", "bar": "bar", "cdf": "rcf", "timeseries": "timeseries", "flows": "flows_bar",
-         "queue": "queue_profile"}
+         "queue": "queue_profile", "latency": "latency_cdf"}
 #: how some columns are named on axes, legends and panels unless --label says otherwise
 DEFAULT_LABELS = {"aqm": "AQM", "bottleneck.aqm.type": "AQM", "bottleneck.aqm": "AQM", "scenario": "scenario",
                   "run": "run", "seed": "seed"}
 TABLE_FILES = {"flows": "flows", "timeseries": "timeseries", "snapshots": "queue_snapshots",
-               "flow_series": "flow_series"}
+               "flow_series": "flow_series", "latency": "latency"}
 
 
 # ----------------------------------------------------------------------------- reading sources
@@ -76,6 +80,7 @@ def _run_folder(d: Path):
     res = Result(summary, flows, ts)
     res.snapshots = _read_table(d, "queue_snapshots")
     res.flow_series = _read_table(d, "flow_series")
+    res.latency = _read_table(d, "latency")
     return res
 
 
@@ -142,7 +147,7 @@ def load(sources) -> Data:
             if "run" not in dims:
                 dims.append("run")
             for name, df in (("flows", res.flows), ("timeseries", res.timeseries), ("snapshots", res.snapshots),
-                             ("flow_series", res.flow_series)):
+                             ("flow_series", res.flow_series), ("latency", res.latency)):
                 if df is not None and len(df.columns):
                     df = df.copy()
                     df.insert(0, "seed", sc.get("seed"))
@@ -348,7 +353,7 @@ def _numberlike(s) -> bool:
 
 
 def spec_for(kind: str, data: Data, *, x=None, y=None, by=None, panels=None, where=None, name=None, title=None,
-             xlabel=None, ylabel=None, logx=False, logy=False, link=None) -> tuple[dict, list]:
+             xlabel=None, ylabel=None, logx=False, logy=False, link=None, tail=False) -> tuple[dict, list]:
     """The figure spec (the keys of an experiment's ``[[figures]]``) and the grouping columns."""
     if kind not in KINDS:
         raise PlotError(f"--kind {kind}: one of {', '.join(KINDS)}")
@@ -361,6 +366,8 @@ def spec_for(kind: str, data: Data, *, x=None, y=None, by=None, panels=None, whe
         spec["where"] = where
     if link is not None and kind != "timeseries":
         raise PlotError("--link: only with --kind timeseries (the link whose time series is drawn)")
+    if tail and kind != "latency":
+        raise PlotError("--tail: only with --kind latency (the fraction of packets slower than each delay)")
     if kind in ("line", "bar"):
         if not ys:
             raise PlotError(f"--y: {kind} needs the metric(s) to plot, e.g. --y udp.share or --y tcp.goodput_bps "
@@ -440,6 +447,27 @@ def spec_for(kind: str, data: Data, *, x=None, y=None, by=None, panels=None, whe
             spec["panels"] = pan
         coords = [pan] if pan else []
         panels = None
+    elif kind == "latency":
+        lat = _table(data, "latency", "latency", "the sources recorded no delays (run with simulation.latency = true, or "
+                     "add a probe group: app = \"probe\"; sweeps keep them with --tables latency)")
+        m = ys[0] if ys else "owd"
+        if len(ys) > 1 or m not in ("owd", "rtt"):
+            raise PlotError(f"--y {y}: latency draws one of owd (one-way delay) or rtt (round-trip time)")
+        if not (lat["metric"] == m).any():
+            raise PlotError(f"--y {m}: the sources have no {'round-trip' if m == 'rtt' else 'one-way'} samples"
+                            + (" (RTTs come from TCP flows and probes with echo = true)" if m == "rtt" else ""))
+        _check_columns(list(where or {}), lat.columns, "--where", "latency")
+        _check_columns(by, lat.columns, "--by", "latency")
+        _check_columns([panels] if panels else [], lat.columns, "--panels", "latency")
+        if panels:
+            raise PlotError("--panels: latency draws one panel (use --by or --where)")
+        sel = _check_rows(lat, where, "latency")
+        by = by or (_varying(dims, sel) + (["group"] if sel["group"].nunique() > 1 or not _varying(dims, sel)
+                                           else []))
+        spec.update(metric=m, series=by)
+        if tail:
+            spec["tail"] = True
+        coords = by
     else:  # queue
         snaps = _table(data, "snapshots", "queue", "the sources have no queue_snapshots table (run with "
                        "simulation.queue_snapshots = true; sweeps keep it with --tables queue_snapshots)")
@@ -460,7 +488,7 @@ def spec_for(kind: str, data: Data, *, x=None, y=None, by=None, panels=None, whe
     if logy:
         spec["logy"] = True
     yname = (ys[0] if ys else {"cdf": "goodput", "timeseries": "queue", "flows": "throughput",
-                               "queue": "udp-by-position"}.get(kind, kind))
+                               "queue": "udp-by-position", "latency": "owd"}.get(kind, kind))
     spec["name"] = name or re.sub(r"[^\w.-]+", "-", f"{kind}-{yname}").strip("-")
     spec.setdefault("title", spec["name"])
     return spec, list(dict.fromkeys(c for c in coords if c))

@@ -90,7 +90,8 @@ def run(
 
         summary["scenario"]["overrides"] = list(ov)
         summary["scenario"]["description"] = describe(summary["scenario"].get("description", ""), ov)
-    res = Result(summary, raw["flows"], raw["timeseries"], wall, raw.get("snapshots"), raw.get("flow_series"))
+    res = Result(summary, raw["flows"], raw["timeseries"], wall, raw.get("snapshots"), raw.get("flow_series"),
+                 raw.get("latency"))
     res._resolve = (src.text, src.name, src.label, list(ov), seed)
     res.pcap = [Path(f) for f in raw.get("pcap", [])]
     res._pcap_tmp = tmp  # removed with the Result

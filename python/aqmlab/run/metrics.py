@@ -65,6 +65,12 @@ key                                    value
 ``sdv_throughput_bps``                 M14: sample standard deviation of all flows' throughputs
 ``web_drop_share``                     M9: drops of ``web`` flows / drops of all flows (NaN if no
                                        web flows or no drops)
+``group.<g>.owd_p99_s``, ...           with ``simulation.latency = true`` or a probe group
+                                       (``app = "probe"``): a group's one-way delay and RTT
+                                       percentiles, from its summary entry (``owd_p50_s``,
+                                       ``owd_p90_s``, ``owd_p99_s``, ``owd_p999_s``, ``owd_max_s``,
+                                       ``owd_mean_s``, ``owd_samples`` and the same ``rtt_*`` but
+                                       the mean; docs/metrics.md, "Latency distributions")
 ``users.jain_throughput``              Jain's index of the users' throughputs, a user being a flow
                                        except that the connections of one web session (flows
                                        column ``session`` >= 0) make one user, their throughputs
@@ -72,6 +78,10 @@ key                                    value
                                        ``users.jain_throughput_tcp`` and ``users.count_tcp``
                                        the same over the TCP flows
 =====================================  =========================================================
+
+Probe flows (``app = "probe"``) are left out of every aggregate and index over flows (``all``,
+``udp``, ``priority``, ``variant``, ``fair_share_bps``, ``users``, ...) but their own
+``app.probe.*`` and ``group.<name>.*``: they measure the network, they are not traffic sharing it.
 
 Aggregates ``<k>`` over a set of flows: ``flows`` (count), ``throughput_bps``, ``goodput_bps``,
 ``goodput_m2b_bps``, ``goodput_m2c_bps`` (sums, M1/M2/M2b/M2c), the same ``*_per_flow`` means,
@@ -254,14 +264,17 @@ def run_row(result) -> dict:
         _flatten(f"group.{g['name']}.", {k: v for k, v in g.items() if k != "name"}, row)
 
     f = _Table(_columns(result, "flows"))
-    every = range(f.n)
+    # probe flows (app "probe") measure the network's delay; they are not traffic sharing it: every
+    # aggregate below leaves them out but their own (app.probe.*, group.<probe group>.*)
+    allrows = range(f.n)
+    every = f.where("app", lambda v: v != "probe", allrows) if "app" in f else allrows
     _put("all", aggregate(f, every), row)
     for t in ("tcp", "udp"):
         _put(t, aggregate(f, f.where("transport", lambda v, t=t: v == t, every)), row)
-    for name, rows in f.groups("group", every) if "group" in f else []:
+    for name, rows in f.groups("group", allrows) if "group" in f else []:
         for k, v in aggregate(f, rows).items():
             row.setdefault(f"group.{name}.{k}", v)
-    for app, rows in f.groups("app", every):
+    for app, rows in f.groups("app", allrows):
         _put(f"app.{app}", aggregate(f, rows), row)
     for level, rows in f.groups("priority", every):
         _put(f"priority.{int(level)}", aggregate(f, rows), row)
@@ -296,7 +309,7 @@ def run_row(result) -> dict:
             row[f"group.{g['name']}.zero_goodput"] = float(len(f.where("group", lambda v, n=g["name"]: v == n, zero)))
             mine = f.where("group", lambda v, n=g["name"]: v == n, started_tcp) if started_tcp else []
             row[f"group.{g['name']}.goodput_min_bps"] = _min(f.col("goodput_bps", mine)) if mine else math.nan
-    row["sdv_throughput_bps"] = _std(f.col("throughput_bps", every)) if f.n > 1 else math.nan
+    row["sdv_throughput_bps"] = _std(f.col("throughput_bps", every)) if len(every) > 1 else math.nan
     web = f.where("app", lambda v: v == "web", every)
     total_drops = _sum(f.col("drops_total", every)) - _sum(f.col("drops_link_loss", every))
     if web and total_drops > 0:

@@ -25,7 +25,8 @@ def _frame(columns):
 
 
 #: result tables: attribute -> file stem
-TABLES = {"flows": "flows", "timeseries": "timeseries", "snapshots": "queue_snapshots", "flow_series": "flow_series"}
+TABLES = {"flows": "flows", "timeseries": "timeseries", "snapshots": "queue_snapshots", "flow_series": "flow_series",
+          "latency": "latency"}
 
 
 class Result:
@@ -42,17 +43,22 @@ class Result:
             (docs/metrics.md); else ``None``.
         flow_series: with ``simulation.flow_series_interval``: one row per active flow per sample
             (``flow_series.csv``); else ``None``.
+        latency: with ``simulation.latency = true`` or a probe group (``app = "probe"``): the
+            one-way delay and RTT distributions, one row per histogram bucket per recorded flow and
+            metric (``latency.csv``: ``flow_id``, ``group``, ``metric``, ``delay_s``, ``count``,
+            ``cdf``; docs/metrics.md, "Latency distributions"); else ``None``.
         wall_seconds: the engine's wall time.
 
     A table is held as the engine's columns and becomes a DataFrame when first read.
     """
 
     def __init__(self, summary: dict, flows=None, timeseries=None, wall_seconds: float = float("nan"),
-                 snapshots=None, flow_series=None):
+                 snapshots=None, flow_series=None, latency=None):
         self.summary = summary
         self.wall_seconds = wall_seconds
         # per table: a DataFrame, a list of (name, values) columns, or a loader returning columns
-        self._data = {"flows": flows, "timeseries": timeseries, "snapshots": snapshots, "flow_series": flow_series}
+        self._data = {"flows": flows, "timeseries": timeseries, "snapshots": snapshots, "flow_series": flow_series,
+                      "latency": latency}
 
     def _get(self, name):
         v = self._data[name]
@@ -97,6 +103,8 @@ class Result:
     snapshots = property(lambda self: self._get("snapshots"), _set("snapshots"), doc="queue snapshots, or None")
     flow_series = property(lambda self: self._get("flow_series"), _set("flow_series"),
                            doc="per-flow series, or None")
+    latency = property(lambda self: self._get("latency"), _set("latency"),
+                       doc="delay distributions (one row per histogram bucket), or None")
     del _set
 
     def __repr__(self):
@@ -107,11 +115,14 @@ class Result:
         """Jain's index of fairness (Σx)²/(n·Σx²) of ``column`` over a chosen set of flows.
 
         ``group``: a group name or several; ``flows``: flow ids, or a boolean mask over ``self.flows``.
-        With neither, all flows.
+        With neither, all flows but probes (``app = "probe"``: they measure the network, they do not
+        share it).
         """
         import pandas as pd
 
         df = self.flows
+        if group is None and flows is None and "app" in df.columns:
+            df = df[df["app"] != "probe"]
         if group is not None:
             groups = [group] if isinstance(group, str) else list(group)
             unknown = set(groups) - set(df["group"])

@@ -29,7 +29,7 @@ from ..base.version import __version__
 
 SCENARIO_FILE = "scenario.toml"
 # what `aqmlab run` writes; a folder holding only these (and nothing else) is a run folder
-RESULT_STEMS = ("summary", "scenario", "flows", "timeseries", "queue_snapshots", "flow_series")
+RESULT_STEMS = ("summary", "scenario", "flows", "timeseries", "queue_snapshots", "flow_series", "latency")
 RESULT_SUFFIXES = (".json", ".toml", ".csv", ".parquet", ".pcap")
 
 

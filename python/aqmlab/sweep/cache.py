@@ -243,7 +243,7 @@ class Cache:
         summary = json.loads(got["summary.json"])
         t = {attr: read_arrow(got[n]) for attr, n in names.items() if n in got}
         return Result(summary, t.get("flows"), t.get("timeseries"), got["meta"].get("wall_s", math.nan),
-                      t.get("snapshots"), t.get("flow_series"))
+                      t.get("snapshots"), t.get("flow_series"), t.get("latency"))
 
     def arrow(self, key: str, table: str):
         """One table of a stored run as a pyarrow Table (verified), or ``None`` if it has none."""

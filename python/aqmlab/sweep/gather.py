@@ -66,7 +66,7 @@ class SweepResult:
         return self.cache.load(self.tasks[i].key, tables)
 
     def table(self, name: str = "flows", where: Callable[[dict], bool] | None = None):
-        """A result table (``flows``, ``timeseries``, ``snapshots``, ``flow_series``) of every run
+        """A result table (``flows``, ``timeseries``, ``snapshots``, ``flow_series``, ``latency``) of every run
         (or of the runs whose key dict passes ``where``), with the dimension columns, ``seed`` and
         ``run`` in front (a pandas DataFrame)."""
         import pandas as pd

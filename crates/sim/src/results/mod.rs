@@ -4,6 +4,7 @@
 //! series, queue snapshots, per-flow series). docs/metrics.md defines every figure.
 
 mod flows;
+mod latency;
 mod series;
 mod summary;
 
@@ -106,6 +107,9 @@ pub struct Results {
     pub snapshots: Option<Table>,
     /// With `simulation.flow_series_interval`: one row per active flow per sample.
     pub flow_series: Option<Table>,
+    /// With `simulation.latency` or a probe group: the delay distributions, one row per non-empty
+    /// bucket per recorded flow and metric.
+    pub latency: Option<Table>,
 }
 
 /// Engine-wide counts.
@@ -132,6 +136,8 @@ pub struct Run<'a> {
     pub monitors: &'a [LinkMonitor],
     pub snaps: &'a Snapshots,
     pub fseries: &'a FlowSeries,
+    /// Latency histograms, if the run records any.
+    pub lat: Option<&'a crate::latency::Latency>,
     pub engine: Engine,
 }
 
@@ -290,8 +296,10 @@ fn link_name<'a>(r: &'a Run, l: u32) -> &'a str {
 /// Compute everything a run reports.
 pub fn collect(r: &Run) -> Results {
     let d = Derived::new(r);
-    let flows = flows::table(r, &d);
+    let mut flows = flows::table(r, &d);
+    latency::flow_columns(r, &mut flows);
     let summary = summary::summary(r, &d);
     let (timeseries, snapshots, flow_series) = series::tables(r);
-    Results { summary, flows, timeseries, snapshots, flow_series }
+    let latency = latency::table(r);
+    Results { summary, flows, timeseries, snapshots, flow_series, latency }
 }

@@ -27,6 +27,9 @@ pub(super) fn summary(r: &Run, d: &Derived) -> Value {
         });
     let groups: Vec<Value> = sc.groups.iter().enumerate().map(|(gi, g)| group_summary(r, d, gi, g)).collect();
     let is_tcp: Vec<bool> = r.flows.iter().map(|fl| matches!(fl.app, App::Tcp { .. })).collect();
+    // probes measure the network; they are not traffic sharing it
+    let probe: Vec<bool> = r.flows.iter().map(|fl| sc.groups[fl.group as usize].is_probe()).collect();
+    let thr_all: Vec<f64> = d.thr.iter().zip(&probe).filter(|(_, p)| !**p).map(|(x, _)| *x).collect();
     let tcp_thr: Vec<f64> = d.thr.iter().zip(&is_tcp).filter(|(_, t)| **t).map(|(x, _)| *x).collect();
     let tcp_good: Vec<f64> =
         d.window.iter().zip(&is_tcp).filter(|(_, t)| **t).map(|(c, _)| d.rate(c.unique_bytes)).collect();
@@ -59,7 +62,7 @@ pub(super) fn summary(r: &Run, d: &Derived) -> Value {
         "links": links,
         "groups": groups,
         "fairness": {
-            "jain_throughput_all": jain(&d.thr),
+            "jain_throughput_all": jain(&thr_all),
             "jain_throughput_tcp": jain(&tcp_thr),
             "jain_goodput_tcp": jain(&tcp_good),
         },
@@ -245,7 +248,7 @@ fn group_summary(r: &Run, d: &Derived, gi: usize, g: &GroupSpec) -> Value {
             topo.routes[first as usize].iter().map(|&l| topo.links[l as usize].name.clone()).collect::<Vec<_>>()
         })
     };
-    json!({
+    let mut v = json!({
         "name": g.name,
         "transport": g.transport_name(),
         "app": g.app_name(),
@@ -274,7 +277,11 @@ fn group_summary(r: &Run, d: &Derived, gi: usize, g: &GroupSpec) -> Value {
         "ce_marks": members().map(|c| c.ce_marks).sum::<u64>(),
         "ecn_reductions": members().map(|c| c.ecn_reductions).sum::<u64>(),
         "fast_retransmits": members().map(|c| c.fast_retx).sum::<u64>(),
-    })
+    });
+    if let Value::Object(o) = &mut v {
+        super::latency::group_keys(r, gi, o);
+    }
+    v
 }
 
 /// JSON has no NaN: undefined statistics become null.

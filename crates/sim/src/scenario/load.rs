@@ -28,6 +28,9 @@ pub struct Scenario {
     pub snapshot_poisson: bool,
     /// Period of the per-flow time series (throughput, goodput, cwnd), if requested.
     pub flow_series_interval: Option<Time>,
+    /// Record every flow's one-way delay and RTT distributions (`simulation.latency`; probe
+    /// groups are recorded regardless).
+    pub latency: bool,
     pub topology: Topology,
     pub access_limit: u64,
     pub groups: Vec<GroupSpec>,
@@ -131,6 +134,7 @@ fn from_table(table: toml::Table, default_name: &str) -> R<Scenario> {
         queue_snapshots: sim.queue_snapshots.unwrap_or(false),
         snapshot_poisson: sim.snapshot_times != Some(SnapshotTimes::Periodic),
         flow_series_interval: flow_series_interval(sim.flow_series_interval, duration)?,
+        latency: sim.latency.unwrap_or(false),
         captures: super::capture::parse_captures(raw.pcap, &topology, duration)?,
         topology,
         access_limit: access.limit,

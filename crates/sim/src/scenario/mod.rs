@@ -28,4 +28,4 @@ pub use link::{parse_aqm, LinkSpec};
 pub use load::{load, Scenario};
 pub use tcp::TCP_NAMES;
 pub use topology::{Endpoints, NodeKind, Shape, TopoLink, Topology};
-pub use traffic::{GroupSpec, StartSpec, TcpApp, Transport};
+pub use traffic::{GroupSpec, Probe, StartSpec, TcpApp, Transport};

@@ -35,6 +35,8 @@ pub(super) struct RawSimulation {
     pub(super) queue_snapshots: Option<bool>,
     pub(super) snapshot_times: Option<SnapshotTimes>,
     pub(super) flow_series_interval: Option<Dur>,
+    /// Record every flow's one-way delay and RTT distributions (crate::latency).
+    pub(super) latency: Option<bool>,
 }
 
 #[derive(Deserialize, Clone, Copy, PartialEq)]
@@ -216,6 +218,9 @@ pub(super) struct RawGroup {
     pub(super) response_size: Option<toml::Value>,
     pub(super) think_time: Option<toml::Value>,
     pub(super) request_size: Option<u32>,
+    /// `app = "probe"`: the gap between probes, and whether the receiver echoes each one.
+    pub(super) interval: Option<Dur>,
+    pub(super) echo: Option<bool>,
     pub(super) priority: Option<i64>,
     pub(super) in_profile: Option<bool>,
     pub(super) sender_rate: Option<OneOrMany<Rate>>,

@@ -12,7 +12,7 @@ use crate::traffic::onoff::OnOffSpec;
 use crate::traffic::short::ShortSpec;
 use crate::traffic::web::WebSpec;
 use crate::units::{Bytes, Dur, OneOrMany, Rate};
-use aqm::Time;
+use aqm::{Time, NS_PER_SEC};
 use serde::Deserialize;
 
 /// What the application of a TCP group does.
@@ -33,11 +33,20 @@ pub enum Transport {
         cfg: TcpConfig,
         app: TcpApp,
     },
-    /// UDP constant bit rate, or ON/OFF with CBR at the peak rate while ON (traffic::cbr, onoff).
+    /// UDP constant bit rate, or ON/OFF with CBR at the peak rate while ON (traffic::cbr, onoff),
+    /// or a probe: sparse packets at a constant interval whose delays are recorded (`probe`).
     Udp {
         cbr: Cbr,
         onoff: Option<OnOffSpec>,
+        probe: Option<Probe>,
     },
+}
+
+/// A probe flow (`app = "probe"`): a packet every `Cbr::interval`, like a VoIP call or a ping.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Probe {
+    /// The receiver sends each probe back on the ACK path (a ping: round-trip times too).
+    pub echo: bool,
 }
 
 /// When a flow starts.
@@ -78,6 +87,7 @@ impl GroupSpec {
             Transport::Tcp { app: TcpApp::Bulk { .. }, .. } => "bulk",
             Transport::Tcp { app: TcpApp::Short(_), .. } => "short",
             Transport::Tcp { app: TcpApp::Web(_), .. } => "web",
+            Transport::Udp { probe: Some(_), .. } => "probe",
             Transport::Udp { onoff: None, .. } => "cbr",
             Transport::Udp { onoff: Some(_), .. } => "onoff",
         }
@@ -88,6 +98,11 @@ impl GroupSpec {
             Transport::Tcp { cfg, .. } => cfg.variant,
             Transport::Udp { .. } => "none",
         }
+    }
+    /// A probe group (`app = "probe"`): its delays are always recorded, and it is not counted as
+    /// traffic in the fairness indices.
+    pub fn is_probe(&self) -> bool {
+        matches!(self.transport, Transport::Udp { probe: Some(_), .. })
     }
     /// Flows that exist from the start (dynamic connections of short/web groups are not counted).
     pub fn static_flows(&self) -> u32 {
@@ -135,6 +150,8 @@ fn only_for(g: &RawGroup, p: &str, app: &str, allowed: &[&str]) -> R<()> {
         ("response_size", g.response_size.is_some()),
         ("think_time", g.think_time.is_some()),
         ("request_size", g.request_size.is_some()),
+        ("interval", g.interval.is_some()),
+        ("echo", g.echo.is_some()),
         ("tcp", g.tcp.is_some()),
     ];
     for (k, there) in present {
@@ -238,10 +255,11 @@ fn udp_transport(g: &RawGroup, p: &str) -> R<Transport> {
     match app {
         "cbr" => only_for(g, p, app, &["rate", "packet_size"])?,
         "onoff" => only_for(g, p, app, &["rate", "packet_size", "on_time", "off_time", "distribution", "shape"])?,
+        "probe" => return probe_transport(g, p),
         other => {
             return Err(ScenarioError::new(
                 format!("{p}.app"),
-                format!("unknown UDP application \"{other}\"; available: cbr, onoff"),
+                format!("unknown UDP application \"{other}\"; available: cbr, onoff, probe"),
             ))
         }
     }
@@ -259,9 +277,27 @@ fn udp_transport(g: &RawGroup, p: &str) -> R<Transport> {
     if !(1..=65535).contains(&ps) {
         return Err(ScenarioError::new(format!("{p}.packet_size"), format!("must be 1..65535 bytes, got {ps}")));
     }
-    let cbr = Cbr { rate_bps: rate.0.round().max(1.0) as u64, size: ps as u16 };
+    let cbr = Cbr { rate_bps: rate.0.round().max(1.0) as u64, size: ps as u16, interval: 0 };
     let onoff = if app == "onoff" { Some(onoff_spec(g, p)?) } else { None };
-    Ok(Transport::Udp { cbr, onoff })
+    Ok(Transport::Udp { cbr, onoff, probe: None })
+}
+
+/// `app = "probe"`: a `packet_size` packet (default 200 B) every `interval` (default 20 ms: a
+/// G.711 voice call's 160-byte frames with RTP, UDP and IP headers), echoed back unless
+/// `echo = false`.
+fn probe_transport(g: &RawGroup, p: &str) -> R<Transport> {
+    only_for(g, p, "probe", &["packet_size", "interval", "echo"])?;
+    let ps = g.packet_size.unwrap_or(200);
+    if !(1..=65535).contains(&ps) {
+        return Err(ScenarioError::new(format!("{p}.packet_size"), format!("must be 1..65535 bytes, got {ps}")));
+    }
+    let interval = g.interval.map_or(NS_PER_SEC / 50, |d| d.0);
+    if interval == 0 {
+        return Err(ScenarioError::new(format!("{p}.interval"), "must be > 0, e.g. \"20ms\""));
+    }
+    let rate = (ps as f64 * 8.0 * NS_PER_SEC as f64 / interval as f64).round().max(1.0) as u64;
+    let cbr = Cbr { rate_bps: rate, size: ps as u16, interval };
+    Ok(Transport::Udp { cbr, onoff: None, probe: Some(Probe { echo: g.echo.unwrap_or(true) }) })
 }
 
 /// The ON and OFF periods of an ON/OFF source: exponential or Pareto, of the means given.

@@ -6,7 +6,7 @@ use crate::event::{EventQueue, Kind};
 use crate::hosts::{start_time, tcp_app, App, Flow, NO_SESSION, NO_TIMER};
 use crate::measure::FlowCounters;
 use crate::net::{Network, Route};
-use crate::packet::{Packet, PktKind, F_IN_PROFILE, F_RETX};
+use crate::packet::{Packet, PktKind, F_ECHO, F_IN_PROFILE, F_RETX};
 use crate::scenario::{Scenario, StartSpec, TcpApp, Transport};
 use crate::tcp::{Ack, Cx, TcpConfig};
 use crate::traffic::onoff::UdpSource;
@@ -47,7 +47,12 @@ impl Traffic {
             let first_host = next_host;
             next_host += g.count;
             let stop = g.stop.unwrap_or(Time::MAX);
-            let flags = if g.in_profile { F_IN_PROFILE } else { 0 };
+            let mut flags = if g.in_profile { F_IN_PROFILE } else { 0 };
+            if let Transport::Udp { probe: Some(p), .. } = &g.transport {
+                if p.echo {
+                    flags |= F_ECHO;
+                }
+            }
             match &g.transport {
                 Transport::Tcp { app: TcpApp::Short(spec), .. } => {
                     // arrivals from the group's start (the first after one inter-arrival time)
@@ -84,7 +89,7 @@ impl Traffic {
                                 let cfg = tcp_cfgs[gi].as_ref().expect("a TCP group");
                                 tcp_app(cfg, fid, g.priority, flags, limit)
                             }
-                            Transport::Udp { cbr, onoff } => {
+                            Transport::Udp { cbr, onoff, .. } => {
                                 let onoff =
                                     onoff.map(|o| (o, Rng::stream(seed, &format!("onoff:{}", g.name), i as u64)));
                                 let mut src = UdpSource::new(*cbr, onoff);
@@ -128,6 +133,9 @@ impl Sim {
         let now = self.now;
         match pkt.kind {
             PktKind::Data => {
+                if let Some(l) = self.lat.as_deref_mut() {
+                    l.one_way(fi, self.flows[fi].group, pkt.sent, now);
+                }
                 let c = &mut self.ctr[fi];
                 if pkt.flags & F_RETX != 0 {
                     c.delivered_retx_bytes += pkt.size as u64;
@@ -148,8 +156,15 @@ impl Sim {
                 let blocks = blocks.as_ref().map_or(&[][..], |b| b.as_slice());
                 let was = tx.completed_at().is_some();
                 let ack = Ack { seq: pkt.seq, flags: pkt.flags, echo: pkt.sent, blocks };
+                let samples = self.ctr[fi].rtt_samples;
                 tx.on_ack(&ack, &mut Cx::new(now, &mut self.scratch, &mut self.ctr[fi]));
                 let completed = !was && tx.completed_at().is_some();
+                if let Some(l) = self.lat.as_deref_mut() {
+                    let c = &self.ctr[fi];
+                    if c.rtt_samples != samples {
+                        l.round_trip(fi, self.flows[fi].group, c.rtt_last_ns as u64, now);
+                    }
+                }
                 self.inject_scratch(start);
                 self.sync_timer(fi, 0);
                 if completed {
@@ -165,12 +180,29 @@ impl Sim {
                 }
             }
             PktKind::Udp => {
+                if let Some(l) = self.lat.as_deref_mut() {
+                    l.one_way(fi, self.flows[fi].group, pkt.sent, now);
+                }
                 let c = &mut self.ctr[fi];
                 c.delivered_pkts += 1;
                 c.delivered_bytes += pkt.size as u64;
                 c.unique_pkts += 1;
                 c.unique_bytes += pkt.size as u64;
                 c.max_seq_rcvd = c.max_seq_rcvd.max(pkt.seq as u64 + 1);
+                if pkt.flags & F_ECHO != 0 {
+                    // a probe's receiver sends it back at once, as a ping's would
+                    c.acks_sent += 1;
+                    let echo = Packet { kind: PktKind::Echo, hop: 0, flags: 0, ..pkt };
+                    self.inject(echo);
+                }
+            }
+            PktKind::Echo => {
+                // a probe's echo is back: one round trip
+                let rtt = now.saturating_sub(pkt.sent);
+                crate::tcp::TcpMeter::rtt_sample(&mut self.ctr[fi], rtt as f64);
+                if let Some(l) = self.lat.as_deref_mut() {
+                    l.round_trip(fi, self.flows[fi].group, rtt, now);
+                }
             }
         }
     }

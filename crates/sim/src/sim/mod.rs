@@ -99,6 +99,8 @@ pub struct Sim {
     cap: Option<Box<capture::Captures>>,
     /// CSFQ's edge labelling, if a link runs CSFQ on labels (`edge`).
     edges: Option<Box<edge::Edges>>,
+    /// Latency histograms (`simulation.latency`, probe groups; `crate::latency`).
+    lat: Option<Box<crate::latency::Latency>>,
 }
 
 impl Sim {
@@ -176,6 +178,7 @@ impl Sim {
             early: false,
             cap: None,
             edges: edge::Edges::new(&sc, n),
+            lat: crate::latency::Latency::new(&sc).map(Box::new),
             sc,
         };
         sim.set_horizon();
@@ -505,7 +508,7 @@ impl Sim {
         self.hop_drops.add(pkt, self.routes[pkt.flow as usize].fwd_len);
         let c = &mut self.ctr[pkt.flow as usize];
         match pkt.kind {
-            PktKind::Ack => c.ack_drops += 1,
+            PktKind::Ack | PktKind::Echo => c.ack_drops += 1,
             PktKind::Request => {
                 // a lost web request is sent again after the initial RTO, as a lost SYN would be
                 c.ack_drops += 1;
@@ -575,6 +578,7 @@ impl Sim {
             monitors: &self.monitors,
             snaps: &self.snaps,
             fseries: &self.fseries,
+            lat: self.lat.as_deref(),
             engine: Engine {
                 events: self.events,
                 created: self.created,
@@ -586,8 +590,8 @@ impl Sim {
     }
 }
 
-/// ACKs and web requests travel the reverse path (receiver to sender).
+/// ACKs, web requests and probes' echoes travel the reverse path (receiver to sender).
 #[inline]
 fn is_reverse(k: PktKind) -> bool {
-    matches!(k, PktKind::Ack | PktKind::Request)
+    matches!(k, PktKind::Ack | PktKind::Request | PktKind::Echo)
 }

@@ -60,6 +60,14 @@ pub(super) fn allow(sc: &Scenario, net: &Network, flows: &[Flow], routes: &mut [
     let through = |last: u32, flag: u8| if alone(last) { flag } else { 0 };
     for (f, r) in flows.iter().zip(routes.iter_mut()) {
         r.early = match &sc.groups[f.group as usize].transport {
+            // a probe's receiver sends its echo: as a TCP receiver its ACK
+            Transport::Udp { probe: Some(p), .. } if p.echo => {
+                if alone(r.first_rev) {
+                    EARLY_DATA | through(r.last_fwd, THROUGH_DATA)
+                } else {
+                    0
+                }
+            }
             Transport::Udp { .. } => EARLY_DATA | through(r.last_fwd, THROUGH_DATA),
             Transport::Tcp { cfg, app: TcpApp::Bulk { .. } } if cfg.recovery != crate::tcp::Recovery::Sack => {
                 let data = if alone(r.first_rev) { EARLY_DATA | through(r.last_fwd, THROUGH_DATA) } else { 0 };
@@ -144,7 +152,7 @@ impl Sim {
         let ok = match pkt.kind {
             PktKind::Data | PktKind::Udp => early & EARLY_DATA != 0 && self.flows[fi].due_by(at, false),
             PktKind::Ack => early & EARLY_ACK != 0 && at < self.flows[fi].stop && self.flows[fi].due_by(at, true),
-            PktKind::Request => false,
+            PktKind::Request | PktKind::Echo => false,
         };
         if !ok {
             return false;

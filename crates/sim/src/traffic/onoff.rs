@@ -149,7 +149,7 @@ mod tests {
     use super::*;
 
     fn source(on: Dist, off: Dist) -> UdpSource {
-        let cbr = Cbr { rate_bps: 80_000, size: 500 }; // 20 packets/s while ON
+        let cbr = Cbr { rate_bps: 80_000, size: 500, interval: 0 }; // 20 packets/s while ON
         UdpSource::new(cbr, Some((OnOffSpec { on, off }, Rng::stream(3, "onoff", 0))))
     }
 
@@ -184,7 +184,7 @@ mod tests {
 
     #[test]
     fn plain_cbr_never_stops() {
-        let mut s = UdpSource::new(Cbr { rate_bps: 8000, size: 1000 }, None);
+        let mut s = UdpSource::new(Cbr { rate_bps: 8000, size: 1000, interval: 0 }, None);
         assert_eq!(s.start(5), 5);
         assert_eq!(s.advance(), 5 + 1_000_000_000);
         assert_eq!(s.advance(), 5 + 2_000_000_000);
@@ -229,7 +229,7 @@ mod period_tests {
     #[test]
     fn exponential_periods_have_the_configured_means() {
         // 2 Mb/s peak, 1000 B: 4 ms gap; mean ON 0.5 s, OFF 1.5 s
-        let cbr = Cbr { rate_bps: 2_000_000, size: 1000 };
+        let cbr = Cbr { rate_bps: 2_000_000, size: 1000, interval: 0 };
         let spec = OnOffSpec { on: Dist::Exponential { mean: 0.5 }, off: Dist::Exponential { mean: 1.5 } };
         let s = UdpSource::new(cbr, Some((spec, Rng::stream(11, "onoff", 0))));
         let (on, off) = periods(s, 40_000 * 1_000_000_000);
@@ -243,7 +243,7 @@ mod period_tests {
 
     #[test]
     fn pareto_periods_have_the_configured_means_and_tail_index() {
-        let cbr = Cbr { rate_bps: 400_000, size: 1000 }; // 20 ms gap: fewer packets to step through
+        let cbr = Cbr { rate_bps: 400_000, size: 1000, interval: 0 }; // 20 ms gap: fewer packets to step through
         let spec = OnOffSpec {
             on: Dist::Pareto { mean: 0.5, shape: 1.5, max: None },
             off: Dist::Pareto { mean: 1.5, shape: 1.5, max: None },
