@@ -25,7 +25,7 @@ OPTIONAL_IDS = ["chokew-x-reno", "chokew-x-avg"]
 # experiments of the papers that the specification's list does not have (issue 10)
 NEW_IDS = ["choke-model-n-sweep", "ward-3.3-buffer", "ward-3.3-multi-udp", "choked-4.6-buffer"]
 # experiments of aqmlab's own, beyond the papers
-BEYOND_IDS = ["multihop-parking-lot", "fair-aqm-league"]
+BEYOND_IDS = ["multihop-parking-lot", "fair-aqm-league", "l4s-coexistence", "bbr-vs-fair-aqm"]
 
 TINY_SCENARIO = """
 name = "tiny"

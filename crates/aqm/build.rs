@@ -72,7 +72,9 @@ fn fields(body: &[&str]) -> Vec<Field> {
                     doc: doc_text(&doc),
                     ty: ty.trim().trim_end_matches(',').trim().to_string(),
                     default: attrs.contains("default"),
-                    secs: attrs.contains("units::secs") || attrs.contains("units::opt_secs") || attrs.contains("\"secs\""),
+                    secs: attrs.contains("units::secs")
+                        || attrs.contains("units::opt_secs")
+                        || attrs.contains("\"secs\""),
                 });
             }
             doc.clear();

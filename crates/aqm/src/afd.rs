@@ -149,7 +149,10 @@ impl Params for AfdParams {
         check_range("alpha", self.alpha, 0.0, 1e9)?;
         check_range("beta", self.beta, 0.0, 1e9)?;
         if !(self.update_rate.is_finite() && self.update_rate >= 1e-3 && self.update_rate <= 1e9) {
-            return Err(ParamError::new("update_rate", format!("must be in [0.001, 1e9] per second, got {}", self.update_rate)));
+            return Err(ParamError::new(
+                "update_rate",
+                format!("must be in [0.001, 1e9] per second, got {}", self.update_rate),
+            ));
         }
         if self.mean_pkt_size == 0 {
             return Err(ParamError::new("mean_pkt_size", "must be at least 1 byte"));

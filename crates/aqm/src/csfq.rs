@@ -350,7 +350,10 @@ mod tests {
         assert!(p.validate().is_ok());
         assert_eq!((p.k, p.k_alpha, p.k_c), (0.1, 0.2, 0.2));
         assert_eq!(CsfqParams { k: 0.0, ..p.clone() }.validate().unwrap_err().field, "k");
-        assert_eq!(CsfqParams { overflow_decrease: 1.5, ..p.clone() }.validate().unwrap_err().field, "overflow_decrease");
+        assert_eq!(
+            CsfqParams { overflow_decrease: 1.5, ..p.clone() }.validate().unwrap_err().field,
+            "overflow_decrease"
+        );
     }
 
     /// [CSFQ] Eq. (3): the edge's label converges to the flow's rate — exactly for constant

@@ -419,7 +419,10 @@ mod tests {
                 let scan = q.active.iter().map(|&s| q.queues[s as usize].fifo.len()).max().unwrap();
                 assert_eq!(q.queues[q.longest() as usize].fifo.len(), scan, "step {step}");
             }
-            assert_eq!(q.by_len.as_ref().unwrap().max, q.active.iter().map(|&s| q.queues[s as usize].fifo.len()).max().unwrap_or(0));
+            assert_eq!(
+                q.by_len.as_ref().unwrap().max,
+                q.active.iter().map(|&s| q.queues[s as usize].fifo.len()).max().unwrap_or(0)
+            );
         }
     }
 

@@ -152,7 +152,7 @@ pub struct FqCodel<P> {
 
 /// A 64-bit finaliser (splitmix64's): a fixed, platform-independent mixing function.
 #[inline]
-fn mix64(mut z: u64) -> u64 {
+pub(crate) fn mix64(mut z: u64) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     z ^ (z >> 31)

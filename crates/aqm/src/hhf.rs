@@ -140,7 +140,10 @@ impl Params for HhfParams {
             return Err(ParamError::new("filter_arrays", format!("must be 1..8, got {}", self.filter_arrays)));
         }
         if !(self.filter_len.is_power_of_two() && (2..=1 << 16).contains(&self.filter_len)) {
-            return Err(ParamError::new("filter_len", format!("must be a power of two in 2..65536, got {}", self.filter_len)));
+            return Err(ParamError::new(
+                "filter_len",
+                format!("must be a power of two in 2..65536, got {}", self.filter_len),
+            ));
         }
         Ok(())
     }

@@ -29,7 +29,8 @@
 //!   [`family`] (the family's parameter block and matched-drop bookkeeping).
 //! * **One algorithm per file**: [`droptail`], [`red`], [`rio`], [`blue`], [`raqm`], [`pi`],
 //!   [`rem`], [`fred`], [`wfq`]; the CHOKe family [`choke`], [`gchoke`], [`perfect_choke`],
-//!   [`chokew`], [`choked`], and [`ward`]; the modern baselines [`codel`], [`pie`], [`fq_codel`];
+//!   [`chokew`], [`choked`], and [`ward`]; the modern baselines [`codel`], [`pie`], [`fq_codel`],
+//!   and those of L4S and flow queueing: [`dualpi2`], [`cake`], [`fq_pie`];
 //!   the fair schemes with a little state [`sfb`], [`afd`], [`csfq`], [`red_pd`], [`sred`],
 //!   [`xchoke`], [`hhf`] and the per-flow fair queue [`drr`]. Every discipline reports the bytes
 //!   of state it keeps ([`Qdisc::state_bytes`]).
@@ -46,6 +47,7 @@
 pub mod afd;
 pub mod blue;
 pub mod buffer;
+pub mod cake;
 pub mod choke;
 pub mod choked;
 pub mod chokew;
@@ -56,9 +58,11 @@ pub mod csfq;
 pub mod describe;
 pub mod droptail;
 pub mod drr;
+pub mod dualpi2;
 pub mod family;
 pub mod fifo;
 pub mod fq_codel;
+pub mod fq_pie;
 pub mod fred;
 pub mod gchoke;
 pub mod hhf;
@@ -232,6 +236,12 @@ macro_rules! registry {
             fn state(&self, out: &mut [f64]) {
                 match self { $( AnyQdisc::$variant(q) => q.state(out), )* }
             }
+            fn wants_hosts(&self) -> bool {
+                match self { $( AnyQdisc::$variant(q) => q.wants_hosts(), )* }
+            }
+            fn flow_hosts(&mut self, flow: u32, src: u32, dst: u32) {
+                match self { $( AnyQdisc::$variant(q) => q.flow_hosts(flow, src, dst), )* }
+            }
             fn state_bytes(&self) -> u64 {
                 match self { $( AnyQdisc::$variant(q) => q.state_bytes(), )* }
             }
@@ -277,9 +287,12 @@ use rem::{Rem, RemParams};
 use rio::{Rio, RioParams};
 use ward::{Ward, WardParams};
 
+use cake::{Cake, CakeParams};
 use codel::{Codel, CodelParams};
 use csfq::{Csfq, CsfqParams};
+use dualpi2::{DualPi2, DualPi2Params};
 use fq_codel::{FqCodel, FqCodelParams};
+use fq_pie::{FqPie, FqPieParams};
 use fred::{Fred, FredParams};
 use pie::{Pie, PieParams};
 use sfb::{Sfb, SfbParams};
@@ -307,6 +320,9 @@ registry! {
     Codel => Codel(CodelParams), "codel", "CoDel (RFC 8289), modern baseline: drops at dequeue when the sojourn stays above target";
     Pie => Pie(PieParams), "pie", "PIE (RFC 8033), modern baseline: delay-driven PI drop probability with auto-tuning and burst allowance";
     FqCodel => FqCodel(FqCodelParams), "fq_codel", "FQ-CoDel (RFC 8290), modern baseline: DRR over hashed flow queues, CoDel per queue";
+    DualPi2 => DualPi2(DualPi2Params), "dualpi2", "DualPI2 (RFC 9332, Linux defaults): coupled L4S and classic queues, p_C = p'^2, p_L = 2p', 1 ms step";
+    Cake => Cake(CakeParams), "cake", "CAKE's core (Hoeiland-Joergensen et al. 2018): COBALT per flow, 8-way set-associative hashing, host isolation";
+    FqPie => FqPie(FqPieParams), "fq_pie", "FQ-PIE (Linux fq_pie): DRR over hashed flow queues, PIE per queue";
     Sfb => Sfb(SfbParams), "sfb", "Stochastic Fair Blue (Feng et al. 2001): BLUE per hashed bin, L levels x N bins, penalty box for non-responsive flows";
     Afd => Afd(AfdParams), "afd", "Approximate Fair Dropping (Pan et al. 2003): shadow buffer of recent arrivals, drop (1 - m_fair/m_i)+";
     Csfq => Csfq(CsfqParams), "csfq", "Core-Stateless Fair Queueing (Stoica et al. 1998): edges label rates, the core drops max(0, 1 - alpha/label)";
@@ -331,12 +347,14 @@ pub(crate) mod test_util {
         /// ECN-capable transport, and the Congestion Experienced mark.
         pub ect: bool,
         pub ce: bool,
+        /// The ECT(1) codepoint (with `ect`): the L4S identifier.
+        pub ect1: bool,
         /// CSFQ's rate label (bits per second).
         pub label: Option<f64>,
     }
     impl P {
         pub fn new(flow: u32, size: u32) -> Self {
-            P { flow, size, prio: 1, in_profile: false, seq: 0, ect: false, ce: false, label: None }
+            P { flow, size, prio: 1, in_profile: false, seq: 0, ect: false, ce: false, ect1: false, label: None }
         }
     }
 
@@ -371,6 +389,9 @@ pub(crate) mod test_util {
         }
         fn mark_ce(&mut self) {
             self.ce = true;
+        }
+        fn l4s(&self) -> bool {
+            self.ect1 || self.ce
         }
         fn rate_label(&self) -> Option<f64> {
             self.label

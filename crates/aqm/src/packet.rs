@@ -24,6 +24,11 @@ pub trait Pkt: Copy {
     }
     /// Set the Congestion Experienced codepoint (only called on ECN-capable packets).
     fn mark_ce(&mut self) {}
+    /// The packet carries the L4S identifier: ECN field ECT(1) or CE (RFC 9331 §5.1), which
+    /// dual-queue disciplines (DualPI2) classify into their low-latency queue.
+    fn l4s(&self) -> bool {
+        false
+    }
     /// CSFQ's label: the rate of the packet's flow in bits per second, as estimated where the flow
     /// entered the network (or lowered by a congested core router on the way), or `None` for an
     /// unlabelled packet.

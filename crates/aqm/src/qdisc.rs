@@ -138,6 +138,15 @@ pub trait Qdisc<P: Pkt> {
     }
     /// Current values of the variables named by `state_names`, written into `out`.
     fn state(&self, _out: &mut [f64]) {}
+    /// Whether this discipline isolates hosts and so wants to be told each flow's hosts
+    /// ([`Qdisc::flow_hosts`]; CAKE).
+    fn wants_hosts(&self) -> bool {
+        false
+    }
+    /// Flow `flow` runs from host `src` to host `dst` (opaque host ids, in the flow's data
+    /// direction). Called by the simulator and the emulator for disciplines that want it; a
+    /// flow it was never told about is its own host at both ends.
+    fn flow_hosts(&mut self, _flow: u32, _src: u32, _dst: u32) {}
     /// The bytes of state the discipline keeps, at most over the run so far: its own variables and
     /// tables (per-flow entries, bins, a shadow buffer, a drop history), not the waiting packets
     /// nor the structures that only hold or index them (the FIFO's ring, the leaky buffer's slots,

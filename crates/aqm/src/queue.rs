@@ -248,6 +248,23 @@ mod tests {
             "fq_codel",
             r#"{"flows": 2, "quantum": 1514, "target": "2us", "interval": "20us", "hash": "mix"}"#,
         ));
+        // DualPI2 (flow 3 carries ECT(1) below, so both of its queues fill), CAKE and FQ-PIE
+        v.push(config(
+            "dualpi2",
+            r#"{"target": "3us", "t_update": "5us", "alpha": 2000, "beta": 20000, "step_thresh": "2us", "mtu": 300}"#,
+        ));
+        v.push(config("dualpi2", r#"{"target": "3us", "t_update": "5us", "alpha": 2000, "beta": 20000, "step_thresh": "2us", "mtu": 300, "drop_early": true, "drop_overload": false, "c_protection": 50}"#));
+        v.push(config("cake", r#"{"target": "2us", "interval": "20us"}"#));
+        v.push(config(
+            "cake",
+            r#"{"target": "2us", "interval": "20us", "flow_mode": "flows", "shaped": false, "hash": "mod"}"#,
+        ));
+        v.push(config("cake", r#"{"target": "2us", "interval": "20us", "flow_mode": "dual_dsthost"}"#));
+        v.push(config(
+            "fq_pie",
+            r#"{"flows": 4, "quantum": 300, "target": "3us", "t_update": "5us", "alpha": 2000, "beta": 20000, "max_burst": "0s", "mtu": 300}"#,
+        ));
+        v.push(config("fq_pie", r#"{"flows": 2, "target": "3us", "t_update": "5us", "alpha": 2000, "beta": 20000, "max_burst": "10us", "mtu": 300, "bytemode": true, "hash": "mix"}"#));
         // the fair family (issue 24), with small bins, tables and periods so that every mechanism
         // acts within a few hundred operations 1 us apart
         v.push(config("sfb", r#"{"levels": 2, "bins": 3, "bin_size": 2, "increment": 0.2, "decrement": 0.05, "freeze_time": "2us", "penalty_rate": 1e5, "penalty_burst": 2}"#));
@@ -260,7 +277,10 @@ mod tests {
         v.push(config("red_pd", r#"{"min_th": 1, "max_th": 4, "w_q": 0.5, "target_rtt": "1us", "rtt_with_queue": false, "lists": 2, "identify": 1, "ecn": true}"#));
         v.push(config("sred", r#"{"zombies": 3, "p_max": 0.5, "n_full": 1}"#));
         v.push(config("sred", r#"{"zombies": 2, "p_overwrite": 1, "alpha": 0.3, "variant": "simple", "ecn": true}"#));
-        v.push(config("xchoke", r#"{"min_th": 1, "max_th": 6, "w_q": 0.5, "max_p": 0.3, "table_size": 2, "hit_max": 2, "decay_every": 3}"#));
+        v.push(config(
+            "xchoke",
+            r#"{"min_th": 1, "max_th": 6, "w_q": 0.5, "max_p": 0.3, "table_size": 2, "hit_max": 2, "decay_every": 3}"#,
+        ));
         v.push(config("hhf", r#"{"admit_bytes": 2000, "reset_timeout": "20us", "evict_timeout": "10us", "hh_flows_limit": 2, "filter_arrays": 2, "filter_len": 4, "quantum": 700}"#));
         v.push(config("hhf", r#"{"admit_share": 0.5, "non_hh_weight": 1}"#));
         v.push(config("drr", r#"{"quantum": 700}"#));
@@ -271,7 +291,7 @@ mod tests {
 
     /// Disciplines that transmit in arrival order overall (the others only per flow).
     fn single_fifo(cfg: &AqmConfig) -> bool {
-        !matches!(cfg.name(), "fq_codel" | "wfq" | "hhf" | "drr")
+        !matches!(cfg.name(), "fq_codel" | "wfq" | "hhf" | "drr" | "dualpi2" | "cake" | "fq_pie")
     }
 
     /// State variables that are probabilities: named `p`, ending in `_p` or starting with `p_`
@@ -296,6 +316,7 @@ mod tests {
             ("pie", r#"{"target": "3us", "t_update": "5us", "alpha": 2000, "beta": 20000, "max_burst": "0s", "ecn": true, "mark_ecn_th": 1.0}"#.into()),
             ("codel", r#"{"target": "2us", "interval": "20us", "maxpacket": 500, "ecn": true}"#.into()),
             ("fq_codel", r#"{"flows": 4, "quantum": 300, "target": "2us", "interval": "20us", "maxpacket": 500, "ecn": true}"#.into()),
+            ("fq_pie", r#"{"flows": 4, "quantum": 300, "target": "3us", "t_update": "5us", "alpha": 2000, "beta": 20000, "max_burst": "0s", "mtu": 300, "ecn": true, "ecn_prob": 1.0}"#.into()),
             ("choke", format!("{{{red}}}")),
             ("gchoke", format!("{{{red}}}")),
             ("perfect_choke", format!("{{{red}}}")),
@@ -343,6 +364,55 @@ mod tests {
         }
     }
 
+    /// The schemes that mark whatever is ECN-capable, without an `ecn` switch: CAKE's COBALT
+    /// (its CoDel half; its BLUE half drops regardless, but only once a bucket overflowed, which a
+    /// buffer this large prevents) and DualPI2 for L4S packets (ECT(1); with `drop_overload =
+    /// false`, so that an overloaded AQM marks them too). Packets that are not ECN-capable are
+    /// dropped by the same load.
+    #[test]
+    fn cake_and_dualpi2_mark_ecn_capable_packets() {
+        let cases = [
+            ("cake", r#"{"target": "2us", "interval": "20us", "flow_mode": "flows", "shaped": false}"#),
+            (
+                "dualpi2",
+                r#"{"target": "3us", "t_update": "5us", "alpha": 2000, "beta": 20000, "step_thresh": "2us", "mtu": 300, "drop_overload": false}"#,
+            ),
+        ];
+        for (kind, json) in cases {
+            let mut counts = [(0u64, 0u64); 2];
+            for (k, ect) in [false, true].into_iter().enumerate() {
+                let mut q = Queue::new(
+                    config(kind, json).build::<P>(LinkInfo { rate_bps: 1e7 }, Limit::packets(100_000)),
+                    Rng::stream(5, "ecn", 0),
+                );
+                let period = q.disc.timer_period();
+                let mut next_timer = period.unwrap_or(u64::MAX);
+                let mut t = 0u64;
+                for step in 0..4000u32 {
+                    t += 1000;
+                    while next_timer <= t {
+                        q.on_timer(next_timer);
+                        next_timer += period.unwrap();
+                    }
+                    let mut p = P::new(step % 7, 500);
+                    (p.ect, p.ect1) = (ect, ect);
+                    q.enqueue(p, t);
+                    counts[k].0 += q.drops().len() as u64;
+                    if step % 3 != 0 {
+                        if let Some((p, _)) = q.dequeue(t) {
+                            counts[k].1 += p.ce as u64;
+                        }
+                        counts[k].0 += q.drops().len() as u64;
+                    }
+                }
+            }
+            assert!(counts[0].0 > 0, "{kind}: the load produces no drop without ECT");
+            assert_eq!(counts[1].0, 0, "{kind}: drops of ECN-capable packets");
+            assert!(counts[1].1 > 0, "{kind}: no CE-marked packet left the queue");
+            assert_eq!(counts[0].1, 0, "{kind}: marked a packet that is not ECN-capable");
+        }
+    }
+
     proptest! {
         /// Conservation, FIFO order of survivors, limit never exceeded, probability in [0, 1],
         /// for every discipline under any interleaving of arrivals and departures.
@@ -374,6 +444,8 @@ mod tests {
                             p.seq = seq;
                             p.prio = 1 + (*f % 2) as u8;
                             p.in_profile = *f >= 2;
+                            p.ect1 = *f == 3;
+                            p.ect = p.ect1;
                             seq += 1;
                             q.enqueue(p, t);
                         } else if let Some((p, enq)) = q.dequeue(t) {

@@ -123,7 +123,12 @@ pub(crate) fn thresholds(min_th: Option<f64>, max_th: Option<f64>, limit: &Limit
 }
 
 /// Check optional RED thresholds (the rest as RED).
-pub(crate) fn check_optional_red(min_th: Option<f64>, max_th: Option<f64>, max_p: f64, w_q: f64) -> Result<(), ParamError> {
+pub(crate) fn check_optional_red(
+    min_th: Option<f64>,
+    max_th: Option<f64>,
+    max_p: f64,
+    w_q: f64,
+) -> Result<(), ParamError> {
     let lo = min_th.unwrap_or(0.0);
     let hi = max_th.unwrap_or(f64::MAX);
     crate::red_math::check_red(lo, hi, max_p, w_q)
@@ -140,7 +145,10 @@ impl Params for RedPdParams {
             return Err(ParamError::new("lists", format!("must be 1..64, got {}", self.lists)));
         }
         if !(1..=self.lists).contains(&self.identify) {
-            return Err(ParamError::new("identify", format!("must be 1..lists ({}), got {}", self.lists, self.identify)));
+            return Err(ParamError::new(
+                "identify",
+                format!("must be 1..lists ({}), got {}", self.lists, self.identify),
+            ));
         }
         check_range("max_p_change", self.max_p_change, 0.0, 1.0)?;
         if self.max_p_change == 0.0 {
@@ -293,7 +301,11 @@ impl<P: Pkt> RedPd<P> {
         // the next list: as long as a reference flow takes to see one drop, R sqrt(2 / (3p)),
         // within [R, 100 R] (100 R while there are no drops)
         let r = self.rtt();
-        let len = if self.p_ambient > 0.0 { (r * (2.0 / (3.0 * self.p_ambient)).sqrt()).clamp(r, 100.0 * r) } else { 100.0 * r };
+        let len = if self.p_ambient > 0.0 {
+            (r * (2.0 / (3.0 * self.p_ambient)).sqrt()).clamp(r, 100.0 * r)
+        } else {
+            100.0 * r
+        };
         self.cur = (self.cur + 1) % self.lists.len();
         let l = &mut self.lists[self.cur];
         l.flows.clear();
@@ -414,7 +426,10 @@ mod tests {
         assert_eq!((p.target_rtt, p.lists, p.identify), (0.04, 5, 3));
         assert_eq!(RedPdParams { identify: 6, ..p.clone() }.validate().unwrap_err().field, "identify");
         assert_eq!(RedPdParams { lists: 0, ..p.clone() }.validate().unwrap_err().field, "lists");
-        assert_eq!(RedPdParams { min_th: Some(50.0), max_th: Some(40.0), ..p.clone() }.validate().unwrap_err().field, "max_th");
+        assert_eq!(
+            RedPdParams { min_th: Some(50.0), max_th: Some(40.0), ..p.clone() }.validate().unwrap_err().field,
+            "max_th"
+        );
         assert_eq!(RedPdParams { target_rtt: 0.0, ..p.clone() }.validate().unwrap_err().field, "target_rtt");
         assert_eq!(thresholds(None, None, &Limit::packets(100)), (25.0, 75.0));
         assert_eq!(thresholds(Some(10.0), None, &Limit::packets(100)), (10.0, 30.0));
@@ -480,9 +495,18 @@ mod tests {
             q.enqueue(P::new(flow, 1000), &mut cx);
         }
         let share = out[0] as f64 / (out[0] + out[1]) as f64;
-        eprintln!("RED-PD: flow 0's share {share:.3}, P_0 {:.3}, p {:.4}, monitored {:?}", q.p_of(0), q.p_ambient, q.monitored.keys().collect::<Vec<_>>());
+        eprintln!(
+            "RED-PD: flow 0's share {share:.3}, P_0 {:.3}, p {:.4}, monitored {:?}",
+            q.p_of(0),
+            q.p_ambient,
+            q.monitored.keys().collect::<Vec<_>>()
+        );
         assert!(q.p_of(0) > 0.5, "P_0 = {}", q.p_of(0));
         assert!(share < 0.75, "the fast flow kept {share} of the link");
-        assert!(q.monitored.keys().all(|&f| f == 0), "slow flows monitored: {:?}", q.monitored.keys().collect::<Vec<_>>());
+        assert!(
+            q.monitored.keys().all(|&f| f == 0),
+            "slow flows monitored: {:?}",
+            q.monitored.keys().collect::<Vec<_>>()
+        );
     }
 }

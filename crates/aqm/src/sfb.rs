@@ -494,7 +494,14 @@ mod tests {
     /// time) and is dropped (`any`); an arrival to an empty bin lowers it.
     #[test]
     fn bin_above_size_raises_p_m_and_drops() {
-        let p = SfbParams { levels: 1, bins: 1, bin_size: Some(3.0), increment: 0.25, decrement: 0.125, ..Default::default() };
+        let p = SfbParams {
+            levels: 1,
+            bins: 1,
+            bin_size: Some(3.0),
+            increment: 0.25,
+            decrement: 0.125,
+            ..Default::default()
+        };
         let mut q = sfb(&p, 100);
         let mut rng = Rng::stream(1, "sfb", 0);
         let mut drops = Vec::new();

@@ -270,7 +270,10 @@ mod tests {
         assert!(p.validate().is_ok());
         let q: Sred<P> = Sred::new(&p, Limit::packets(600));
         assert_eq!(q.alpha, 0.25 / 1000.0);
-        assert_eq!((q.p_sred(50.0), q.p_sred(100.0), q.p_sred(199.0), q.p_sred(200.0)), (0.0, 0.15 / 4.0, 0.15 / 4.0, 0.15));
+        assert_eq!(
+            (q.p_sred(50.0), q.p_sred(100.0), q.p_sred(199.0), q.p_sred(200.0)),
+            (0.0, 0.15 / 4.0, 0.15 / 4.0, 0.15)
+        );
         assert_eq!(SredParams { zombies: 0, ..p.clone() }.validate().unwrap_err().field, "zombies");
         assert_eq!(SredParams { n_full: 0.5, ..p.clone() }.validate().unwrap_err().field, "n_full");
     }

@@ -101,7 +101,8 @@ impl Params for XchokeParams {
         if self.mean_pkt_size == 0 {
             return Err(ParamError::new("mean_pkt_size", "must be at least 1 byte"));
         }
-        for (name, v) in [("table_size", self.table_size), ("hit_max", self.hit_max), ("decay_every", self.decay_every)] {
+        for (name, v) in [("table_size", self.table_size), ("hit_max", self.hit_max), ("decay_every", self.decay_every)]
+        {
             if !(1..=1 << 20).contains(&v) {
                 return Err(ParamError::new(name, format!("must be 1..1048576, got {v}")));
             }
@@ -251,7 +252,10 @@ mod tests {
         let p = XchokeParams::default();
         assert!(p.validate().is_ok());
         assert_eq!(XchokeParams { table_size: 0, ..p.clone() }.validate().unwrap_err().field, "table_size");
-        assert_eq!(XchokeParams { min_th: Some(10.0), max_th: Some(5.0), ..p.clone() }.validate().unwrap_err().field, "max_th");
+        assert_eq!(
+            XchokeParams { min_th: Some(10.0), max_th: Some(5.0), ..p.clone() }.validate().unwrap_err().field,
+            "max_th"
+        );
     }
 
     /// The table: hits add up, the entry with the fewest hits makes room, and every

@@ -317,6 +317,7 @@ impl Core {
             in_profile,
             ect: h.ecn != 0,
             ce: false,
+            l4s: h.ecn & 1 != 0,
             data,
             retx,
             payload: h.payload,

@@ -229,6 +229,7 @@ mod tests {
             in_profile: false,
             ect: false,
             ce: false,
+            l4s: false,
             data: true,
             retx: false,
             payload: size,

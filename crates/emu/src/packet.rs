@@ -171,6 +171,8 @@ pub struct EPkt {
     /// packet leaves the queue).
     pub ect: bool,
     pub ce: bool,
+    /// The ECN field held ECT(1) or CE on arrival: the L4S identifier (RFC 9331 §5.1).
+    pub l4s: bool,
     /// A data packet (TCP segment with payload, UDP datagram, anything not TCP); false for pure
     /// TCP ACKs and SYN/FIN without data.
     pub data: bool,
@@ -206,6 +208,10 @@ impl Pkt for EPkt {
     #[inline]
     fn mark_ce(&mut self) {
         self.ce = true;
+    }
+    #[inline]
+    fn l4s(&self) -> bool {
+        self.l4s || self.ce
     }
 }
 

@@ -79,6 +79,8 @@ fn flow_bytes(g: &GroupSpec, warmup: bool) -> u64 {
     let counters = (1 + warmup as u64) * std::mem::size_of::<crate::measure::FlowCounters>() as u64;
     let flow = crate::sim::FLOW_BYTES + counters + 16;
     let app = match g.transport {
+        // BBR: its state and the delivery-rate ring (64 records to begin with) on the heap
+        Transport::Tcp { cfg, .. } if cfg.cc.wants_rate_samples() => TCP_HEAP_BYTES + 256 + 64 * 40,
         Transport::Tcp { .. } => TCP_HEAP_BYTES,
         Transport::Udp { .. } => 64,
     };
@@ -321,9 +323,7 @@ fn events(sc: &Scenario, conns: &[Conns], carried: &[Carried], samples: u64) -> 
                 let iw = cfg.initial_window.min(cfg.max_window as f64).max(1.0);
                 k.active * k.carried * (hops_f + hops_r) + c.opened * (3.0 + iw * (hops_f + hops_r))
             }
-            Transport::Udp { .. } => {
-                k.active * (k.carried * (hops_f + 1.0) + (k.offered - k.carried).max(0.0) * 2.0)
-            }
+            Transport::Udp { .. } => k.active * (k.carried * (hops_f + 1.0) + (k.offered - k.carried).max(0.0) * 2.0),
         };
     }
     let dur_s = sc.duration as f64 / NS_PER_SEC as f64;
@@ -843,8 +843,11 @@ mod tests {
             ("cg/memory/docker/abc/memory.stat", "cache 0\nhierarchical_memory_limit 2147483648\n"),
         ]);
         assert_eq!(read(&root).cgroup, Some(2 << 30));
-        std::fs::write(root.join("cg/memory/docker/abc/memory.stat"), "hierarchical_memory_limit 9223372036854771712\n")
-            .unwrap();
+        std::fs::write(
+            root.join("cg/memory/docker/abc/memory.stat"),
+            "hierarchical_memory_limit 9223372036854771712\n",
+        )
+        .unwrap();
         assert_eq!(read(&root).cgroup, None);
         std::fs::write(root.join("cg/memory/docker/abc/memory.limit_in_bytes"), "1073741824\n").unwrap();
         let m = read(&root);

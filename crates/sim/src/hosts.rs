@@ -41,7 +41,7 @@ impl Flow {
     #[inline]
     pub fn due_by(&self, t: Time, sender: bool) -> bool {
         let deadline = match &self.app {
-            App::Tcp { tx, .. } if sender => tx.rto_deadline(),
+            App::Tcp { tx, .. } if sender => tx.timer_deadline(),
             App::Tcp { rx, .. } => rx.delack_deadline,
             App::Udp(_) => 0,
         };

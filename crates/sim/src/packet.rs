@@ -32,6 +32,9 @@ pub const F_ECE: u8 = 16;
 pub const F_CWR: u8 = 32;
 /// UDP flag: a probe the receiver echoes back (`app = "probe"`, `echo = true`).
 pub const F_ECHO: u8 = 64;
+/// Flag (with [`F_ECT`]): the ECT(1) codepoint, the L4S identifier (RFC 9331 §5.1), set by a
+/// scalable sender (DCTCP in L4S mode, Prague); without it an ECN-capable packet carries ECT(0).
+pub const F_ECT1: u8 = 128;
 
 /// A packet on the wire (24 bytes).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -102,6 +105,11 @@ impl Pkt for Packet {
     #[inline]
     fn mark_ce(&mut self) {
         self.flags |= F_CE;
+    }
+    /// ECT(1) or CE (RFC 9331 §5.1: a CE packet goes to the L4S queue whatever it carried before).
+    #[inline]
+    fn l4s(&self) -> bool {
+        self.flags & (F_ECT1 | F_CE) != 0
     }
     /// Data and UDP packets carry CSFQ's label in `aux` (an ACK's `aux` is its SACK serial, so
     /// ACKs are never labelled).

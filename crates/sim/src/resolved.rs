@@ -490,6 +490,8 @@ fn tcp_section(cfg: &TcpConfig) -> Section {
         delack_timeout,
         byte_counting,
         ecn,
+        pacing,
+        l4s,
     } = cfg;
     let mut s = Section::new();
     s.put("variant", Value::String((*variant).into()));
@@ -517,6 +519,8 @@ fn tcp_section(cfg: &TcpConfig) -> Section {
             s.put("cubic_fast_convergence", Value::Boolean(fast_convergence));
             s.put("cubic_tcp_friendly", Value::Boolean(tcp_friendly));
         }
+        CcConfig::Bbr => {}
+        CcConfig::Dctcp { g } | CcConfig::Prague { g } => s.put("dctcp_g", Value::Float(g)),
     }
     s.put("mss", int(*mss));
     s.put("ack_size", int(*ack_size));
@@ -535,6 +539,15 @@ fn tcp_section(cfg: &TcpConfig) -> Section {
     s.put("delack_timeout", dur(*delack_timeout));
     s.put("byte_counting", Value::Boolean(*byte_counting));
     s.put("ecn", Value::Boolean(*ecn));
+    // (for the earlier variants written only when on, so that their resolved scenarios are
+    // unchanged; always for those whose defaults turn them on)
+    let new_variant = matches!(cc, CcConfig::Bbr | CcConfig::Dctcp { .. } | CcConfig::Prague { .. });
+    if *pacing || new_variant {
+        s.put("pacing", Value::Boolean(*pacing));
+    }
+    if *l4s || new_variant {
+        s.put("l4s", Value::Boolean(*l4s));
+    }
     s
 }
 

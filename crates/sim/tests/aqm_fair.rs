@@ -39,7 +39,8 @@ fn udp_share(r: &Results) -> f64 {
 
 #[test]
 fn each_scheme_keeps_the_udp_share_well_below_reds() {
-    let red = udp_share(&dumbbell(r#"{ type = "red", min_th = 40, max_th = 80, w_q = 0.002, max_p = 0.1, gentle = true }"#));
+    let red =
+        udp_share(&dumbbell(r#"{ type = "red", min_th = 40, max_th = 80, w_q = 0.002, max_p = 0.1, gentle = true }"#));
     let droptail = udp_share(&dumbbell(r#"{ type = "droptail" }"#));
     println!("RED {red:.3}, DropTail {droptail:.3}, fair share {:.3}", 1.0 / 34.0);
     assert!(red > 0.9, "RED: {red}");

@@ -285,6 +285,9 @@ const AQMS: &[(&str, &[&str])] = &[
     ("type = \"codel\"", &["target", "interval"]),
     ("type = \"pie\"", &["target", "t_update"]),
     ("type = \"fq_codel\"", &["target", "interval"]),
+    ("type = \"fq_pie\"", &["target", "t_update", "max_burst"]),
+    ("type = \"dualpi2\"", &["target", "t_update", "step_thresh"]),
+    ("type = \"cake\"", &["target", "interval"]),
 ];
 
 fn aqm() -> impl Strategy<Value = String> {
@@ -300,7 +303,7 @@ fn aqm() -> impl Strategy<Value = String> {
             if let (Some(v), false) = (value, times.is_empty()) {
                 s += &format!(", {} = {v}", times[i.index(times.len())]);
             }
-            if ecn && !["droptail", "wfq", "ward"].iter().any(|n| base.contains(n)) {
+            if ecn && !["droptail", "wfq", "ward", "dualpi2", "cake"].iter().any(|n| base.contains(n)) {
                 s += ", ecn = true";
             }
             s + " }"

@@ -26,7 +26,8 @@ from pathlib import Path
 from ..base.errors import PlanError
 from .netns import MAX_PAIRS
 
-LINUX_CC = {"reno": "reno", "newreno": "reno", "sack": "reno", "cubic": "cubic", "vegas": "vegas"}
+LINUX_CC = {"reno": "reno", "newreno": "reno", "sack": "reno", "cubic": "cubic", "vegas": "vegas", "bbr": "bbr",
+             "dctcp": "dctcp", "prague": "prague"}
 APPS = ("bulk", "cbr", "onoff")
 MAX_LEVEL = 8
 MIN_MSS, MAX_MTU = 128, 9000

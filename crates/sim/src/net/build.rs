@@ -5,7 +5,7 @@
 use super::{Host, Link, Network, Route, NEXT_HOST, NEXT_SHARED, NO_MONITOR};
 use crate::scenario::{LinkSpec, NodeKind, Scenario};
 use aqm::rng::{name_hash, Rng};
-use aqm::{AqmConfig, LinkInfo, Queue, QueueUnit, Time};
+use aqm::{AqmConfig, LinkInfo, Qdisc, Queue, QueueUnit, Time};
 
 /// A link of the topology. Measured links, and links whose queue does more than a DropTail
 /// packet buffer, get a queue object (as do links traced by `[[pcap]]`); the others are simple links
@@ -22,6 +22,28 @@ fn topology_link(spec: &LinkSpec, name: &str, monitored: bool, seed: u64) -> Lin
     let q = Queue::new(disc, Rng::stream(seed, "aqm", name_hash(name)));
     let loss_rng = (spec.loss_rate > 0.0).then(|| Rng::stream(seed, "loss", name_hash(name)));
     Link::with_aqm(spec.rate_bps, spec.delay, q, spec.loss_rate, loss_rng)
+}
+
+/// Per host pair, the host numbers of its sender and its receiver: a flow attached at a router
+/// has private hosts (two per host pair, in the engine's order of host pairs); a host node of the
+/// network is one host for all its flows. (The addresses of `[[pcap]]` traces, `pcap::host_addr`,
+/// and the hosts CAKE isolates.)
+pub(crate) fn host_numbers(sc: &Scenario) -> Vec<(u32, u32)> {
+    let topo = &sc.topology;
+    let pairs: usize = sc.groups.iter().map(|g| g.count as usize).sum();
+    let named = |n: u32| (2 * pairs) as u32 + n;
+    let at_host = |n: u32| topo.nodes[n as usize].kind == NodeKind::Host;
+    let mut ends = Vec::with_capacity(pairs);
+    for g in &sc.groups {
+        for i in 0..g.count as usize {
+            let e = g.endpoints[i % g.endpoints.len()];
+            let hp = ends.len() as u32;
+            let s = if at_host(e.src) { named(e.src) } else { 2 * hp };
+            let r = if at_host(e.dst) { named(e.dst) } else { 2 * hp + 1 };
+            ends.push((s, r));
+        }
+    }
+    ends
 }
 
 /// Build the network of `sc` with random streams from `seed`.
@@ -43,10 +65,17 @@ pub fn build(sc: &Scenario, seed: u64) -> Result<Network, String> {
     }
     let mut links = crate::mem::huge_vec(n_links as usize);
     let mut monitored = Vec::new();
+    let mut ends = None;
     for (l, tl) in topo.links.iter().enumerate() {
         // a traced link ([[pcap]]) keeps a queue object too: its packets are seen there
         let traced = sc.captures.iter().any(|c| c.link == l as u32);
         let mut link = topology_link(&tl.spec, &tl.name, tl.monitor || traced, seed);
+        // a discipline that isolates hosts (CAKE) is told each flow's hosts, in its data direction
+        if let Some(a) = link.aqm.as_mut().filter(|a| a.queue.disc.wants_hosts()) {
+            for (f, &(s, d)) in ends.get_or_insert_with(|| host_numbers(sc)).iter().enumerate() {
+                a.queue.disc.flow_hosts(f as u32, s, d);
+            }
+        }
         if let (true, Some(a)) = (tl.monitor, link.aqm.as_mut()) {
             a.monitor = monitored.len() as u32;
             monitored.push(l as u32);

@@ -157,6 +157,9 @@ pub(super) struct RawTcp {
     pub(super) delack_timeout: Option<Dur>,
     pub(super) byte_counting: Option<bool>,
     pub(super) ecn: Option<bool>,
+    pub(super) pacing: Option<bool>,
+    pub(super) l4s: Option<bool>,
+    pub(super) dctcp_g: Option<f64>,
     pub(super) vegas_alpha: Option<f64>,
     pub(super) vegas_beta: Option<f64>,
     pub(super) vegas_gamma: Option<f64>,
@@ -174,6 +177,9 @@ pub(super) enum TcpVariantName {
     Sack,
     Vegas,
     Cubic,
+    Bbr,
+    Dctcp,
+    Prague,
 }
 
 #[derive(Deserialize, Clone, Copy)]

@@ -17,6 +17,18 @@ pub const TCP_NAMES: &[(&str, &str)] = &[
         "cubic",
         "TCP CUBIC (RFC 9438): cubic window growth around the last congestion point, Reno-friendly region, fast convergence; SACK loss recovery",
     ),
+    (
+        "bbr",
+        "BBR v1 (Cardwell et al. 2016, as Linux's tcp_bbr.c): paced at the windowed-max bandwidth times a gain cycle, cwnd 2 BDP; startup, drain, probe_bw, probe_rtt; SACK loss recovery",
+    ),
+    (
+        "dctcp",
+        "DCTCP (RFC 8257): ECN on, every CE mark echoed, window cut by alpha/2 once per window, alpha's gain 1/16; ECT(0), or ECT(1) with l4s = true; SACK loss recovery",
+    ),
+    (
+        "prague",
+        "Prague-style scalable sender (L4S, RFC 9331): DCTCP's control law on ECT(1) packets, paced; SACK loss recovery",
+    ),
 ];
 
 /// A key of a group's `tcp` table, else of `[tcp]`.
@@ -60,7 +72,33 @@ pub(super) fn merge_tcp(global: &RawTcp, local: Option<&RawTcp>, path: &str) -> 
     d.limited_transmit = pick!(m, limited_transmit).unwrap_or(d.limited_transmit && d.variant != "vegas");
     d.delayed_ack = pick!(m, delayed_ack).unwrap_or(d.delayed_ack);
     d.byte_counting = pick!(m, byte_counting).unwrap_or(d.byte_counting);
-    d.ecn = pick!(m, ecn).unwrap_or(d.ecn);
+    // the variants that need ECN (DCTCP, Prague) or pacing (BBR, Prague) have them on unless the
+    // scenario turns them off
+    d.ecn = pick!(m, ecn).unwrap_or(d.ecn || d.cc.scalable());
+    d.pacing = pick!(m, pacing).unwrap_or(matches!(d.cc, CcConfig::Bbr | CcConfig::Prague { .. }));
+    d.l4s = pick!(m, l4s).unwrap_or(matches!(d.cc, CcConfig::Prague { .. }));
+    if d.l4s && !d.ecn {
+        let at = m.key_path("l4s", m.local.l4s.is_some());
+        return Err(ScenarioError::new(at, "ECT(1) needs ECN: l4s = true with ecn = false"));
+    }
+    if let Some(g) = pick!(m, dctcp_g) {
+        if !d.cc.scalable() {
+            return Err(ScenarioError::new(
+                m.key_path("dctcp_g", m.local.dctcp_g.is_some()),
+                format!("applies to the dctcp and prague variants only (this group's variant is {})", d.variant),
+            ));
+        }
+        if !(g > 0.0 && g <= 1.0) {
+            return Err(ScenarioError::new(
+                m.key_path("dctcp_g", m.local.dctcp_g.is_some()),
+                format!("must be in (0, 1], got {g}"),
+            ));
+        }
+        d.cc = match d.cc {
+            CcConfig::Prague { .. } => CcConfig::Prague { g },
+            _ => CcConfig::Dctcp { g },
+        };
+    }
     Ok(d)
 }
 
@@ -81,6 +119,9 @@ fn preset_and_variant(m: &Merge) -> R<TcpConfig> {
         // ns-2's Vegas is Reno-based; Linux runs CUBIC with SACK
         Some(TcpVariantName::Vegas) => ("vegas", CcConfig::vegas(), Recovery::Reno),
         Some(TcpVariantName::Cubic) => ("cubic", CcConfig::cubic(), Recovery::Sack),
+        Some(TcpVariantName::Bbr) => ("bbr", CcConfig::Bbr, Recovery::Sack),
+        Some(TcpVariantName::Dctcp) => ("dctcp", CcConfig::dctcp(), Recovery::Sack),
+        Some(TcpVariantName::Prague) => ("prague", CcConfig::prague(), Recovery::Sack),
     };
     d.variant = name;
     d.cc = variant_params(cc, name, m)?;
@@ -187,7 +228,7 @@ fn variant_params(cc: CcConfig, name: &str, m: &Merge) -> R<CcConfig> {
         Ok(())
     };
     match cc {
-        CcConfig::Reno => {
+        CcConfig::Reno | CcConfig::Bbr | CcConfig::Dctcp { .. } | CcConfig::Prague { .. } => {
             check_foreign(&vegas_keys, "vegas")?;
             check_foreign(&cubic_keys, "cubic")?;
             Ok(cc)

@@ -213,7 +213,7 @@ impl Sim {
     #[inline]
     fn sync_timer(&mut self, fi: usize, slot: usize) {
         let App::Tcp { tx, rx } = &self.flows[fi].app else { return };
-        let deadline = if slot == 0 { tx.rto_deadline() } else { rx.delack_deadline };
+        let deadline = if slot == 0 { tx.timer_deadline() } else { rx.delack_deadline };
         let k = 2 * fi + slot;
         if deadline != 0 && deadline < self.timers[k] {
             self.timers[k] = deadline;
@@ -229,7 +229,7 @@ impl Sim {
         self.timers[k] = NO_TIMER;
         let (fi, slot) = (k / 2, k % 2);
         let App::Tcp { tx, rx } = &mut self.flows[fi].app else { return };
-        let deadline = if slot == 0 { tx.rto_deadline() } else { rx.delack_deadline };
+        let deadline = if slot == 0 { tx.timer_deadline() } else { rx.delack_deadline };
         if deadline == 0 {
             return;
         }
@@ -239,7 +239,7 @@ impl Sim {
         }
         if slot == 0 {
             let start = self.scratch.len();
-            tx.on_timeout(&mut Cx::new(now, &mut self.scratch, &mut self.ctr[fi]));
+            tx.on_timer(&mut Cx::new(now, &mut self.scratch, &mut self.ctr[fi]));
             self.inject_scratch(start);
         } else {
             let mut ack = rx.ack();

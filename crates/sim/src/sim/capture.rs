@@ -6,7 +6,7 @@ use crate::hosts::Flow;
 use crate::packet::Packet;
 use crate::pcap::{FlowInfo, PcapWriter};
 use crate::scenario::capture::POINTS;
-use crate::scenario::{NodeKind, Scenario, Transport};
+use crate::scenario::{Scenario, Transport};
 use aqm::Time;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -61,21 +61,7 @@ impl Captures {
             by_link[c.link as usize] = traces.len() as u16;
             traces.push(Trace { start: c.start, stop: c.stop, out });
         }
-        // host numbers: a flow attached at a router has private hosts (two per host pair, in the
-        // engine's order of host pairs); a host node of the network is one host for all its flows
-        let pairs: usize = sc.groups.iter().map(|g| g.count as usize).sum();
-        let named = |n: u32| (2 * pairs) as u32 + n;
-        let mut ends = Vec::with_capacity(pairs);
-        for g in &sc.groups {
-            for i in 0..g.count as usize {
-                let e = g.endpoints[i % g.endpoints.len()];
-                let hp = ends.len() as u32;
-                let at_host = |n: u32| topo.nodes[n as usize].kind == NodeKind::Host;
-                let s = if at_host(e.src) { named(e.src) } else { 2 * hp };
-                let r = if at_host(e.dst) { named(e.dst) } else { 2 * hp + 1 };
-                ends.push((s, r));
-            }
-        }
+        let ends = crate::net::build::host_numbers(sc);
         let payload = sc
             .groups
             .iter()

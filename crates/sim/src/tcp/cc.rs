@@ -6,9 +6,9 @@
 //! is standard Reno congestion control (RFC 5681): slow start, additive increase of one segment per
 //! window, halving on loss, one segment after a timeout. A variant overrides only what it changes,
 //! the way a Linux `tcp_congestion_ops` fills only some of its slots. [`Cc`] is the enum over the
-//! algorithms (one file each: `reno`, `vegas`, `cubic`), for static dispatch.
+//! algorithms (one file each: `reno`, `vegas`, `cubic`, `bbr`, `dctcp`), for static dispatch.
 
-use super::{cubic, reno, vegas, CcConfig};
+use super::{bbr, cubic, dctcp, reno, vegas, CcConfig};
 use aqm::Time;
 
 /// The window a hook may change, in segments.
@@ -16,10 +16,29 @@ use aqm::Time;
 pub struct Window {
     pub cwnd: f64,
     pub ssthresh: f64,
+    /// Pacing rate in bytes per second that the algorithm sets (BBR); 0 lets the sender derive
+    /// one from the window when `tcp.pacing` is on.
+    pub pacing_rate: f64,
+}
+
+/// A delivery-rate sample (as Linux's `tcp_rate.c` takes one per ACK): `delivered` segments were
+/// delivered over `interval` ns, measured from the segment this ACK acknowledges last. Only
+/// computed for algorithms that want it ([`CcConfig::wants_rate_samples`]); `interval` is 0
+/// when there is no sample.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct RateSample {
+    pub delivered: u64,
+    pub interval: Time,
+    /// The connection's delivered count when that segment was sent (round counting).
+    pub prior_delivered: u64,
+    /// The connection's delivered count after this ACK.
+    pub total_delivered: u64,
+    /// The segment was sent while the application had nothing more to send.
+    pub app_limited: bool,
 }
 
 /// What the sender knows when an ACK arrives.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct AckInfo {
     pub now: Time,
     /// Segments this ACK credits for window growth (0 for a duplicate): 1 per ACK with ns-2's
@@ -36,6 +55,14 @@ pub struct AckInfo {
     /// The cumulative ACK (next sequence number the receiver expects) and the highest sent + 1.
     pub snd_una: u32,
     pub snd_max: u32,
+    /// Segments this ACK newly acknowledges cumulatively (whatever the counting of `acked`).
+    pub newly: u32,
+    /// The ACK carries ECN-Echo.
+    pub ece: bool,
+    /// The sender is in loss recovery.
+    pub in_recovery: bool,
+    /// The delivery-rate sample of this ACK ([`RateSample`]).
+    pub rs: RateSample,
 }
 
 /// A congestion-control algorithm. Hooks run outside loss recovery unless stated.
@@ -59,6 +86,17 @@ pub trait CongestionControl {
     fn on_rto(&mut self, _w: &mut Window, flight: f64, _now: Time) -> f64 {
         (flight / 2.0).max(2.0)
     }
+
+    /// An ECN-Echo asks for a reduction (at most once per window of data, not in loss
+    /// recovery): return the new `ssthresh`; `cwnd` becomes at most that. Reno's answer is its
+    /// loss response (RFC 3168 §6.1.2).
+    fn on_ecn(&mut self, w: &mut Window, a: &AckInfo) -> f64 {
+        self.on_loss(w, a)
+    }
+
+    /// Every ACK that acknowledges new data, in loss recovery too, before the other hooks (the
+    /// place for per-ACK estimators: DCTCP's marked fraction, BBR's model and pacing rate).
+    fn on_any_ack(&mut self, _w: &mut Window, _a: &AckInfo) {}
 
     /// Loss recovery ended (the core has set `cwnd = ssthresh`).
     fn on_recovery_exit(&mut self, _w: &mut Window, _now: Time) {}
@@ -101,16 +139,20 @@ pub enum Cc {
     Reno(reno::Reno),
     Vegas(Box<vegas::Vegas>),
     Cubic(cubic::Cubic),
+    Bbr(Box<bbr::Bbr>),
+    Dctcp(dctcp::Dctcp),
 }
 
 impl Cc {
-    pub fn new(cfg: &CcConfig) -> Cc {
+    pub fn new(cfg: &CcConfig, mss: u16) -> Cc {
         match cfg {
             CcConfig::Reno => Cc::Reno(reno::Reno),
             CcConfig::Vegas { alpha, beta, gamma } => Cc::Vegas(Box::new(vegas::Vegas::new(*alpha, *beta, *gamma))),
             CcConfig::Cubic { c, beta, fast_convergence, tcp_friendly } => {
                 Cc::Cubic(cubic::Cubic::new(*c, *beta, *fast_convergence, *tcp_friendly))
             }
+            CcConfig::Bbr => Cc::Bbr(Box::new(bbr::Bbr::new(mss))),
+            CcConfig::Dctcp { g } | CcConfig::Prague { g } => Cc::Dctcp(dctcp::Dctcp::new(*g)),
         }
     }
 }
@@ -123,6 +165,8 @@ macro_rules! dispatch {
             Cc::Reno($c) => $call,
             Cc::Vegas($c) => $call,
             Cc::Cubic($c) => $call,
+            Cc::Bbr($c) => $call,
+            Cc::Dctcp($c) => $call,
         }
     };
 }
@@ -144,6 +188,13 @@ impl CongestionControl for Cc {
     }
     fn on_recovery_exit(&mut self, w: &mut Window, now: Time) {
         dispatch!(self, c => c.on_recovery_exit(w, now))
+    }
+    fn on_ecn(&mut self, w: &mut Window, a: &AckInfo) -> f64 {
+        dispatch!(self, c => c.on_ecn(w, a))
+    }
+    #[inline]
+    fn on_any_ack(&mut self, w: &mut Window, a: &AckInfo) {
+        dispatch!(self, c => c.on_any_ack(w, a))
     }
     #[inline]
     fn fine_timeout(&self) -> Option<Time> {

@@ -2,7 +2,7 @@
 //! ([`Recovery`]), and everything else a sender and receiver are configured with
 //! ([`TcpConfig`], validated by the scenario loader; presets in [`super::presets`]).
 
-use super::{cubic, presets, vegas};
+use super::{cubic, dctcp, presets, vegas};
 use aqm::{Time, NS_PER_SEC};
 
 /// Loss recovery after three duplicate ACKs.
@@ -35,6 +35,12 @@ pub enum CcConfig {
     Vegas { alpha: f64, beta: f64, gamma: f64 },
     /// RFC 9438 CUBIC ([`super::cubic`]).
     Cubic { c: f64, beta: f64, fast_convergence: bool, tcp_friendly: bool },
+    /// BBR v1 as Linux's `tcp_bbr.c` runs it ([`super::bbr`]); paces its sending.
+    Bbr,
+    /// DCTCP (RFC 8257) with estimation gain `g` ([`super::dctcp`]).
+    Dctcp { g: f64 },
+    /// A Prague-style scalable sender: DCTCP's control on ECT(1) with pacing ([`super::dctcp`]).
+    Prague { g: f64 },
 }
 
 impl CcConfig {
@@ -45,6 +51,22 @@ impl CcConfig {
     /// CUBIC with RFC 9438's defaults (C = 0.4, β = 0.7, fast convergence, Reno-friendly region).
     pub fn cubic() -> Self {
         CcConfig::Cubic { c: cubic::DEFAULT_C, beta: cubic::DEFAULT_BETA, fast_convergence: true, tcp_friendly: true }
+    }
+    /// Whether the sender must keep per-segment delivery records for rate samples (BBR).
+    pub fn wants_rate_samples(&self) -> bool {
+        matches!(self, CcConfig::Bbr)
+    }
+    /// A scalable (L4S-style) congestion control: the receiver echoes every CE mark
+    /// (RFC 8257 §3.2) instead of RFC 3168's sticky ECN-Echo.
+    pub fn scalable(&self) -> bool {
+        matches!(self, CcConfig::Dctcp { .. } | CcConfig::Prague { .. })
+    }
+    /// DCTCP with RFC 8257's gain g = 1/16.
+    pub fn dctcp() -> Self {
+        CcConfig::Dctcp { g: dctcp::DEFAULT_G }
+    }
+    pub fn prague() -> Self {
+        CcConfig::Prague { g: dctcp::DEFAULT_G }
     }
 }
 
@@ -85,6 +107,11 @@ pub struct TcpConfig {
     /// ECN (RFC 3168): new data is sent ECN-capable, the receiver echoes CE marks, and the sender
     /// halves its window at most once per window of data on an echo.
     pub ecn: bool,
+    /// Pace new data at the rate the congestion control sets (BBR), or by default at
+    /// `2·cwnd/srtt` in slow start and `1.2·cwnd/srtt` after it (Linux's `tcp_update_pacing_rate`).
+    pub pacing: bool,
+    /// With `ecn`: send ECT(1), the L4S identifier (RFC 9331), instead of ECT(0).
+    pub l4s: bool,
 }
 
 impl TcpConfig {
@@ -112,6 +139,8 @@ impl TcpConfig {
             delack_timeout: NS_PER_SEC / 10,
             byte_counting: false,
             ecn: false,
+            pacing: false,
+            l4s: false,
         }
     }
 

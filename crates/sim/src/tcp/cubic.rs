@@ -200,10 +200,11 @@ mod tests {
     impl Driver {
         /// A loss at `w_max` with as many segments outstanding, then recovery to `ssthresh`.
         fn after_loss(cc: Cubic, w_max: f64, rtt: Time) -> Self {
-            let mut d = Driver { cc, w: Window { cwnd: w_max, ssthresh: f64::MAX }, now: 0, rtt, snd_una: 0 };
+            let mut d =
+                Driver { cc, w: Window { cwnd: w_max, ssthresh: f64::MAX, pacing_rate: 0.0 }, now: 0, rtt, snd_una: 0 };
             let info = d.info(0);
             let ss = d.cc.on_loss(&mut d.w, &info);
-            d.w = Window { cwnd: ss, ssthresh: ss };
+            d.w = Window { cwnd: ss, ssthresh: ss, pacing_rate: 0.0 };
             d
         }
         fn info(&self, acked: u32) -> AckInfo {
@@ -216,6 +217,7 @@ mod tests {
                 srtt: Some(self.rtt as f64),
                 snd_una: self.snd_una,
                 snd_max: self.snd_una + flight as u32,
+                ..Default::default()
             }
         }
         /// Run until `until` (ns from the first ACK); returns (t, cwnd) once per round trip.
@@ -248,12 +250,29 @@ mod tests {
         assert!((d.cc.k() - k).abs() < 1e-12, "K = {} vs {k}", d.cc.k());
         // with a different epoch window (e.g. Reno recovery ending at a flight-based ssthresh)
         let mut cc = Cubic::default();
-        let mut w = Window { cwnd: 100.0, ssthresh: f64::MAX };
-        let info = AckInfo { now: 0, acked: 0, flight: 80.0, rtt: None, srtt: None, snd_una: 0, snd_max: 80 };
+        let mut w = Window { cwnd: 100.0, ssthresh: f64::MAX, pacing_rate: 0.0 };
+        let info = AckInfo {
+            now: 0,
+            acked: 0,
+            flight: 80.0,
+            rtt: None,
+            srtt: None,
+            snd_una: 0,
+            snd_max: 80,
+            ..Default::default()
+        };
         assert_eq!(cc.on_loss(&mut w, &info), 56.0, "ssthresh = flight_size · β");
-        let mut w = Window { cwnd: 56.0, ssthresh: 56.0 };
-        let a =
-            AckInfo { now: 5, acked: 1, flight: 56.0, rtt: Some(MS), srtt: Some(MS as f64), snd_una: 1, snd_max: 57 };
+        let mut w = Window { cwnd: 56.0, ssthresh: 56.0, pacing_rate: 0.0 };
+        let a = AckInfo {
+            now: 5,
+            acked: 1,
+            flight: 56.0,
+            rtt: Some(MS),
+            srtt: Some(MS as f64),
+            snd_una: 1,
+            snd_max: 57,
+            ..Default::default()
+        };
         cc.on_ack(&mut w, &a);
         assert!((cc.k() - ((100.0f64 - 56.0) / 0.4).cbrt()).abs() < 1e-12);
         assert_eq!(cc.epoch_start(), Some(5));
@@ -310,16 +329,25 @@ mod tests {
     fn fast_convergence_lowers_w_max() {
         for (fc, want) in [(true, 90.0 * 0.85), (false, 90.0)] {
             let mut cc = Cubic::new(0.4, 0.7, fc, true);
-            let info = |f: f64| AckInfo { now: 0, acked: 0, flight: f, rtt: None, srtt: None, snd_una: 0, snd_max: 0 };
-            let mut w = Window { cwnd: 100.0, ssthresh: f64::MAX };
+            let info = |f: f64| AckInfo {
+                now: 0,
+                acked: 0,
+                flight: f,
+                rtt: None,
+                srtt: None,
+                snd_una: 0,
+                snd_max: 0,
+                ..Default::default()
+            };
+            let mut w = Window { cwnd: 100.0, ssthresh: f64::MAX, pacing_rate: 0.0 };
             cc.on_loss(&mut w, &info(100.0));
             assert_eq!(cc.w_max(), 100.0);
             // the next loss comes below the previous W_max
-            let mut w = Window { cwnd: 90.0, ssthresh: 70.0 };
+            let mut w = Window { cwnd: 90.0, ssthresh: 70.0, pacing_rate: 0.0 };
             assert!((cc.on_loss(&mut w, &info(90.0)) - 63.0).abs() < 1e-9);
             assert!((cc.w_max() - want).abs() < 1e-9, "fast_convergence {fc}: W_max {}", cc.w_max());
             // a loss above W_max remembers cwnd
-            let mut w = Window { cwnd: 120.0, ssthresh: 70.0 };
+            let mut w = Window { cwnd: 120.0, ssthresh: 70.0, pacing_rate: 0.0 };
             cc.on_loss(&mut w, &info(120.0));
             assert_eq!(cc.w_max(), 120.0);
         }
@@ -348,12 +376,20 @@ mod tests {
     #[test]
     fn timeout_restarts_with_k_zero_from_the_epoch_window() {
         let mut cc = Cubic::default();
-        let mut w = Window { cwnd: 100.0, ssthresh: f64::MAX };
+        let mut w = Window { cwnd: 100.0, ssthresh: f64::MAX, pacing_rate: 0.0 };
         assert_eq!(cc.on_rto(&mut w, 80.0, 0), 56.0);
         // slow start back to ssthresh, then the first congestion-avoidance ACK starts the epoch
-        let mut w = Window { cwnd: 56.0, ssthresh: 56.0 };
-        let a =
-            AckInfo { now: 7, acked: 1, flight: 56.0, rtt: Some(MS), srtt: Some(MS as f64), snd_una: 1, snd_max: 57 };
+        let mut w = Window { cwnd: 56.0, ssthresh: 56.0, pacing_rate: 0.0 };
+        let a = AckInfo {
+            now: 7,
+            acked: 1,
+            flight: 56.0,
+            rtt: Some(MS),
+            srtt: Some(MS as f64),
+            snd_una: 1,
+            snd_max: 57,
+            ..Default::default()
+        };
         cc.on_ack(&mut w, &a);
         assert_eq!(cc.k(), 0.0);
         assert_eq!(cc.w_max(), 56.0);
@@ -376,6 +412,7 @@ mod tests {
                 srtt: Some(1e7),
                 snd_una: 0,
                 snd_max: 20,
+                ..Default::default()
             };
             d.cc.on_ack(&mut d.w, &a);
         }

@@ -34,9 +34,11 @@
 //!   `delack_count`-th in-order segment, or when `delack_timeout` expires, and at once on
 //!   out-of-order or duplicate segments and on segments that fill a hole (RFC 5681 §4.2).
 
+pub mod bbr;
 pub mod cc;
 pub mod config;
 pub mod cubic;
+pub mod dctcp;
 pub mod meter;
 pub mod presets;
 pub mod receiver;

@@ -32,6 +32,8 @@ pub struct TcpReceiver {
     prio: u8,
     /// ECN: echo ECE on every ACK from a CE mark until a CWR arrives (RFC 3168 §6.1.3).
     ece: bool,
+    /// Echo the CE state of every segment (DCTCP, Prague) instead of RFC 3168's sticky ECE.
+    echo_every_mark: bool,
     /// SACK blocks to report (SACK recovery only).
     sack: Option<Box<SackBlocks>>,
 }
@@ -53,6 +55,7 @@ impl TcpReceiver {
             last_echo: 0,
             prio,
             ece: false,
+            echo_every_mark: cfg.cc.scalable(),
             sack: (cfg.recovery == Recovery::Sack).then(|| Box::new(SackBlocks::new(cfg.max_window))),
         }
     }
@@ -147,11 +150,19 @@ impl TcpReceiver {
         let ce = p.flags & F_CE != 0;
         meter.segment_received(p.size, ce);
         self.last_echo = p.sent;
-        if p.flags & F_CWR != 0 {
-            self.ece = false;
-        }
-        if ce {
-            self.ece = true;
+        // a scalable sender's receiver (RFC 8257 §3.2) echoes the CE state of the last segment,
+        // and ACKs at once when that state changes; RFC 3168's holds ECE until CWR
+        let mut ce_changed = false;
+        if self.echo_every_mark {
+            ce_changed = self.ece != ce;
+            self.ece = ce;
+        } else {
+            if p.flags & F_CWR != 0 {
+                self.ece = false;
+            }
+            if ce {
+                self.ece = true;
+            }
         }
         let s = p.seq;
         let mut first = false;
@@ -185,7 +196,7 @@ impl TcpReceiver {
         if first {
             meter.new_segment_received(p.size, s);
         }
-        if !self.delayed {
+        if !self.delayed || ce_changed {
             return true;
         }
         let in_order = s + 1 == self.rcv_nxt && !filled_hole && self.ooo_count == 0 && first;

@@ -85,6 +85,36 @@ impl TcpSender {
     pub fn rto_deadline(&self) -> Time {
         self.c.rto_deadline
     }
+    /// The earliest of the sender's two timers, 0 when both are off: the retransmission timer
+    /// and, when pacing, the time the next segment may leave.
+    #[inline]
+    pub fn timer_deadline(&self) -> Time {
+        match (self.c.rto_deadline, self.c.pace_deadline) {
+            (0, p) => p,
+            (r, 0) => r,
+            (r, p) => r.min(p),
+        }
+    }
+
+    /// The sender's timer fired at `cx.now` ([`TcpSender::timer_deadline`]): a retransmission
+    /// timeout if that is due, else the paced send loop goes on.
+    pub fn on_timer<M: TcpMeter>(&mut self, cx: &mut Cx<'_, M>) {
+        let r = self.c.rto_deadline;
+        if r != 0 && r <= cx.now {
+            return self.on_timeout(cx);
+        }
+        let p = self.c.pace_deadline;
+        if p != 0 && p <= cx.now {
+            self.c.pace_deadline = 0;
+            self.send_available(cx);
+        }
+    }
+
+    /// The pacing rate in force (bytes per second; 0: unpaced).
+    pub fn pacing_rate(&self) -> f64 {
+        self.c.pacing_rate
+    }
+
     /// When all offered data was acknowledged.
     #[inline]
     pub fn completed_at(&self) -> Option<Time> {
@@ -145,7 +175,14 @@ impl TcpSender {
             srtt: c.rto.srtt(),
             snd_una: a.seq.max(c.snd_una),
             snd_max: c.snd_max,
+            newly: a.seq.saturating_sub(c.snd_una),
+            ece: a.flags & F_ECE != 0,
+            in_recovery: c.in_recovery,
+            rs: c.rate_sample(a.seq, cx.now),
         };
+        if a.seq > c.snd_una {
+            c.hook(|cc, w| cc.on_any_ack(w, &info));
+        }
         let reduced = self.ecn_echo(a, &info, cx.meter);
         let new_sack = self.rec.on_blocks(a.seq.max(self.c.snd_una), a.blocks, self.c.snd_max);
         if a.seq > self.c.snd_una {
@@ -166,7 +203,7 @@ impl TcpSender {
             return false;
         }
         meter.ecn_reduction();
-        c.ssthresh = c.hook(|cc, w| cc.on_loss(w, info));
+        c.ssthresh = c.hook(|cc, w| cc.on_ecn(w, info));
         // reduce, never raise (after a timeout cwnd can be below flight / 2)
         c.cwnd = c.cwnd.min(c.ssthresh);
         c.ecn_reduced();
@@ -208,6 +245,7 @@ impl TcpSender {
         if c.log.as_ref().is_some_and(|l| l.worried > 0) {
             c.recheck_fine_timeout(cx);
         }
+        c.default_pacing_rate();
         self.send_available(cx);
     }
 
@@ -451,6 +489,56 @@ mod tests {
         out.clear();
         s.on_timeout(&mut Cx::new(5 * NS_PER_SEC, &mut out, &mut c));
         assert!(out.iter().all(|p| p.flags & F_RETX == 0 || p.flags & F_ECT == 0));
+    }
+
+    #[test]
+    fn a_paced_sender_spaces_its_segments_and_its_timer_wakes_it() {
+        let cfg = TcpConfig { variant: "bbr", cc: crate::tcp::CcConfig::Bbr, pacing: true, ..TcpConfig::modern() };
+        let mut s = TcpSender::new(cfg, 0, 1, 0, u32::MAX);
+        let mut out = Vec::new();
+        let mut c = FlowCounters::default();
+        s.start(&mut Cx::new(0, &mut out, &mut c));
+        // no rate yet (no ACK): the initial window leaves at once
+        assert_eq!(out.len(), 10);
+        assert_eq!(s.timer_deadline(), s.rto_deadline());
+        out.clear();
+        // the first ACK after 10 ms gives BBR its initial rate, 2.885 · cwnd / srtt
+        ack(&mut s, 1, 0, 10_000_000, &mut out, &mut c);
+        assert!(s.pacing_rate() > 0.0);
+        let gap = (1000.0 * 1e9 / s.pacing_rate()) as Time;
+        assert_eq!(out.len(), 1, "one segment now, the next one a gap later");
+        let wake = s.timer_deadline();
+        assert!(wake > 10_000_000 && wake <= 10_000_000 + gap + 1, "{wake}");
+        s.on_timer(&mut Cx::new(wake, &mut out, &mut c));
+        assert_eq!(out.len(), 2);
+        assert_eq!(c.timeouts, 0);
+    }
+
+    #[test]
+    fn dctcp_receiver_and_sender_scale_the_cut_by_the_marked_fraction() {
+        let cfg = TcpConfig {
+            variant: "dctcp",
+            cc: crate::tcp::CcConfig::dctcp(),
+            ecn: true,
+            l4s: true,
+            ..TcpConfig::default()
+        };
+        let mut s = TcpSender::new(cfg, 0, 1, 0, u32::MAX);
+        let mut out = Vec::new();
+        let mut c = FlowCounters::default();
+        s.start(&mut Cx::new(0, &mut out, &mut c));
+        assert!(out.iter().all(|p| p.flags & crate::packet::F_ECT1 != 0), "ECT(1) with l4s");
+        for a in 1..=20 {
+            ack(&mut s, a, 0, a as Time, &mut out, &mut c);
+        }
+        // alpha has decayed from 1 over the unmarked windows; one echo cuts by alpha/2 only
+        let crate::tcp::Cc::Dctcp(d) = s.cc() else { panic!() };
+        let alpha = d.alpha;
+        assert!(alpha < 0.9);
+        let before = s.cwnd();
+        ack(&mut s, 21, F_ECE, 30, &mut out, &mut c);
+        assert_eq!(c.ecn_reductions, 1);
+        assert!((s.cwnd() - (before * (1.0 - alpha / 2.0)).max(2.0)).abs() < 1e-9);
     }
 
     #[test]

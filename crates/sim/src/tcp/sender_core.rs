@@ -5,11 +5,11 @@
 //! [`super::TcpSender`] drives it (ACK processing, timeouts); the loss-recovery algorithms
 //! ([`super::recovery`]) act on it through its methods.
 
-use super::cc::{CongestionControl, Window};
+use super::cc::{CongestionControl, RateSample, Window};
 use super::meter::{Cx, TcpMeter};
 use super::rto::Rto;
 use super::{Cc, CcConfig, TcpConfig};
-use crate::packet::{Packet, PktKind, F_CWR, F_ECT, F_RETX};
+use crate::packet::{Packet, PktKind, F_CWR, F_ECT, F_ECT1, F_RETX};
 use aqm::Time;
 use std::sync::Arc;
 
@@ -55,6 +55,102 @@ pub struct SenderCore {
     /// What a congestion control with a fine-grained timeout (Vegas) needs: every outstanding
     /// segment's send time and transmission count.
     pub(super) log: Option<Box<SendLog>>,
+    /// Pacing (`cfg.pacing`): the rate in bytes per second (0: unpaced), the earliest time the
+    /// next new segment may leave, and the pending wake-up to send it (0: none).
+    pub(super) pacing_rate: f64,
+    next_send: Time,
+    pub(super) pace_deadline: Time,
+    /// What a congestion control that takes delivery-rate samples (BBR) needs.
+    pub(super) rate: Option<Box<RateLog>>,
+}
+
+/// One segment's delivery record (Linux `tcp_rate.c`'s per-skb fields).
+#[derive(Debug, Clone, Copy, Default)]
+struct SegRec {
+    delivered: u64,
+    delivered_time: Time,
+    first_sent_time: Time,
+    sent_time: Time,
+    app_limited: bool,
+}
+
+/// Delivery-rate estimation (Cheng, Cardwell, "Delivery Rate Estimation", IETF draft, as Linux's
+/// `tcp_rate.c`): per outstanding segment the connection's delivered count and times when it was
+/// sent, in a ring over the window that doubles when the window outgrows it (never per packet).
+#[derive(Debug, Clone)]
+pub(super) struct RateLog {
+    ring: Vec<SegRec>,
+    delivered: u64,
+    delivered_time: Time,
+    first_sent_time: Time,
+    /// Delivered count up to which samples are application-limited (0: not).
+    app_limited_until: u64,
+}
+
+impl RateLog {
+    fn new() -> Self {
+        RateLog {
+            ring: vec![SegRec::default(); 64],
+            delivered: 0,
+            delivered_time: 0,
+            first_sent_time: 0,
+            app_limited_until: 0,
+        }
+    }
+    #[inline]
+    fn slot(&self, seq: u32) -> usize {
+        seq as usize & (self.ring.len() - 1)
+    }
+    /// Room for segments `una..=seq` (a rare doubling when the window outgrows the ring).
+    fn make_room(&mut self, una: u32, seq: u32) {
+        if ((seq - una) as usize) < self.ring.len() {
+            return;
+        }
+        let mut n = self.ring.len();
+        while ((seq - una) as usize) >= n {
+            n *= 2;
+        }
+        let mut ring = vec![SegRec::default(); n];
+        for s in una..seq {
+            ring[s as usize & (n - 1)] = self.ring[self.slot(s)];
+        }
+        self.ring = ring;
+    }
+    /// Segment `seq` leaves at `now` with `flight` segments outstanding before it.
+    fn sent(&mut self, seq: u32, una: u32, flight: u32, now: Time) {
+        if flight == 0 {
+            self.first_sent_time = now;
+            self.delivered_time = now;
+        }
+        self.make_room(una, seq);
+        let i = self.slot(seq);
+        self.ring[i] = SegRec {
+            delivered: self.delivered,
+            delivered_time: self.delivered_time,
+            first_sent_time: self.first_sent_time,
+            sent_time: now,
+            app_limited: self.app_limited_until > 0,
+        };
+    }
+    /// Segments up to `ack` (exclusive), `newly` of them new, are acknowledged at `now`.
+    fn acked(&mut self, ack: u32, newly: u32, now: Time) -> RateSample {
+        self.delivered += newly as u64;
+        if self.app_limited_until > 0 && self.delivered > self.app_limited_until {
+            self.app_limited_until = 0;
+        }
+        let p = self.ring[self.slot(ack - 1)];
+        let send_elapsed = p.sent_time.saturating_sub(p.first_sent_time);
+        let ack_elapsed = now.saturating_sub(p.delivered_time);
+        self.first_sent_time = p.sent_time;
+        self.delivered_time = now;
+        RateSample {
+            delivered: self.delivered - p.delivered,
+            interval: send_elapsed.max(ack_elapsed),
+            prior_delivered: p.delivered,
+            total_delivered: self.delivered,
+            app_limited: p.app_limited,
+        }
+    }
 }
 
 /// Per-segment send times and transmission counts in a ring over the outstanding window, for a
@@ -88,7 +184,7 @@ impl SendLog {
 impl SenderCore {
     pub(super) fn new(cfg: Arc<TcpConfig>, flow: u32, prio: u8, flags: u8, limit: u32) -> Self {
         SenderCore {
-            cc: Cc::new(&cfg.cc),
+            cc: Cc::new(&cfg.cc, cfg.mss),
             flow,
             prio,
             flags,
@@ -112,6 +208,10 @@ impl SenderCore {
             ecn_recover: -1,
             cwr_pending: false,
             log: matches!(cfg.cc, CcConfig::Vegas { .. }).then(|| Box::new(SendLog::new(cfg.max_window))),
+            pacing_rate: 0.0,
+            next_send: 0,
+            pace_deadline: 0,
+            rate: cfg.cc.wants_rate_samples().then(|| Box::new(RateLog::new())),
             cfg,
         }
     }
@@ -146,11 +246,30 @@ impl SenderCore {
     /// Run a congestion-control hook on the current window and keep what it leaves there.
     #[inline]
     pub(super) fn hook<R>(&mut self, f: impl FnOnce(&mut Cc, &mut Window) -> R) -> R {
-        let mut w = Window { cwnd: self.cwnd, ssthresh: self.ssthresh };
+        let mut w = Window { cwnd: self.cwnd, ssthresh: self.ssthresh, pacing_rate: self.pacing_rate };
         let r = f(&mut self.cc, &mut w);
         self.cwnd = w.cwnd.max(1.0);
         self.ssthresh = w.ssthresh;
+        self.pacing_rate = w.pacing_rate;
         r
+    }
+
+    /// The delivery-rate sample of an ACK up to `ack` (a default, empty one without a rate log).
+    #[inline]
+    pub(super) fn rate_sample(&mut self, ack: u32, now: Time) -> RateSample {
+        match self.rate.as_mut() {
+            Some(r) if ack > self.snd_una => r.acked(ack, ack - self.snd_una, now),
+            _ => RateSample::default(),
+        }
+    }
+
+    /// With `cfg.pacing` and an algorithm that sets no rate itself: Linux's default pacing rate
+    /// (`tcp_update_pacing_rate`), twice `cwnd/srtt` while `cwnd < ssthresh/2`, 1.2 times after.
+    pub(super) fn default_pacing_rate(&mut self) {
+        if let (true, Some(srtt)) = (self.cfg.pacing && !matches!(self.cfg.cc, CcConfig::Bbr), self.rto.srtt()) {
+            let factor = if self.cwnd < self.ssthresh / 2.0 { 2.0 } else { 1.2 };
+            self.pacing_rate = factor * self.cwnd * self.cfg.mss as f64 * 1e9 / srtt.max(1.0);
+        }
     }
 
     /// Any window reduction (ECN-Echo, fast retransmit, timeout) is the response to congestion in
@@ -171,7 +290,7 @@ impl SenderCore {
         let mut flags = self.flags | if retx { F_RETX } else { 0 };
         // RFC 3168 §6.1.5: retransmissions are not ECN-capable; CWR rides on new data
         if self.cfg.ecn && !retx {
-            flags |= F_ECT;
+            flags |= if self.cfg.l4s { F_ECT | F_ECT1 } else { F_ECT };
             if self.cwr_pending {
                 flags |= F_CWR;
                 self.cwr_pending = false;
@@ -191,6 +310,9 @@ impl SenderCore {
         cx.meter.segment_sent(self.cfg.mss, retx);
         if let Some(log) = self.log.as_mut() {
             log.record(seq, now, retx);
+        }
+        if let Some(r) = self.rate.as_mut() {
+            r.sent(seq, self.snd_una, self.snd_max - self.snd_una, now);
         }
         if !retx {
             self.snd_max = seq + 1;
@@ -222,10 +344,43 @@ impl SenderCore {
     pub(super) fn send_window<M: TcpMeter>(&mut self, cx: &mut Cx<'_, M>) {
         // send_seg changes neither the limit nor snd_una
         let end = self.limit.min(self.snd_una.saturating_add(self.window()));
+        if self.cfg.pacing && self.pacing_rate > 0.0 {
+            return self.send_paced(end, cx);
+        }
         while self.snd_nxt < end {
             let s = self.snd_nxt;
             self.send_seg(s, cx);
             self.snd_nxt += 1;
+        }
+        self.note_app_limited();
+    }
+
+    /// The paced send loop: a segment every `mss / pacing_rate`, the next one woken by the
+    /// sender's timer ([`SenderCore::pace_deadline`]).
+    fn send_paced<M: TcpMeter>(&mut self, end: u32, cx: &mut Cx<'_, M>) {
+        let gap = (self.cfg.mss as f64 * 1e9 / self.pacing_rate) as Time;
+        self.pace_deadline = 0;
+        while self.snd_nxt < end {
+            if cx.now < self.next_send {
+                self.pace_deadline = self.next_send;
+                return;
+            }
+            let s = self.snd_nxt;
+            self.send_seg(s, cx);
+            self.snd_nxt += 1;
+            self.next_send = self.next_send.max(cx.now).saturating_add(gap.max(1));
+        }
+        self.note_app_limited();
+    }
+
+    /// The application has nothing more to send: rate samples until what is in flight now is
+    /// delivered are application-limited (Linux `tcp_rate_check_app_limited`).
+    #[inline]
+    fn note_app_limited(&mut self) {
+        if let Some(r) = self.rate.as_mut() {
+            if self.snd_nxt >= self.limit {
+                r.app_limited_until = (r.delivered + (self.snd_max - self.snd_una) as u64).max(1);
+            }
         }
     }
 

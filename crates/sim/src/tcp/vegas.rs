@@ -307,7 +307,13 @@ mod tests {
 
     impl Path {
         fn new(cwnd: f64, ssthresh: f64) -> Self {
-            Path { vegas: Vegas::default(), w: Window { cwnd, ssthresh }, snd_una: 0, snd_max: 0, now: 0 }
+            Path {
+                vegas: Vegas::default(),
+                w: Window { cwnd, ssthresh, pacing_rate: 0.0 },
+                snd_una: 0,
+                snd_max: 0,
+                now: 0,
+            }
         }
 
         /// One round: the window outstanding at its start is acknowledged, ACK by ACK, spread over
@@ -328,6 +334,7 @@ mod tests {
                     srtt: Some(rtt as f64),
                     snd_una: self.snd_una + 1,
                     snd_max: self.snd_max,
+                    ..Default::default()
                 };
                 self.vegas.on_ack(&mut self.w, &a);
                 self.snd_una += 1;
@@ -446,15 +453,24 @@ mod tests {
     #[test]
     fn loss_reduces_by_a_quarter_and_timeout_halves() {
         let mut v = Vegas::default();
-        let a = AckInfo { now: 0, acked: 0, flight: 20.0, rtt: None, srtt: None, snd_una: 0, snd_max: 20 };
-        let mut w = Window { cwnd: 20.7, ssthresh: 2.0 };
+        let a = AckInfo {
+            now: 0,
+            acked: 0,
+            flight: 20.0,
+            rtt: None,
+            srtt: None,
+            snd_una: 0,
+            snd_max: 20,
+            ..Default::default()
+        };
+        let mut w = Window { cwnd: 20.7, ssthresh: 2.0, pacing_rate: 0.0 };
         assert_eq!(v.on_loss(&mut w, &a), 15.0);
         w.cwnd = 3.5;
         assert_eq!(v.on_loss(&mut w, &a), 2.0);
-        let mut w = Window { cwnd: 15.0, ssthresh: 100.0 };
+        let mut w = Window { cwnd: 15.0, ssthresh: 100.0, pacing_rate: 0.0 };
         v.on_recovery_exit(&mut w, 0);
         assert_eq!(w.ssthresh, 2.0);
-        let mut w = Window { cwnd: 21.0, ssthresh: 2.0 };
+        let mut w = Window { cwnd: 21.0, ssthresh: 2.0, pacing_rate: 0.0 };
         assert_eq!(v.on_rto(&mut w, 30.0, 0), 10.0);
     }
 }
