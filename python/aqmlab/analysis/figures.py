@@ -178,7 +178,11 @@ def _rank_sentences(tab: pd.DataFrame, x: str, keys: list, label_of, m, higher_w
         wins[max(vals, key=vals.get)] += 1
     if not counted:
         return []
-    means = {k: np.nanmean([piv[k].get(xv, math.nan) for xv in xs]) for k in keys}
+    def _mean(k):  # a series with no value at any point (e.g. the classic-only mix's L4S share) has no mean
+        v = [x for x in (piv[k].get(xv, math.nan) for xv in xs) if np.isfinite(x)]
+        return float(np.mean(v)) if v else math.nan
+
+    means = {k: _mean(k) for k in keys}
     order = sorted((k for k in keys if np.isfinite(means[k])), key=lambda k: -means[k])
     best = max(wins, key=wins.get)
     s1 = (f"{m.label}: {label_of(best)} is {higher_word} at {wins[best]} of {counted} "
