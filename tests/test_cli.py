@@ -65,7 +65,7 @@ def test_list_prints_names_one_per_line():
     assert "red" in names and "droptail" in names
     assert len(r.stdout.strip().splitlines()) == len(names)
     assert set(aqmlab("list", "tcp").stdout.split()) >= {"reno", "newreno", "sack"}
-    assert set(aqmlab("list", "traffic").stdout.split()) == {"bulk", "cbr", "onoff", "short", "web"}
+    assert set(aqmlab("list", "traffic").stdout.split()) == {"bulk", "cbr", "onoff", "probe", "short", "web"}
     described = aqmlab("list", "tcp", "-d").stdout
     assert "RFC 6675" in described and "RFC 6582" in described
 
