@@ -464,15 +464,17 @@ impl Estimate {
         e.events = events(sc, &conns, &carried, samples);
         // The peak is the largest of three moments: the event loop's end (the engine's state, and
         // the Rust half of the tables that grow during the run), the results being built (the
-        // access links freed, every table's Rust half), and the tables converted for Python (the
-        // Rust columns and the Python arrays; or later the arrays and the pandas frames).
+        // access links freed, every table's Rust half), and the tables in Python: the Rust columns
+        // and the arrays while they are converted, and, when a table is read as a DataFrame, the
+        // arrays, the frame and the copy pandas makes while it builds it (measured: about 27 bytes
+        // a numeric value for a million-sample time series, so twice [`CELL_BYTES`]).
         let series = e.timeseries.saturating_add(e.snapshots).saturating_add(e.flow_series);
         let tables = series.saturating_add(e.flow_table);
         let engine = e.flows.saturating_add(e.connections).saturating_add(e.packets).saturating_add(e.latency);
         let released = (sc.n_static_flows() as u64).saturating_mul(RELEASED_BYTES);
         let run = engine.saturating_add(series / 2);
         let results = engine.saturating_sub(released).saturating_sub(e.packets).saturating_add(tables / 2);
-        e.total = BASE_BYTES.saturating_add(run.max(results).max(tables));
+        e.total = BASE_BYTES.saturating_add(run.max(results).max(tables.saturating_mul(2)));
         e
     }
 

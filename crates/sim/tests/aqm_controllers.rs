@@ -14,7 +14,7 @@
 //! 6. the scenario keys are the parameter names of the specification.
 
 use serde_json::Value;
-use sim::{Column, Results};
+use sim::Results;
 
 // =============================================================================================
 // helpers
@@ -305,7 +305,7 @@ fn rio_drops_out_of_profile_packets_more_than_in_profile() {
     };
     // (drop rate, throughput) of groups "in" and "out"
     let by_group = |r: &Results| {
-        let Some(Column::Str(group)) = r.flows.get("group") else { panic!("no group column") };
+        let group = r.flows.strs("group");
         let arrivals = r.flows.f64s("bneck_arrivals");
         let drops: Vec<f64> = ["drops_early", "drops_forced", "drops_overflow"]
             .iter()

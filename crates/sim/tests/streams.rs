@@ -22,7 +22,7 @@ fn scenario(extra: &str, count: u32) -> String {
 
 fn starts(text: &str, group: &str) -> Vec<f64> {
     let r = sim::run_text(text, &[], Some(11)).expect("runs");
-    let sim::Column::Str(groups) = r.flows.get("group").unwrap() else { panic!() };
+    let groups = r.flows.strs("group");
     r.flows.f64s("start_s").iter().zip(groups).filter(|(_, g)| *g == group).map(|(s, _)| *s).collect()
 }
 

@@ -40,7 +40,7 @@ fn every_variant_fills_a_clean_link_with_either_preset() {
             println!("{v:8} {preset:6}: utilisation {util:.4}, goodput {good:.0} b/s");
             assert!(util > 0.95, "{v} ({preset}): utilisation {util}");
             assert!(good > 0.9 * 10e6, "{v} ({preset}): goodput {good}");
-            assert_eq!(r.flows.get("variant"), Some(&sim::Column::Str(vec![v.to_string()])));
+            assert_eq!(r.flows.strs("variant"), vec![*v]);
         }
     }
 }
