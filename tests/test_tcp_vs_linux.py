@@ -23,8 +23,11 @@ from aqmlab.emulate import plan as emuplan
 NO_ROOT = privilege_problem()
 needs_root = pytest.mark.skipif(NO_ROOT is not None, reason=f"emulation needs privileges: {NO_ROOT}")
 
-# docs/tcp-vs-linux/alone.toml, shortened: one flow, 10 Mb/s, 44 ms RTT, 1000-packet DropTail
-# buffer (27 BDPs; one BDP = 36.7 packets of 1500 bytes); 12 s, measured over the last 8 s
+# docs/tcp-vs-linux/alone.toml, shortened: one flow, 10 Mb/s, 44 ms RTT, 12 s measured over the
+# last 8 s, with a 100-packet DropTail buffer (2.7 BDPs; one BDP = 36.7 packets of 1500 bytes)
+# instead of 1000: with 1000 packets the simulated Reno and CUBIC are still recovering from their
+# slow-start overshoot in this window (two timeouts; docs/tcp-vs-linux.md), and a Reno sawtooth
+# over 1000 packets lasts longer than the whole run
 ALONE = """
 name = "alone"
 [simulation]
@@ -34,7 +37,7 @@ flow_series_interval = "20ms"
 [bottleneck]
 rate = "10Mb/s"
 delay = "20ms"
-limit = 1000
+limit = 100
 aqm = {{ type = "droptail" }}
 [access]
 rate = "100Mb/s"
@@ -65,7 +68,8 @@ def test_the_simulated_series_has_cwnd_pacing_rate_srtt_and_retransmissions():
     res = aqmlab.run(ALONE.format(variant="bbr"))
     fs = res.flow_series
     assert list(fs.columns) == SERIES
-    assert len(fs) == 599  # samples at 20 ms, 40 ms, ... before 12 s
+    start = res.flows["start_s"].iloc[0]
+    assert len(fs) == sum(1 for k in range(1, 600) if k * 0.02 >= start)  # every 20 ms from the start on
     late = fs[fs["time_s"] > 4]
     # BBR paces near the link rate and keeps the RTT near the base RTT
     assert 0.8 * 10e6 < late["pacing_rate_bps"].median() < 1.3 * 10e6
@@ -77,7 +81,7 @@ def test_the_simulated_series_has_cwnd_pacing_rate_srtt_and_retransmissions():
 def test_an_unpaced_sender_has_no_pacing_rate():
     fs = aqmlab.run(ALONE.format(variant="sack")).flow_series
     assert fs["pacing_rate_bps"].isna().all() and fs["cwnd"].notna().all()
-    assert fs["srtt_s"].iloc[-1] > 0.3  # Reno fills the 1000-packet buffer
+    assert fs["srtt_s"].iloc[-1] > 0.044 + 0.03  # Reno keeps a standing queue
 
 
 # ------------------------------------------------------------------------------ real namespaces
@@ -101,7 +105,7 @@ def test_the_emulated_series_comes_from_tcp_info(twins):
     assert list(fs.columns) == SERIES + ["delivery_rate_bps"]
     assert 500 <= len(fs) <= 600  # every 20 ms from the connection on
     late = fs[fs["time_s"] > 4]
-    assert late["cwnd"].min() > 4 and late["srtt_s"].min() >= 0.044
+    assert late["cwnd"].min() >= 4 and late["srtt_s"].min() >= 0.044  # ProbeRTT: 4 segments
     assert 0.8 * 10e6 < late["pacing_rate_bps"].median() < 1.5 * 10e6  # BBR paces near the link rate
     assert 0.7 * 10e6 < late["delivery_rate_bps"].median() < 1.2 * 10e6
     assert late["goodput_bps"].mean() == pytest.approx(emu.flows["goodput_bps"].iloc[0], rel=0.1)
@@ -115,24 +119,39 @@ def test_each_variant_fills_the_link_in_both(twins, variant):
 
 
 @needs_root
-def test_bbr_keeps_the_queue_under_two_bdps_in_both_cubic_and_reno_do_not(twins):
+def test_bbr_keeps_the_queue_under_two_bdps_in_both_reno_and_cubic_do_not(twins):
     for res in twins["bbr"]:
         assert res.summary["bottleneck"]["queue_mean_pkts"] < 2 * BDP
-        assert res.summary["bottleneck"]["queue_max_pkts"] < 4 * BDP
     for v in ("sack", "cubic"):
         for res in twins[v]:
-            assert res.summary["bottleneck"]["queue_mean_pkts"] > 5 * BDP
+            assert res.summary["bottleneck"]["queue_mean_pkts"] > BDP
+            assert res.summary["bottleneck"]["queue_max_pkts"] >= 95  # they fill the buffer
 
 
 @needs_root
-def test_reno_and_cubic_queues_agree_within_a_stated_factor(twins):
-    """docs/tcp-vs-linux.md: Reno + SACK's and CUBIC's mean queue within 25 % of Linux's (the
-    full-length runs agree within 1 % and 5 %; 8 s windows hold only a sawtooth or two)."""
+def test_reno_and_cubic_agree_within_a_stated_factor(twins):
+    """docs/tcp-vs-linux.md: Reno + SACK's and CUBIC's mean queue and mean window within a factor
+    1.5 of Linux's in this short run (an 8 s window holds one or two sawtooth cycles, so the phase
+    matters); retransmissions of the same order."""
     for v in ("sack", "cubic"):
-        sim, emu = (r.summary["bottleneck"]["queue_mean_pkts"] for r in twins[v])
-        assert sim == pytest.approx(emu, rel=0.25), v
-        s, e = (r.flow_series for r in twins[v])
-        assert s["cwnd"][s["time_s"] > 4].mean() == pytest.approx(e["cwnd"][e["time_s"] > 4].mean(), rel=0.25), v
+        sim, emu = twins[v]
+        q = [r.summary["bottleneck"]["queue_mean_pkts"] for r in (sim, emu)]
+        assert max(q) / min(q) < 1.5, (v, q)
+        w = [r.flow_series["cwnd"][r.flow_series["time_s"] > 4].mean() for r in (sim, emu)]
+        assert max(w) / min(w) < 1.5, (v, w)
+        retx = [r.flows["retx_pkts"].iloc[0] for r in (sim, emu)]  # in the window
+        assert max(retx) <= 4 * max(min(retx), 10), (v, retx)
+
+
+@needs_root
+def test_cubics_slow_start_loses_more_in_the_model(twins):
+    """A stated model difference: Linux's CUBIC leaves slow start by HyStart's delay test before
+    the buffer overflows; the model has no HyStart and overshoots, so over the whole run (warm-up
+    included) it retransmits more; Reno (no HyStart in Linux either) retransmits as much."""
+    sim, emu = (r.flow_series["retx_pkts"].iloc[-1] for r in twins["cubic"])
+    assert sim > emu
+    sim, emu = (r.flow_series["retx_pkts"].iloc[-1] for r in twins["sack"])
+    assert max(sim, emu) <= 2 * max(min(sim, emu), 10)
 
 
 # ----------------------------------------------------------------- the mapping of the variants

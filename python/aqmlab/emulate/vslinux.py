@@ -174,7 +174,8 @@ def figure(case: str, series: dict, path: Path, t_max: float | None = None):
         if t_max is not None:
             fs = fs[fs["time_s"] <= t_max]
         for g, part in fs.groupby("group", sort=False):
-            label = f"{g if g != 'f' else CASES[case][1][0].split('\"')[1]} — {'simulated' if mode == 'sim' else 'Linux'}"
+            name = g if g != "f" else case
+            label = f"{name} — {'simulated' if mode == 'sim' else 'Linux'}"
             for ax, (col, scale, _) in zip(axes, panels):
                 y = part[col] * scale
                 if y.notna().any():
