@@ -245,6 +245,7 @@ def main(argv=None) -> int:
         for seed in seeds:
             for mode in modes:
                 folder = out / case / f"{mode}-s{seed}"
+                load = None
                 if a.replot or (folder / "summary.json").exists():
                     if not (folder / "summary.json").exists():
                         continue
@@ -253,11 +254,15 @@ def main(argv=None) -> int:
                     print(f"{case} seed {seed}: {mode} ...", file=sys.stderr, flush=True)
                     res = run_case(case, mode, seed, a.interval, a.duration)
                     res.save(folder)
+                    load = os.getloadavg()[0]
+                    (folder / "load.txt").write_text(f"{load:.2f}\n")
                     if mode == "linux":
                         fw = res.summary["emulation"]["forwarder"]
                         print(f"  forwarder waited for a CPU {fw.get('runqueue_wait_s', float('nan')):.2f} s; "
                               f"load {os.getloadavg()[0]:.2f}", file=sys.stderr, flush=True)
-                row = {"case": case, "mode": mode, "seed": seed, **metrics(res)}
+                if load is None and (folder / "load.txt").exists():
+                    load = float((folder / "load.txt").read_text())
+                row = {"case": case, "mode": mode, "seed": seed, "load1": load, **metrics(res)}
                 if mode == "linux":
                     fw = res.summary["emulation"]["forwarder"]
                     row["runqueue_wait_s"] = fw.get("runqueue_wait_s")
