@@ -26,6 +26,8 @@ import os
 import sys
 from pathlib import Path
 
+from ..base.errors import EmulationError, ScenarioError, UserError
+
 HERE = Path(__file__).resolve().parents[3] / "docs" / "tcp-vs-linux"
 
 RED = "min_th=15, max_th=45, max_p=0.1, w_q=0.002"
@@ -194,7 +196,7 @@ def figure(case: str, series: dict, path: Path, t_max: float | None = None):
     fig.legend(list(seen.values()), list(seen.keys()), loc="lower center", ncol=min(4, len(seen)), frameon=False)
     fig.tight_layout(rect=(0, 0.05, 1, 1))
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
+    fig.savefig(path, dpi=90)
     plt.close(fig)
 
 
@@ -230,16 +232,32 @@ def main(argv=None) -> int:
     p.add_argument("--replot", action="store_true", help="only redraw the table and figures from --out")
     p.add_argument("--t-max", type=float, default=None, help="figures: last time shown (s)")
     a = p.parse_args(argv)
-    import pandas as pd
-
     out = Path(a.out)
     cases = [c for c in a.cases.split(",") if c]
     bad = [c for c in cases if c not in CASES]
     if bad:
         print(f"error: --cases: unknown case {bad[0]!r} (cases: {', '.join(CASES)})", file=sys.stderr)
         return 2
-    seeds = [int(x) for x in a.seeds.split(",") if x]
+    try:
+        seeds = [int(x) for x in a.seeds.split(",") if x]
+    except ValueError:
+        print(f"error: --seeds: {a.seeds!r}: give integers separated by commas, e.g. 1,2,3", file=sys.stderr)
+        return 2
+    if not seeds:
+        print("error: --seeds: give at least one seed", file=sys.stderr)
+        return 2
+    try:
+        return _compare(a, out, cases, seeds)
+    except (UserError, EmulationError, ScenarioError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+
+
+def _compare(a, out: Path, cases: list[str], seeds: list[int]) -> int:
+    import pandas as pd
+
     modes = ("sim",) if a.sim_only else MODES
+    out.mkdir(parents=True, exist_ok=True)
     rows = []
     for case in cases:
         for seed in seeds:
