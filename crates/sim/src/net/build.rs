@@ -2,7 +2,9 @@
 //! random streams), the access links of flows attached at routers, and the paths of every host
 //! pair. Routes themselves were computed when the scenario was loaded (`scenario::topology`).
 
-use super::{Host, Link, Network, Route, NEXT_HOST, NEXT_SHARED, NO_MONITOR};
+use super::link::MAX_CLASSES;
+use super::{Host, Link, LinkClass, Network, Route, NEXT_HOST, NEXT_SHARED, NO_MONITOR};
+use std::collections::HashMap;
 use crate::scenario::{LinkSpec, NodeKind, Scenario};
 use aqm::rng::{name_hash, Rng};
 use aqm::{AqmConfig, LinkInfo, Qdisc, Queue, QueueUnit, Time};
@@ -10,18 +12,18 @@ use aqm::{AqmConfig, LinkInfo, Qdisc, Queue, QueueUnit, Time};
 /// A link of the topology. Measured links, and links whose queue does more than a DropTail
 /// packet buffer, get a queue object (as do links traced by `[[pcap]]`); the others are simple links
 /// (`net::link`).
-fn topology_link(spec: &LinkSpec, name: &str, monitored: bool, seed: u64) -> Link {
+fn topology_link(spec: &LinkSpec, name: &str, monitored: bool, seed: u64) -> LinkClass {
     let simple = !monitored
         && matches!(spec.aqm, AqmConfig::DropTail(_))
         && spec.loss_rate == 0.0
         && spec.limit.unit == QueueUnit::Packets;
     if simple {
-        return Link::simple(spec.rate_bps, spec.delay, spec.limit.value.min(u32::MAX as u64) as u32);
+        return LinkClass::simple(spec.rate_bps, spec.delay, spec.limit.value.min(u32::MAX as u64) as u32);
     }
     let disc = spec.aqm.build(LinkInfo { rate_bps: spec.rate_bps }, spec.limit);
     let q = Queue::new(disc, Rng::stream(seed, "aqm", name_hash(name)));
     let loss_rng = (spec.loss_rate > 0.0).then(|| Rng::stream(seed, "loss", name_hash(name)));
-    Link::with_aqm(spec.rate_bps, spec.delay, q, spec.loss_rate, loss_rng)
+    LinkClass::with_aqm(spec.rate_bps, spec.delay, q, spec.loss_rate, loss_rng)
 }
 
 /// Per host pair, the host numbers of its sender and its receiver: a flow attached at a router
@@ -64,27 +66,27 @@ pub fn build(sc: &Scenario, seed: u64) -> Result<Network, String> {
         return Err(format!("{n_hosts} flows exceed what the event set can index"));
     }
     let mut links = crate::mem::huge_vec(n_links as usize);
+    let mut classes = Classes::default();
     let mut monitored = Vec::new();
     let mut ends = None;
     for (l, tl) in topo.links.iter().enumerate() {
         // a traced link ([[pcap]]) keeps a queue object too: its packets are seen there
         let traced = sc.captures.iter().any(|c| c.link == l as u32);
-        let mut link = topology_link(&tl.spec, &tl.name, tl.monitor || traced, seed);
+        let mut class = topology_link(&tl.spec, &tl.name, tl.monitor || traced, seed);
         // a discipline that isolates hosts (CAKE) is told each flow's hosts, in its data direction
-        if let Some(a) = link.aqm.as_mut().filter(|a| a.queue.disc.wants_hosts()) {
+        if let Some(a) = class.aqm.as_mut().filter(|a| a.queue.disc.wants_hosts()) {
             for (f, &(s, d)) in ends.get_or_insert_with(|| host_numbers(sc)).iter().enumerate() {
                 a.queue.disc.flow_hosts(f as u32, s, d);
             }
         }
-        if let (true, Some(a)) = (tl.monitor, link.aqm.as_mut()) {
+        if let (true, Some(a)) = (tl.monitor, class.aqm.as_mut()) {
             a.monitor = monitored.len() as u32;
             monitored.push(l as u32);
         }
-        links.push(link);
+        links.push(Link::new(classes.own(class)));
     }
     let core = links.len();
     let access_limit = sc.access_limit.min(u32::MAX as u64) as u32;
-    let access = |rate: f64, delay: Time| Link::simple(rate, delay, access_limit);
     let mut hosts = crate::mem::huge_vec(n_hosts);
     let mut host_routes = crate::mem::huge_vec(n_hosts);
     let mut paths = Vec::new();
@@ -97,15 +99,15 @@ pub fn build(sc: &Scenario, seed: u64) -> Result<Network, String> {
             let mut sender = None;
             if at_router(e.src) {
                 let (rate, delay) = (g.sender_rate.get(i).0, g.sender_delay.get(i).0);
-                links.push(access(rate, delay));
-                links.push(access(rate, delay));
+                links.push(Link::new(classes.add(LinkClass::simple(rate, delay, access_limit))?));
+                links.push(Link::new(classes.add(LinkClass::simple(rate, delay, access_limit))?));
                 sender = Some((links.len() as u32 - 2, links.len() as u32 - 1));
             }
             let mut receiver = None;
             if at_router(e.dst) {
                 let (rate, delay) = (g.receiver_rate.get(i).0, g.receiver_delay.get(i).0);
-                links.push(access(rate, delay));
-                links.push(access(rate, delay));
+                links.push(Link::new(classes.add(LinkClass::simple(rate, delay, access_limit))?));
+                links.push(Link::new(classes.add(LinkClass::simple(rate, delay, access_limit))?));
                 receiver = Some((links.len() as u32 - 1, links.len() as u32 - 2));
             }
             let mut route = Route {
@@ -153,13 +155,13 @@ pub fn build(sc: &Scenario, seed: u64) -> Result<Network, String> {
             let delays = |r: u32, len: u8, from: Time| -> Time {
                 paths[r as usize..(r + len as u32) as usize]
                     .iter()
-                    .fold(from, |a, &l| a.saturating_add(links[l as usize].delay))
+                    .fold(from, |a, &l| a.saturating_add(classes.of(&links[l as usize]).delay))
             };
             let rtt_prop = delays(route.rev, route.rev_len, delays(route.fwd, route.fwd_len, 0));
             let measured = paths[route.fwd as usize..(route.fwd + route.fwd_len as u32) as usize]
                 .iter()
                 .rev()
-                .map(|&l| links[l as usize].monitor())
+                .map(|&l| classes.of(&links[l as usize]).monitor())
                 .find(|&m| m != NO_MONITOR)
                 .unwrap_or(NO_MONITOR);
             hosts.push(Host { rtt_prop, measured });
@@ -168,7 +170,45 @@ pub fn build(sc: &Scenario, seed: u64) -> Result<Network, String> {
     }
     let max_paths = host_routes.iter().map(|r| r.fwd_len as usize + r.rev_len as usize).max().unwrap_or(0);
     set_next_links(&mut links, &paths, &host_routes);
-    Ok(Network { links, core, paths, hosts, host_routes, monitored, max_paths, rings: Default::default() })
+    let classes = classes.list;
+    Ok(Network { links, classes, core, paths, hosts, host_routes, monitored, max_paths, rings: Default::default() })
+}
+
+/// The classes of a network being built: an AQM link's its own, simple links' shared by all
+/// that are alike.
+#[derive(Default)]
+struct Classes {
+    list: Vec<LinkClass>,
+    simple: HashMap<(u64, Time, u32), u32>,
+}
+
+impl Classes {
+    /// A class of its own for a topology link (class `l` for link `l`).
+    fn own(&mut self, c: LinkClass) -> u32 {
+        self.list.push(c);
+        self.list.len() as u32 - 1
+    }
+
+    /// The index of an access link's class `c`: a new one, or the one it is like.
+    fn add(&mut self, c: LinkClass) -> Result<u32, String> {
+        let key = c.key();
+        if let Some(&i) = key.as_ref().and_then(|k| self.simple.get(k)) {
+            return Ok(i);
+        }
+        if self.list.len() >= MAX_CLASSES {
+            return Err(format!("more than {MAX_CLASSES} distinct links: more than the engine can index"));
+        }
+        let i = self.list.len() as u32;
+        if let Some(k) = key {
+            self.simple.insert(k, i);
+        }
+        self.list.push(c);
+        Ok(i)
+    }
+
+    fn of(&self, l: &Link) -> &LinkClass {
+        &self.list[l.class()]
+    }
 }
 
 /// A link whose packets all go on to the same place (a host pair's access links, and any link

@@ -4,7 +4,11 @@
 //! has started sit in `pipe`, a FIFO of `(arrival time at the far end, packet)`, and only its head
 //! is scheduled. Two kinds of link share that design:
 //!
-//! * **AQM links** ([`AqmPart`] present: every measured link, and any link with a non-DropTail
+//! A link is split in two: what changes as packets pass ([`Link`]: the transmitter's `free_at` and
+//! the pipe, 64 bytes) and what it is ([`LinkClass`]: rate, delay, buffer, the queue of an AQM
+//! link), which the access links of a group share.
+//!
+//! * **AQM links** ([`LinkClass::aqm`] present: every measured link, and any link with a non-DropTail
 //!   queue, a byte limit or random loss). The transmitter is advanced *lazily*: whenever anything touches the link (an
 //!   arrival, its pipe event, a measurement sample), `Sim::advance` first starts, in time order,
 //!   every transmission that began since the last visit, calling the AQM's `dequeue` with the exact
@@ -36,75 +40,43 @@ pub struct AqmPart {
     pub monitor: u32,
 }
 
-pub struct Link {
-    /// When the transmitter becomes free (end of the current or last transmission).
-    pub free_at: Time,
+/// What a link is, apart from the packets on it: its rate, propagation delay and buffer, and, for
+/// an AQM link, its queue. Links that are alike share one ([`super::Network::classes`]): a
+/// million host pairs' access links have a handful of classes, so a [`Link`] keeps only what
+/// changes as packets pass (a cache line).
+pub struct LinkClass {
     pub delay: Time,
     pub rate_bps: u64,
-    /// Where every packet leaving this link goes next: a link index, [`NEXT_HOST`] (its host),
-    /// or [`NEXT_SHARED`] (it depends on the packet's path: look it up).
-    pub next: u32,
-    /// Simple links: buffer limit in waiting packets.
-    pub limit: u32,
     /// Nanoseconds per byte when the rate makes that a whole number (the usual rates: 800 at
     /// 10 Mb/s), so that a transmission time is a multiplication, exactly the same as the
     /// division it replaces; 0 otherwise.
     ns_per_byte: u32,
-    /// An event for the pipe head is in the event set.
-    pub pending: bool,
-    /// Packets in transmission or propagation (and, on simple links, waiting):
-    /// (arrival at the far end, packet); the first few inside the link.
-    pub pipe: Pipe,
-    /// `None` for a simple link.
+    /// Simple links: buffer limit in waiting packets.
+    pub limit: u32,
+    /// `None` for a simple link; an AQM link has a class of its own.
     pub aqm: Option<Box<AqmPart>>,
 }
 
-/// `Link::monitor()` (`AqmPart::monitor`) of a link that is not measured.
-pub const NO_MONITOR: u32 = u32::MAX;
-/// `Link::next`: the packet's next hop depends on its path.
-pub const NEXT_SHARED: u32 = u32::MAX;
-/// `Link::next`: every path through the link ends there (the packet reaches its host).
-pub const NEXT_HOST: u32 = u32::MAX - 1;
-
-impl Link {
-    /// An AQM link.
-    pub fn with_aqm(rate_bps: f64, delay: Time, queue: Queue<Packet>, loss_rate: f64, loss_rng: Option<Rng>) -> Self {
-        let mut l = Link::simple(rate_bps, delay, 0);
-        l.aqm = Some(Box::new(AqmPart { queue, idle_reported: true, loss_rate, loss_rng, monitor: NO_MONITOR }));
-        l
-    }
-
+impl LinkClass {
     /// A DropTail link holding at most `limit` waiting packets.
     pub fn simple(rate_bps: f64, delay: Time, limit: u32) -> Self {
         let rate_bps = rate_bps.round().max(1.0) as u64;
         let per_byte = 8 * NS_PER_SEC / rate_bps;
         let exact = (8 * NS_PER_SEC) % rate_bps == 0 && per_byte <= u32::MAX as u64;
-        Link {
-            rate_bps,
-            ns_per_byte: if exact { per_byte as u32 } else { 0 },
-            delay,
-            free_at: 0,
-            next: NEXT_SHARED,
-            pending: false,
-            limit,
-            pipe: Pipe::default(),
-            aqm: None,
-        }
+        LinkClass { rate_bps, ns_per_byte: if exact { per_byte as u32 } else { 0 }, delay, limit, aqm: None }
+    }
+
+    /// An AQM link.
+    pub fn with_aqm(rate_bps: f64, delay: Time, queue: Queue<Packet>, loss_rate: f64, loss_rng: Option<Rng>) -> Self {
+        let mut c = LinkClass::simple(rate_bps, delay, 0);
+        c.aqm = Some(Box::new(AqmPart { queue, idle_reported: true, loss_rate, loss_rng, monitor: NO_MONITOR }));
+        c
     }
 
     /// Index of the link's monitor ([`NO_MONITOR`] if it is not measured).
     #[inline]
     pub fn monitor(&self) -> u32 {
         self.aqm.as_ref().map_or(NO_MONITOR, |a| a.monitor)
-    }
-
-    /// When the transmission of a pipe entry starts (an entry left early holds it: `left_early`).
-    #[inline]
-    fn start_of(&self, e: &Entry) -> Time {
-        match *e {
-            Entry::InFlight { arrive, pkt } => arrive - self.delay - self.tx_time(pkt.size),
-            Entry::Left { start } => start,
-        }
     }
 
     /// Serialisation time of `size` bytes, rounded up to whole nanoseconds.
@@ -117,10 +89,78 @@ impl Link {
         }
     }
 
-    /// Simple link: offer `pkt` at `now`. Returns when its transmission starts and when it
-    /// reaches the far end, or `None` (and keeps nothing) if the buffer is full.
+    /// When the transmission of a pipe entry starts (an entry left early holds it: `left_early`).
     #[inline]
-    pub fn simple_arrive(&mut self, pkt: Packet, now: Time, rings: &mut Rings) -> Option<(Time, Time)> {
+    fn start_of(&self, e: &Entry) -> Time {
+        match *e {
+            Entry::InFlight { arrive, pkt } => arrive - self.delay - self.tx_time(pkt.size),
+            Entry::Left { start } => start,
+        }
+    }
+
+    /// The key under which simple links share a class.
+    pub(super) fn key(&self) -> Option<(u64, Time, u32)> {
+        self.aqm.is_none().then_some((self.rate_bps, self.delay, self.limit))
+    }
+}
+
+/// A link's changing state: its transmitter and its pipe (64 bytes, one cache line), and which
+/// [`LinkClass`] it is.
+pub struct Link {
+    /// When the transmitter becomes free (end of the current or last transmission).
+    pub free_at: Time,
+    /// Packets in transmission or propagation (and, on simple links, waiting):
+    /// (arrival at the far end, packet); the first inside the link.
+    pub pipe: Pipe,
+    /// Where every packet leaving this link goes next: a link index, [`NEXT_HOST`] (its host),
+    /// or [`NEXT_SHARED`] (it depends on the packet's path: look it up).
+    pub next: u32,
+    /// The class (`Network::classes`), and in the top bit [`PENDING`]: an event for the pipe
+    /// head is in the event set.
+    meta: u32,
+}
+
+/// `Link::meta`'s flag: the link's event is pending.
+const PENDING: u32 = 1 << 31;
+
+/// The most classes a network can have.
+pub const MAX_CLASSES: usize = PENDING as usize;
+
+/// `Link::monitor()` (`AqmPart::monitor`) of a link that is not measured.
+pub const NO_MONITOR: u32 = u32::MAX;
+/// `Link::next`: the packet's next hop depends on its path.
+pub const NEXT_SHARED: u32 = u32::MAX;
+/// `Link::next`: every path through the link ends there (the packet reaches its host).
+pub const NEXT_HOST: u32 = u32::MAX - 1;
+
+impl Link {
+    /// An idle link of class `class`.
+    pub fn new(class: u32) -> Self {
+        debug_assert!((class as usize) < MAX_CLASSES);
+        Link { free_at: 0, pipe: Pipe::default(), next: NEXT_SHARED, meta: class }
+    }
+
+    /// Its class's index in `Network::classes`.
+    #[inline(always)]
+    pub fn class(&self) -> usize {
+        (self.meta & !PENDING) as usize
+    }
+
+    /// An event for the pipe head is in the event set.
+    #[inline(always)]
+    pub fn pending(&self) -> bool {
+        self.meta & PENDING != 0
+    }
+
+    #[inline(always)]
+    pub fn set_pending(&mut self, on: bool) {
+        self.meta = if on { self.meta | PENDING } else { self.meta & !PENDING };
+    }
+
+    /// Simple link of class `c`: offer `pkt` at `now`. Returns when its transmission starts and
+    /// when it reaches the far end, or `None` (and keeps nothing) if the buffer is full.
+    #[inline]
+    pub fn simple_arrive(&mut self, c: &LinkClass, pkt: Packet, now: Time, rings: &mut Rings) -> Option<(Time, Time)> {
         // packets that left early and whose transmission has started have no more place in the
         // FIFO (only waiting packets count against the buffer, and `free_at` is kept apart); only
         // a path's last link, or a shared link before one, can hold any (`sim::shortcut`)
@@ -134,22 +174,22 @@ impl Link {
         }
         // Entries whose transmission starts after `now` are waiting; they are at the back.
         let waiting = match self.pipe.back() {
-            Some(last) if self.start_of(last) > now => {
-                let first_waiting = self.pipe.partition_point(|e| self.start_of(e) <= now);
+            Some(last) if c.start_of(last) > now => {
+                let first_waiting = self.pipe.partition_point(|e| c.start_of(e) <= now);
                 self.pipe.len() - first_waiting
             }
             _ => 0,
         };
-        if waiting as u64 + 1 > self.limit as u64 {
+        if waiting as u64 + 1 > c.limit as u64 {
             return None;
         }
         let start = self.free_at.max(now);
-        let tx = self.tx_time(pkt.size);
+        let tx = c.tx_time(pkt.size);
         self.free_at = start.saturating_add(tx);
-        let arrive = self.free_at.saturating_add(self.delay);
+        let arrive = self.free_at.saturating_add(c.delay);
         self.pipe.push_back(Entry::InFlight { arrive, pkt }, rings);
         // (as `start_of` reads it back: equal to `start` unless the clock saturated)
-        Some((arrive - self.delay - tx, arrive))
+        Some((arrive - c.delay - tx, arrive))
     }
 
     /// The last packet put into the pipe, whose transmission starts at `start` (as
@@ -161,9 +201,10 @@ impl Link {
         self.pipe.mark_back_left(start);
     }
 
-    /// Packets held by the link (waiting or in flight), not counting those that left early.
-    pub fn in_flight(&self) -> usize {
-        self.pipe.in_flight() + self.aqm.as_ref().map_or(0, |a| a.queue.len())
+    /// Packets held by the link of class `c` (waiting or in flight), not counting those that
+    /// left early.
+    pub fn in_flight(&self, c: &LinkClass) -> usize {
+        self.pipe.in_flight() + c.aqm.as_ref().map_or(0, |a| a.queue.len())
     }
 }
 
@@ -180,9 +221,15 @@ mod tests {
             rate in prop_oneof![1u64..100_000, (1u64..100_000).prop_map(|k| k * 1000), Just(8 * NS_PER_SEC), Just(100_000_000_000)],
             size in 1u16..,
         ) {
-            let l = Link::simple(rate as f64, 0, 1);
+            let l = LinkClass::simple(rate as f64, 0, 1);
             prop_assert_eq!(l.tx_time(size), (size as u64 * 8 * NS_PER_SEC).div_ceil(rate));
         }
+    }
+
+    #[test]
+    fn a_link_is_one_cache_line() {
+        // what a link keeps per packet-carrying instance; the rest is its class's
+        assert_eq!(std::mem::size_of::<Link>(), 64);
     }
 
     fn arrival(e: Entry) -> Time {
@@ -200,19 +247,21 @@ mod tests {
     fn simple_link_serialises_and_drops_when_full() {
         // 8 Mb/s: 1 ms per 1000-byte packet; 5 ms propagation; 2 waiting packets at most
         let r = &mut Rings::default();
-        let mut l = Link::simple(8e6, 5_000_000, 2);
-        assert!(l.simple_arrive(pkt(0), 0, r).is_some()); // in service at once
-        assert!(l.simple_arrive(pkt(1), 0, r).is_some()); // waiting 1
-        assert!(l.simple_arrive(pkt(2), 0, r).is_some()); // waiting 2
-        assert!(l.simple_arrive(pkt(3), 0, r).is_none()); // full
+        let c = LinkClass::simple(8e6, 5_000_000, 2);
+        let mut l = Link::new(0);
+        assert!(l.simple_arrive(&c, pkt(0), 0, r).is_some()); // in service at once
+        assert!(l.simple_arrive(&c, pkt(1), 0, r).is_some()); // waiting 1
+        assert!(l.simple_arrive(&c, pkt(2), 0, r).is_some()); // waiting 2
+        assert!(l.simple_arrive(&c, pkt(3), 0, r).is_none()); // full
         let arrivals: Vec<Time> = (0..l.pipe.len()).map(|i| arrival(l.pipe.get(i))).collect();
         assert_eq!(arrivals, vec![6_000_000, 7_000_000, 8_000_000]);
         // at 1 ms packet 1 has started: one waiting, so one more fits
-        assert!(l.simple_arrive(pkt(4), 1_000_000, r).is_some());
-        assert!(l.simple_arrive(pkt(5), 1_000_000, r).is_none());
+        assert!(l.simple_arrive(&c, pkt(4), 1_000_000, r).is_some());
+        assert!(l.simple_arrive(&c, pkt(5), 1_000_000, r).is_none());
         // an idle link starts at the arrival time
-        let mut l = Link::simple(8e6, 0, 2);
-        assert!(l.simple_arrive(pkt(0), 10_000_000, r).is_some());
+        let c = LinkClass::simple(8e6, 0, 2);
+        let mut l = Link::new(0);
+        assert!(l.simple_arrive(&c, pkt(0), 10_000_000, r).is_some());
         assert_eq!(arrival(l.pipe.get(0)), 11_000_000);
     }
 
@@ -220,18 +269,19 @@ mod tests {
     fn entries_that_left_early_hold_their_place_until_their_transmission_starts() {
         // 8 Mb/s: 1 ms per packet; 5 ms propagation; 1 waiting packet at most
         let r = &mut Rings::default();
-        let mut l = Link::simple(8e6, 5_000_000, 1);
+        let c = LinkClass::simple(8e6, 5_000_000, 1);
+        let mut l = Link::new(0);
         for seq in 0..2 {
-            let (start, _) = l.simple_arrive(pkt(seq), 0, r).expect("room");
+            let (start, _) = l.simple_arrive(&c, pkt(seq), 0, r).expect("room");
             l.left_early(start); // handed to the host early
         }
         // at 0.5 ms packet 0 is on the wire (its entry goes); packet 1 waits until 1 ms and still
         // fills the buffer; no live packet is in the pipe
-        assert!(l.simple_arrive(pkt(2), 500_000, r).is_none(), "a delivered packet still waiting counts");
-        assert_eq!((l.pipe.len(), l.in_flight()), (1, 0));
+        assert!(l.simple_arrive(&c, pkt(2), 500_000, r).is_none(), "a delivered packet still waiting counts");
+        assert_eq!((l.pipe.len(), l.in_flight(&c)), (1, 0));
         // at 1 ms packet 1 starts: its entry goes, and the next packet fits behind it
-        assert!(l.simple_arrive(pkt(3), 1_000_000, r).is_some());
-        assert_eq!((l.pipe.len(), l.in_flight()), (1, 1));
+        assert!(l.simple_arrive(&c, pkt(3), 1_000_000, r).is_some());
+        assert_eq!((l.pipe.len(), l.in_flight(&c)), (1, 1));
         assert_eq!(arrival(l.pipe.get(0)), 8_000_000, "queued behind packet 1's transmission");
         assert_eq!(l.pipe.first_in_flight(), Some(8_000_000));
     }

@@ -11,7 +11,7 @@ pub mod build;
 pub mod link;
 pub mod pipe;
 
-pub use link::{AqmPart, Link, NEXT_HOST, NEXT_SHARED, NO_MONITOR};
+pub use link::{AqmPart, Link, LinkClass, NEXT_HOST, NEXT_SHARED, NO_MONITOR};
 pub use pipe::{Entry, Rings};
 
 use aqm::Time;
@@ -70,6 +70,11 @@ pub struct Host {
 /// All links and paths.
 pub struct Network {
     pub links: Vec<Link>,
+    /// What the links are (`Link::class`): rate, delay, buffer, the queue of an AQM link. The
+    /// first `core` are the topology's links' own, in link order (class `l` is link `l`'s, so an
+    /// AQM link's queue is found without reading the link); access links that are alike share
+    /// one of the others.
+    pub classes: Vec<LinkClass>,
     /// Number of topology links (the rest are access links).
     pub core: usize,
     /// Paths: runs of link indices, located by [`Route`]s.
@@ -95,6 +100,47 @@ impl Network {
 
     /// Packets on all links (waiting, in transmission or propagating).
     pub fn in_flight(&self) -> u64 {
-        self.links.iter().map(|l| l.in_flight() as u64).sum()
+        self.links.iter().map(|l| l.in_flight(&self.classes[l.class()]) as u64).sum()
+    }
+
+    /// Link `l`'s class.
+    #[inline(always)]
+    pub fn class(&self, l: usize) -> &LinkClass {
+        &self.classes[self.links[l].class()]
+    }
+
+    /// Link `l`'s queue, if it is an AQM link (only topology links are).
+    #[inline(always)]
+    pub fn aqm(&self, l: usize) -> Option<&AqmPart> {
+        if l < self.core {
+            self.classes[l].aqm.as_deref()
+        } else {
+            None
+        }
+    }
+
+    /// Link `l`'s queue, if it is an AQM link (only topology links are).
+    #[inline(always)]
+    pub fn aqm_mut(&mut self, l: usize) -> Option<&mut AqmPart> {
+        if l < self.core {
+            self.classes[l].aqm.as_deref_mut()
+        } else {
+            None
+        }
+    }
+
+    /// Topology link `l` (`l < core`) and its own class, borrowed together.
+    #[inline(always)]
+    pub fn core_parts(&mut self, l: usize) -> (&mut Link, &mut LinkClass) {
+        debug_assert!(l < self.core);
+        (&mut self.links[l], &mut self.classes[l])
+    }
+
+    /// Link `l`, its class and the pipes' spare rings, borrowed together.
+    #[inline(always)]
+    pub fn link_parts(&mut self, l: usize) -> (&mut Link, &mut LinkClass, &mut Rings) {
+        let link = &mut self.links[l];
+        let c = link.class();
+        (link, &mut self.classes[c], &mut self.rings)
     }
 }

@@ -1,12 +1,13 @@
 //! A link's pipe: the FIFO of the packets whose transmission is decided ([`Entry`]: a packet and
 //! its arrival time at the far end, or the place of one that has already left), with room for
-//! [`INLINE`] entries inside the link itself.
+//! [`INLINE`] entry inside the link itself.
 //!
-//! At core-router scale most links are a host pair's access links, and each holds a packet or two
-//! at a time (a flow's window at its fair share is about one bandwidth-delay product of its own,
-//! a few packets). Keeping those entries in the `Link` puts a packet's arrival and its link's
-//! state on the same cache lines, instead of one more memory access to a separately allocated
-//! ring buffer per hop. A burst (an initial window, a recovery) moves the entries to a ring on the
+//! At core-router scale most links are a host pair's access links, and most of the time each holds
+//! no packet or one (a flow's window at its fair share is about one bandwidth-delay product of its
+//! own, a few packets, spread over a round trip). Keeping that entry in the `Link` puts a packet's
+//! arrival and its link's state on the same cache line (a link is 64 bytes), instead of one more
+//! memory access to a separately allocated ring buffer per hop; a second inline entry made every
+//! link 32 bytes larger for the few moments it was used (issue 28: 128 bytes a host pair). A burst (an initial window, a recovery) moves the entries to a ring on the
 //! heap; when the pipe is back to `INLINE` entries they move back inside and the ring goes back to
 //! the network's [`Rings`], where the next burst on any link takes it. So nothing is allocated per
 //! packet, and the rings in memory are those of the most pipes spilled *at once* (a few percent of
@@ -36,7 +37,7 @@ pub enum Entry {
 }
 
 /// Entries held inside the link (a power of two).
-pub const INLINE: usize = 2;
+pub const INLINE: usize = 1;
 
 /// First heap ring size when a pipe outgrows its inline room.
 const FIRST_SPILL: usize = 8;

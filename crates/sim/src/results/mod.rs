@@ -176,7 +176,7 @@ impl<'a> Derived<'a> {
                 if m == NO_MONITOR {
                     f64::NAN
                 } else {
-                    r.net.links[r.monitors[m as usize].link as usize].rate_bps as f64
+                    r.net.class(r.monitors[m as usize].link as usize).rate_bps as f64
                 }
             })
             .collect();

@@ -96,7 +96,7 @@ fn link_summary(r: &Run, d: &Derived, mon: &LinkMonitor) -> Value {
     let sc = r.sc;
     let w = d.w;
     let l = mon.link as usize;
-    let link = &r.net.links[l];
+    let link = r.net.class(l);
     let tl = &sc.topology.links[l];
     let q = &link.aqm.as_ref().expect("a measured link has a queue").queue;
     let ws = mon.window_start.as_ref();
@@ -208,7 +208,7 @@ fn group_summary(r: &Run, d: &Derived, gi: usize, g: &GroupSpec) -> Value {
     }
     let cap = |m: u32| match m {
         NO_MONITOR => f64::NAN,
-        m => r.net.links[r.monitors[m as usize].link as usize].rate_bps as f64,
+        m => r.net.class(r.monitors[m as usize].link as usize).rate_bps as f64,
     };
     let share = match measured.as_slice() {
         // no flows yet (a short or web group): zero, of the sum's sign

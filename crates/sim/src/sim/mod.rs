@@ -124,8 +124,8 @@ impl Sim {
         if sc.warmup > 0 {
             ev.push(sc.warmup, Kind::Warmup, 0);
         }
-        for (l, link) in net.links.iter().enumerate() {
-            if let Some(period) = link.aqm.as_ref().and_then(|a| a.queue.disc.timer_period()) {
+        for l in 0..net.links.len() {
+            if let Some(period) = net.aqm(l).and_then(|a| a.queue.disc.timer_period()) {
                 if period == 0 {
                     let name = &sc.topology.links[l].name;
                     return Err(SimError::Build(format!("link {name}: the AQM's timer period is zero")));
@@ -145,7 +145,7 @@ impl Sim {
             .monitored
             .iter()
             .map(|&l| {
-                let q = &net.links[l as usize].aqm.as_ref().expect("a measured link has a queue").queue;
+                let q = &net.aqm(l as usize).expect("a measured link has a queue").queue;
                 LinkMonitor::new(l, sc.warmup, n, q.disc.state_names())
             })
             .collect();
@@ -296,10 +296,9 @@ impl Sim {
     /// into the pipe); then the transmitter starts whatever is due.
     fn link_arrive(&mut self, l: usize, pkt: Packet) {
         let now = self.now;
-        let net = &mut self.net;
-        let link = &mut net.links[l];
-        let Some(a) = link.aqm.as_mut() else {
-            if let Some(entry) = link.simple_arrive(pkt, now, &mut net.rings) {
+        let (link, class, rings) = self.net.link_parts(l);
+        let Some(a) = class.aqm.as_deref_mut() else {
+            if let Some(entry) = link.simple_arrive(class, pkt, now, rings) {
                 // handed on at once if it may (`shortcut`), else forwarded at the link's event
                 let next = link.next;
                 if !self.leave_simple_early(l, next, pkt, entry) {
@@ -327,7 +326,7 @@ impl Sim {
         if let Some(c) = self.cap.as_deref_mut() {
             c.write(l, capture::Point::Arrival, now, &pkt, &self.flows);
         }
-        let a = self.net.links[l].aqm.as_mut().expect("aqm");
+        let a = self.net.aqm_mut(l).expect("aqm");
         let queued = a.queue.enqueue(pkt, now);
         if !queued && a.queue.is_empty() && self.net.links[l].free_at <= now {
             // The arrival was dropped and the link stays idle: a new idle period starts now, as
@@ -335,11 +334,11 @@ impl Sim {
             // an AQM whose average is above its hard threshold would drop every later arrival and
             // never see the idle time that lets the average decay (the spec's §1.4 rule alone
             // deadlocks RED there).
-            self.net.links[l].aqm.as_mut().expect("aqm").idle_reported = false;
+            self.net.aqm_mut(l).expect("aqm").idle_reported = false;
         }
         self.record_queue_drops(l, now);
-        let link = &mut self.net.links[l];
-        let a = link.aqm.as_ref().expect("aqm");
+        let (link, class) = self.net.core_parts(l);
+        let a = class.aqm.as_deref().expect("aqm");
         if a.monitor != NO_MONITOR {
             self.monitors[a.monitor as usize].arrived(&pkt, now, a.queue.len(), a.queue.bytes());
         }
@@ -352,22 +351,23 @@ impl Sim {
     /// Start every transmission on link `l` due by `t` (see the module docs of `net::link`).
     fn advance(&mut self, l: usize, t: Time) {
         loop {
-            let net = &mut self.net;
-            let link = &mut net.links[l];
+            if l >= self.net.core {
+                return; // a simple link: nothing waits for its transmitter
+            }
+            let (link, class) = self.net.core_parts(l);
             if link.free_at > t {
                 break;
             }
             let start = link.free_at;
-            let Some(a) = link.aqm.as_mut() else { return };
+            let Some(a) = class.aqm.as_deref_mut() else { return };
             let Some((pkt, enq)) = a.queue.dequeue(start) else { break };
             self.record_queue_drops(l, start);
-            let net = &mut self.net;
-            let link = &mut net.links[l];
-            let a = link.aqm.as_mut().expect("aqm");
+            let (link, class) = self.net.core_parts(l);
+            let a = class.aqm.as_deref_mut().expect("aqm");
             a.idle_reported = false;
             let (n, b, monitor) = (a.queue.len(), a.queue.bytes(), a.monitor);
-            link.free_at = start.saturating_add(link.tx_time(pkt.size));
-            let arrive = link.free_at.saturating_add(link.delay);
+            link.free_at = start.saturating_add(class.tx_time(pkt.size));
+            let arrive = link.free_at.saturating_add(class.delay);
             let shared = link.next == NEXT_SHARED;
             if monitor != NO_MONITOR {
                 self.monitors[monitor as usize].departed(&pkt, start, enq, n, b);
@@ -382,9 +382,12 @@ impl Sim {
                 net.links[l].pipe.push_back(Entry::InFlight { arrive, pkt }, &mut net.rings);
             }
         }
-        let link = &mut self.net.links[l];
+        if l >= self.net.core {
+            return self.schedule_link(l);
+        }
+        let (link, class) = self.net.core_parts(l);
         let at = link.free_at;
-        if let Some(a) = link.aqm.as_mut() {
+        if let Some(a) = class.aqm.as_deref_mut() {
             if !a.idle_reported && at <= t && a.queue.is_empty() {
                 a.idle_reported = true;
                 a.queue.on_link_idle(at);
@@ -402,16 +405,17 @@ impl Sim {
     /// far end by `free_at + delay`.
     #[inline(always)]
     fn schedule_link(&mut self, l: usize) {
-        let link = &mut self.net.links[l];
-        if !link.pending {
+        let net = &mut self.net;
+        let link = &mut net.links[l];
+        if !link.pending() {
             let at = match link.pipe.first_in_flight() {
                 Some(a) => a,
-                None => match &link.aqm {
-                    Some(a) if !a.queue.is_empty() => link.free_at.saturating_add(link.delay),
+                None => match net.classes[link.class()].aqm.as_deref() {
+                    Some(a) if !a.queue.is_empty() => link.free_at.saturating_add(net.classes[link.class()].delay),
                     _ => return,
                 },
             };
-            link.pending = true;
+            link.set_pending(true);
             self.ev.push(at, Kind::Link, l as u32);
         }
     }
@@ -419,7 +423,7 @@ impl Sim {
     /// The head of link `l`'s pipe reached the far end: forward every packet due now.
     fn on_link_event(&mut self, l: usize) {
         let now = self.now;
-        self.net.links[l].pending = false;
+        self.net.links[l].set_pending(false);
         loop {
             let net = &mut self.net;
             let link = &mut net.links[l];
@@ -436,7 +440,7 @@ impl Sim {
                 _ => break,
             }
         }
-        if self.net.links[l].aqm.is_some() {
+        if self.net.aqm(l).is_some() {
             self.advance(l, now);
         }
         self.schedule_link(l);
@@ -475,11 +479,11 @@ impl Sim {
     fn on_aqm_timer(&mut self, l: usize) {
         let now = self.now;
         self.advance(l, now);
-        let a = self.net.links[l].aqm.as_mut().expect("timer on an AQM link");
+        let a = self.net.aqm_mut(l).expect("timer on an AQM link");
         a.queue.on_timer(now);
         let period = a.queue.disc.timer_period();
         self.record_queue_drops(l, now);
-        let a = self.net.links[l].aqm.as_ref().expect("aqm");
+        let a = self.net.aqm(l).expect("aqm");
         if a.monitor != NO_MONITOR {
             let (n, b) = (a.queue.len(), a.queue.bytes());
             self.monitors[a.monitor as usize].queue.queue_changed(now, n, b);
@@ -492,9 +496,9 @@ impl Sim {
     /// Charge the packets link `l`'s queue just dropped (at time `t`) to their flows.
     #[inline(always)]
     fn record_queue_drops(&mut self, l: usize, t: Time) {
-        let a = self.net.links[l].aqm.as_ref().expect("aqm");
+        let a = self.net.aqm(l).expect("aqm");
         for i in 0..a.queue.drops().len() {
-            let d = self.net.links[l].aqm.as_ref().expect("aqm").queue.drops()[i];
+            let d = self.net.aqm(l).expect("aqm").queue.drops()[i];
             if let Some(c) = self.cap.as_deref_mut() {
                 c.write(l, capture::Point::Drop, t, &d.pkt, &self.flows);
             }
@@ -546,8 +550,8 @@ impl Sim {
                 self.created, self.delivered, self.dropped, in_flight
             )));
         }
-        for (i, l) in self.net.links.iter().enumerate() {
-            if let Some(a) = &l.aqm {
+        for i in 0..self.net.links.len() {
+            if let Some(a) = self.net.aqm(i) {
                 a.queue
                     .stats
                     .check(a.queue.len() as u64)

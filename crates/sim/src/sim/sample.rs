@@ -23,7 +23,7 @@ impl Sim {
         self.base = Some((self.ctr.clone(), self.hop_drops.clone()));
         self.set_horizon();
         for m in &mut self.monitors {
-            let q = &self.net.links[m.link as usize].aqm.as_ref().expect("measured link").queue;
+            let q = &self.net.aqm(m.link as usize).expect("measured link").queue;
             m.start_window(q.stats, q.len());
         }
     }
@@ -40,7 +40,7 @@ impl Sim {
         let now = self.now;
         self.advance_monitored(now);
         for m in &mut self.monitors {
-            let link = &self.net.links[m.link as usize];
+            let link = self.net.class(m.link as usize);
             let q = &link.aqm.as_ref().expect("measured link").queue;
             m.series.sample(now, q, link.rate_bps);
         }
@@ -56,7 +56,7 @@ impl Sim {
     /// Every measured queue's composition by position, counted from the tail (M10).
     fn snapshot(&mut self) {
         for m in &self.monitors {
-            let q = &self.net.links[m.link as usize].aqm.as_ref().expect("measured link").queue;
+            let q = &self.net.aqm(m.link as usize).expect("measured link").queue;
             self.snaps.record(self.now, m.link, q);
         }
         self.snaps.count += 1;

@@ -55,7 +55,7 @@ pub(super) fn allow(sc: &Scenario, net: &Network, flows: &[Flow], routes: &mut [
             }
         }
     }
-    let alone = |l: u32| uses[l as usize] == 1 && net.links[l as usize].aqm.is_none();
+    let alone = |l: u32| uses[l as usize] == 1 && net.aqm(l as usize).is_none();
     // packets may pass through the link before a path's last link when that one is theirs alone
     let through = |last: u32, flag: u8| if alone(last) { flag } else { 0 };
     for (f, r) in flows.iter().zip(routes.iter_mut()) {
@@ -144,7 +144,7 @@ impl Sim {
     #[inline]
     fn deliver_early(&mut self, l: usize, mut pkt: Packet, (start, at): (Time, Time)) -> bool {
         // `pending`: a packet ahead of it waits for its own event
-        if self.net.links[l].pending || self.early || at >= self.horizon {
+        if self.net.links[l].pending() || self.early || at >= self.horizon {
             return false;
         }
         let fi = pkt.flow as usize;
@@ -191,7 +191,7 @@ impl Sim {
         }
         let e = last as usize;
         let inbound = &mut r.inbound[ack as usize];
-        if self.net.links[e].pending || *inbound != 0 || self.early || exit >= self.horizon {
+        if self.net.links[e].pending() || *inbound != 0 || self.early || exit >= self.horizon {
             // on its way at its own event (`reached_last_link` takes it off); a count that would
             // overflow ends passing through for the flow instead (the count is then never read
             // again)
