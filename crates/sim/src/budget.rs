@@ -4,8 +4,10 @@
 //! engine's state per flow (sender and receiver, four access links, counters, timers, events),
 //! the short and web connections it will open, the packets that can wait in queues and travel on
 //! links, and the tables it returns (per-flow results, time series, queue snapshots, per-flow
-//! series), counted as they are when a run goes through `aqmlab` (Rust columns, then Python lists,
-//! then pandas frames: [`CELL_BYTES`] a value) — and the number of events it will process.
+//! series), counted as they are when a run goes through `aqmlab` (Rust columns, then Python
+//! arrays, then pandas frames if a table is read: [`CELL_BYTES`] a value) — and the number of
+//! events it will process. The total is the largest of the run's three peaks (the event loop's
+//! end, the results being built, the tables converted), not their sum.
 //! [`check`] refuses a scenario whose estimate is above a limit, with the estimate, its largest
 //! parts and the limit in the message; [`process_limit`] is the limit of a run in this process:
 //! the one given, or half the machine's physical memory (or of a cgroup limit, if lower), lowered
@@ -21,20 +23,17 @@ use crate::packet::Packet;
 use crate::scenario::{GroupSpec, Scenario, ScenarioError, TcpApp, Transport};
 use aqm::{LinkInfo, QueueUnit, NS_PER_SEC};
 
-/// Bytes one table value costs at the peak of a run through `aqmlab`: 8 in the Rust column
-/// (with growth slack), 32 as a Python float in a list (object and pointer), 8 in the pandas
-/// frame; 58 measured on a million-sample time series.
-pub const CELL_BYTES: u64 = 58;
-/// Columns of the per-flow results table: real-valued ones, and counters (mostly small
-/// integers, which Python shares: about 30 bytes a value).
-const FLOW_REAL_COLUMNS: u64 = 28;
-const FLOW_COUNT_COLUMNS: u64 = 9;
-const COUNT_CELL_BYTES: u64 = 30;
-/// A string column value (group, transport, app, variant names) as a Python `str`.
-const STR_CELL_BYTES: u64 = 64;
-/// A categorical column's value (link, group and transport of the time-indexed tables): a code
-/// in Rust, a pointer to a shared `str` in the Python list, and one in the pandas frame.
-const CAT_CELL_BYTES: u64 = 24;
+/// Bytes one numeric table value costs at its peak in a run through `aqmlab`: two 8-byte copies
+/// at any time — the Rust column and the Python `array.array` it becomes while the results are
+/// converted, or the array and the pandas frame built from it when a table is read in Python.
+pub const CELL_BYTES: u64 = 16;
+/// Columns of the per-flow results table: numeric ones, and categorical ones (group, transport,
+/// app, variant, recovery, measured link, paths and hop drops).
+const FLOW_NUM_COLUMNS: u64 = 36;
+const FLOW_CAT_COLUMNS: u64 = 10;
+/// A categorical column's value (a code in Rust; a pointer to a shared `str` in the Python list,
+/// and one in the pandas frame).
+const CAT_CELL_BYTES: u64 = 16;
 /// Bytes a waiting or travelling packet costs (the 24-byte packet in a queue or a link's pipe,
 /// with the ring buffers' growth slack).
 const PACKET_BYTES: u64 = 2 * std::mem::size_of::<Packet>() as u64;
@@ -71,10 +70,17 @@ pub struct Estimate {
     pub total: u64,
 }
 
+/// Bytes of a static flow's engine state that the run frees before it builds its results: its
+/// host pair's four access links (`Sim::finish`).
+const RELEASED_BYTES: u64 = 4 * crate::sim::LINK_BYTES;
+
 /// Bytes of engine state one flow of `g` holds (`warmup`: the run snapshots every flow's
 /// counters at the end of its warm-up, so they exist twice).
 fn flow_bytes(g: &GroupSpec, warmup: bool) -> u64 {
-    let host = 4 * crate::sim::LINK_BYTES + 6 * 4 + 32;
+    // its host pair: four access links, a path of three links each way, its route and host, the
+    // drops per hop of both paths, and its counters at the bottleneck's monitor
+    let route = std::mem::size_of::<crate::net::Route>() as u64 + std::mem::size_of::<crate::net::Host>() as u64;
+    let host = RELEASED_BYTES + 6 * 4 + route + 6 * 4 + 24;
     // (a flow's TCP sender and receiver are inside its `Flow`, whatever its transport)
     let counters = (1 + warmup as u64) * std::mem::size_of::<crate::measure::FlowCounters>() as u64;
     let flow = crate::sim::FLOW_BYTES + counters + 16;
@@ -87,9 +93,9 @@ fn flow_bytes(g: &GroupSpec, warmup: bool) -> u64 {
     host + flow + app
 }
 
-/// Per-flow results table: numeric values plus four names a row.
+/// Per-flow results table: numeric and categorical values a row.
 fn flow_row_bytes() -> u64 {
-    FLOW_REAL_COLUMNS * CELL_BYTES + FLOW_COUNT_COLUMNS * COUNT_CELL_BYTES + 4 * STR_CELL_BYTES
+    FLOW_NUM_COLUMNS * CELL_BYTES + FLOW_CAT_COLUMNS * CAT_CELL_BYTES
 }
 
 /// A Poisson count of mean `m` is below this with probability above 1 − 10⁻⁴ (the mean, four
@@ -398,7 +404,18 @@ impl Estimate {
         // packets at once: the bottleneck's buffer, what its link carries in a round trip, and
         // each open connection's initial burst and each UDP source's round trip of packets
         // waiting at the access links, bounded by the windows
-        let bneck_pps = measured(sc).map(|l| l.spec.rate_bps).sum::<f64>() / (8.0 * 40.0);
+        // (the measured links' packets per second at the groups' smallest data packet, and as many
+        // ACKs coming back: one per data packet at most)
+        let smallest = sc
+            .groups
+            .iter()
+            .map(|g| match &g.transport {
+                Transport::Tcp { cfg, .. } => cfg.mss as f64,
+                Transport::Udp { cbr, .. } => cbr.size as f64,
+            })
+            .fold(f64::MAX, f64::min)
+            .max(40.0);
+        let bneck_pps = 2.0 * measured(sc).map(|l| l.spec.rate_bps).sum::<f64>() / (8.0 * smallest);
         let rtt_s = rtt_guess(sc) + 0.01;
         let bdp = bneck_pps * rtt_s;
         let udp_access = (udp_pps * rtt_s).min(concurrent * sc.access_limit as f64);
@@ -445,10 +462,17 @@ impl Estimate {
             e.latency = (l.slots.len() as u64).saturating_mul(per);
         }
         e.events = events(sc, &conns, &carried, samples);
-        e.total =
-            [e.flows, e.connections, e.packets, e.flow_table, e.timeseries, e.snapshots, e.flow_series, e.latency]
-                .iter()
-                .fold(BASE_BYTES, |a, &b| a.saturating_add(b));
+        // The peak is the largest of three moments: the event loop's end (the engine's state, and
+        // the Rust half of the tables that grow during the run), the results being built (the
+        // access links freed, every table's Rust half), and the tables converted for Python (the
+        // Rust columns and the Python arrays; or later the arrays and the pandas frames).
+        let series = e.timeseries.saturating_add(e.snapshots).saturating_add(e.flow_series);
+        let tables = series.saturating_add(e.flow_table);
+        let engine = e.flows.saturating_add(e.connections).saturating_add(e.packets).saturating_add(e.latency);
+        let released = (sc.n_static_flows() as u64).saturating_mul(RELEASED_BYTES);
+        let run = engine.saturating_add(series / 2);
+        let results = engine.saturating_sub(released).saturating_sub(e.packets).saturating_add(tables / 2);
+        e.total = BASE_BYTES.saturating_add(run.max(results).max(tables));
         e
     }
 

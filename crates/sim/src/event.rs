@@ -74,6 +74,10 @@ const FIRST_SHIFT: u32 = 20;
 /// A granule that holds more events than this at a refill is narrowed (see [`EventQueue::narrow`]).
 const WIDE: usize = 128;
 
+/// A bucket emptied at a refill keeps its allocation, up to this many keys or four times what it
+/// held then (see [`EventQueue::refill_with`]).
+const SHRINK_ABOVE: usize = 4096;
+
 /// Events per granule aimed at when narrowing.
 const AIM: u64 = 32;
 
@@ -216,8 +220,15 @@ impl EventQueue {
                 self.nonempty |= 1 << b;
             }
         }
+        // keep the allocation, unless it is far larger than what the bucket held: a bucket's
+        // capacity is otherwise the most it ever held (at a million flows the buckets' slack was
+        // about 200 bytes a flow)
+        let held = keys.len();
         keys.clear();
-        self.buckets[b] = keys; // keep the allocation
+        if keys.capacity() > SHRINK_ABOVE && keys.capacity() > 4 * held {
+            keys.shrink_to(2 * held);
+        }
+        self.buckets[b] = keys;
         let n = self.cur.len();
         if n <= 16 {
             // descending insertion sort: a granule holds a handful of keys

@@ -173,6 +173,9 @@ def _arrow_array(values: list):
     import pyarrow as pa
 
     n = len(values)
+    if isinstance(values, _array.array) and values.typecode in "dq":  # the engine's numeric columns
+        return pa.Array.from_buffers(pa.float64() if values.typecode == "d" else pa.int64(), n,
+                                     [None, pa.py_buffer(values)])
     if n == 0:  # as pandas types an empty column
         return pa.Array.from_buffers(pa.float64(), 0, [None, pa.py_buffer(b"")])
     kinds = {type(v) for v in values}

@@ -105,6 +105,8 @@ class _Struct:
 
 def _kind(values):
     """The Parquet type a column is written as, or ``None`` for a column this writer does not take."""
+    if isinstance(values, array.array) and values.typecode in "dq":  # the engine's numeric columns
+        return _DOUBLE if values.typecode == "d" else _INT64
     if not values:
         return _DOUBLE  # as pandas types an empty column
     kinds = {type(v) for v in values}
@@ -124,8 +126,10 @@ def _plain(values, ptype: int) -> bytes:
     if ptype == _BYTE_ARRAY:
         pack = struct.Struct("<I").pack
         return b"".join(pack(len(e)) + e for e in (v.encode("utf-8") for v in values))
-    a = array.array("q" if ptype == _INT64 else "d", values)
+    code = "q" if ptype == _INT64 else "d"
+    a = values if isinstance(values, array.array) and values.typecode == code else array.array(code, values)
     if sys.byteorder != "little":
+        a = array.array(a.typecode, a)
         a.byteswap()
     return a.tobytes()
 
@@ -135,7 +139,8 @@ def write_parquet(f, columns: Sequence, created_by: str = "aqmlab") -> bool:
     file ``f``, one column at a time (the memory it takes beyond the table is one column's
     encoding; Ctrl-C is seen between columns). Returns ``False``, having written nothing, if a
     column holds values other than floats, ints or strings."""
-    cols = [(str(name), values if isinstance(values, list) else list(values)) for name, values in columns]
+    cols = [(str(name), values if isinstance(values, (list, array.array)) else list(values))
+            for name, values in columns]
     n = len(cols[0][1]) if cols else 0
     if any(len(v) != n for _, v in cols):
         raise ValueError("columns of different lengths")

@@ -4,7 +4,7 @@ Engine points:
 
 * ``paper``, ``medium``, ``large``: RED dumbbells of growing size (their own scenario files);
 * ``a``, ``b``, ``c``: the points at which aqmlab is compared with htsim, and ``scale-1k`` ...
-  ``scale-1m``: the scale curve (1 s, 100 kb/s per flow) — all on ``dumbbell-droptail.toml``, N
+  ``scale-10m``: the scale curve (1 s, 100 kb/s per flow) — all on ``dumbbell-droptail.toml``, N
   long-lived NewReno flows over a DropTail bottleneck of one bandwidth-delay product, the same
   dumbbell the htsim driver runs (its rate, buffer, flows and duration set by overrides).
 
@@ -56,6 +56,7 @@ POINTS: dict[str, tuple] = {
     "scale-10k": _dumbbell(10_000, 1_000, 7_500, 1),
     "scale-100k": _dumbbell(100_000, 10_000, 75_000, 1),
     "scale-1m": _dumbbell(1_000_000, 100_000, 750_000, 1),
+    "scale-10m": _dumbbell(10_000_000, 1_000_000, 7_500_000, 1),
 }
 
 #: names that stand for several points
@@ -64,7 +65,8 @@ GROUPS = {
     "scale": ["scale-1k", "scale-10k", "scale-100k", "scale-1m"],
 }
 
-#: the points run when none is named (the 1M-flow point takes a minute or two and 1.4 GiB: by name)
+#: the points run when none is named (the 1M-flow point takes a minute or two and 1.3 GiB, the
+#: 10M-flow point about 15 minutes and 13 GiB: by name only)
 DEFAULT = ["paper", "medium", "large", "a", "b", "c", "scale-1k", "scale-10k", "scale-100k"]
 
 

@@ -14,10 +14,11 @@ def add_parser(sub) -> None:
     b = sub.add_parser("bench", help="run the benchmark points")
     b.add_argument("--point", action="append",
                    help="paper, medium, large (RED dumbbells); a, b, c (the htsim comparison points; 'htsim' for "
-                        "all three); scale-1k, scale-10k, scale-100k, scale-1m ('scale' for the curve); startup "
+                        "all three); scale-1k, scale-10k, scale-100k, scale-1m ('scale' for the curve), scale-10m "
+                        "(ten million flows at 1 Tb/s: about 13 GiB and 15 minutes); startup "
                         "(import and a whole `aqmlab run` of paper); sweep (runs/s of a sweep of tiny runs); "
                         "choke (the CHOKe family's engine CPU per bottleneck arrival against RED's at equal mean "
-                        "queue); repeatable; default all but scale-1m and choke")
+                        "queue); repeatable; default all but scale-1m, scale-10m and choke")
     b.add_argument("--sweep-runs", type=int, default=1000, metavar="N", help="runs of the sweep figure (default 1000)")
     b.add_argument("--repeat", type=int, default=None,
                    help="runs per point, the fastest reported (default 1); with --htsim, pairs (default 5)")

@@ -4,10 +4,10 @@
 
 use super::link::MAX_CLASSES;
 use super::{Host, Link, LinkClass, Network, Route, NEXT_HOST, NEXT_SHARED, NO_MONITOR};
-use std::collections::HashMap;
 use crate::scenario::{LinkSpec, NodeKind, Scenario};
 use aqm::rng::{name_hash, Rng};
 use aqm::{AqmConfig, LinkInfo, Qdisc, Queue, QueueUnit, Time};
+use std::collections::HashMap;
 
 /// A link of the topology. Measured links, and links whose queue does more than a DropTail
 /// packet buffer, get a queue object (as do links traced by `[[pcap]]`); the others are simple links
