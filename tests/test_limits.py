@@ -57,7 +57,7 @@ def test_max_memory_on_the_command_line(small, tmp_path):
 
 def test_ten_million_flows_are_refused_at_once(small):
     t0 = time.perf_counter()
-    r = cli("validate", small, "--set", "flows[0].count=9999999", "--max-memory", "16GB")
+    r = cli("validate", small, "--set", "flows[0].count=9999999", "--max-memory", "8GB")
     assert r.returncode == 2 and "error:" in r.stderr and "flows: the run would need about" in r.stderr, r.stderr
     assert time.perf_counter() - t0 < 30
 
@@ -112,10 +112,10 @@ def _ulimit_v(kib: int):
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS is read from /proc")
 def test_a_run_beyond_ulimit_v_is_refused_at_once_with_the_estimate(small, tmp_path):
-    """Under `ulimit -v 8388608` (8 GiB), 2.5 million flows (about 10 GB) are refused before any
+    """Under `ulimit -v 8388608` (8 GiB), 6 million flows (about 9.5 GB) are refused before any
     work, although they fit half of a 16 GB machine's memory."""
     t0 = time.monotonic()
-    r = subprocess.run([sys.executable, "-m", "aqmlab.cli", "run", str(small), "--set", "flows[0].count=2500000",
+    r = subprocess.run([sys.executable, "-m", "aqmlab.cli", "run", str(small), "--set", "flows[0].count=6000000",
                         "--out", str(tmp_path / "o")], capture_output=True, text=True, timeout=120,
                        preexec_fn=_ulimit_v(8388608))
     assert r.returncode == 2, r.stderr
@@ -124,7 +124,7 @@ def test_a_run_beyond_ulimit_v_is_refused_at_once_with_the_estimate(small, tmp_p
     assert "address-space limit (ulimit -v)" in lines[0] and "--max-memory cannot raise it" in lines[0]
     assert time.monotonic() - t0 < 30
     # --max-memory cannot raise it either
-    r = subprocess.run([sys.executable, "-m", "aqmlab.cli", "validate", str(small), "--set", "flows[0].count=2500000",
+    r = subprocess.run([sys.executable, "-m", "aqmlab.cli", "validate", str(small), "--set", "flows[0].count=6000000",
                         "--max-memory", "64GB"], capture_output=True, text=True, timeout=120,
                        preexec_fn=_ulimit_v(8388608))
     assert r.returncode == 2 and "ulimit -v" in r.stderr, r.stderr

@@ -69,7 +69,7 @@ fn examples_give_the_same_results_with_fewer_events() {
         let name = f.file_stem().unwrap().to_string_lossy().to_string();
         for v in variations {
             // each override the example takes (a written-out network has no [access], ...)
-            let mut over: Vec<String> = Vec::new();
+            let mut over: Vec<String> = common::test_overrides(&f);
             for o in v {
                 let mut more = over.clone();
                 more.push(o.to_string());

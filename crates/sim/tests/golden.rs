@@ -27,7 +27,8 @@ fn cases() -> Vec<(String, PathBuf, Vec<String>)> {
     let mut out = Vec::new();
     for f in common::examples() {
         let stem = f.file_stem().unwrap().to_string_lossy().to_string();
-        out.push((stem, f, Vec::new()));
+        let small = common::test_overrides(&f);
+        out.push((stem, f, small));
     }
     // the benchmark points, shortened so that the debug-build test stays quick
     let bench = root().join("python/aqmlab/bench");
