@@ -100,6 +100,7 @@ module                          contents
 ``emulate.agent``               the traffic agents (standard library only, run in namespaces)
 ``emulate.fidelity``            emulation against simulation (``python -m``)
 ``emulate.limits``              the forwarder's limits (``python -m``)
+``emulate.vslinux``             the simulated TCPs against Linux's, traces and table (``python -m``)
 ``bench``                       ``aqmlab bench``
 ``bench.points``                the engine's benchmark points (``python -m aqmlab.bench``)
 ``bench.overhead``              import, whole-run and sweep overhead

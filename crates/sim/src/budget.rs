@@ -452,8 +452,8 @@ impl Estimate {
         if let Some(iv) = sc.flow_series_interval {
             let n = flow_series_rows(sc, iv, &conns, &carried);
             e.flow_series_rows = n.min(u64::MAX as f64 / 8.0) as u64;
-            // time, flow, throughput, goodput, cwnd; group, transport
-            e.flow_series = (n.min(u64::MAX as f64 / 8.0) as u64).saturating_mul(5 * CELL_BYTES + 2 * CAT_CELL_BYTES);
+            // time, flow, throughput, goodput, cwnd, pacing rate, srtt, retransmissions; group, transport
+            e.flow_series = (n.min(u64::MAX as f64 / 8.0) as u64).saturating_mul(8 * CELL_BYTES + 2 * CAT_CELL_BYTES);
         }
         if let Some(l) = crate::latency::Latency::new(sc) {
             // two histograms per slot, and the latency table's rows: one per non-empty bucket, a

@@ -206,6 +206,11 @@ pub struct FlowSeries {
     pub thr: Vec<f64>,
     pub good: Vec<f64>,
     pub cwnd: Vec<f64>,
+    /// The TCP sender's pacing rate (bit/s; NaN unpaced or UDP), smoothed RTT (s; NaN before the
+    /// first sample) and retransmitted segments since its start (NaN for UDP).
+    pub pacing: Vec<f64>,
+    pub srtt: Vec<f64>,
+    pub retx: Vec<f64>,
     /// Per flow: bytes transmitted at its measured link and goodput bytes at the last sample.
     pub last: Vec<(u64, u64)>,
     pub last_t: aqm::Time,

@@ -200,4 +200,26 @@ fn flow_series_records_throughput_and_cwnd() {
     let total: f64 = thr.iter().sum::<f64>() * 1.0;
     let run_total: f64 = r.flows.f64s("throughput_bps").iter().sum::<f64>() * 20.0;
     assert!((total - run_total).abs() / run_total < 0.06, "{total} vs {run_total}");
+    // pacing rate (NaN: these senders do not pace), smoothed RTT, running count of retransmissions
+    let (pacing, srtt, retx) = (fs.f64s("pacing_rate_bps"), fs.f64s("srtt_s"), fs.f64s("retx_pkts"));
+    let mut last = [0.0f64; 2];
+    let mut timed = [false; 2];
+    for i in 0..t.len() {
+        assert!(pacing[i].is_nan());
+        if flow[i] == 2 {
+            assert!(srtt[i].is_nan() && retx[i].is_nan());
+        } else {
+            let f = flow[i] as usize;
+            // NaN only before the flow's first RTT sample
+            assert!(srtt[i].is_nan() && !timed[f] || srtt[i] >= 0.02 && srtt[i] < 2.0, "srtt {}", srtt[i]);
+            timed[f] |= !srtt[i].is_nan();
+            assert!(retx[i] >= last[flow[i] as usize], "a running count");
+            last[flow[i] as usize] = retx[i];
+        }
+    }
+    let retx_run = r.flows.f64s("retx_pkts").to_vec();
+    for f in 0..2 {
+        assert!(timed[f]);
+        assert!(last[f] >= retx_run[f] && last[f] > 0.0, "{} {}", last[f], retx_run[f]);
+    }
 }

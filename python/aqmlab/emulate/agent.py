@@ -12,7 +12,10 @@ per line:
 A *sender* agent runs the flows of one flow group: bulk TCP transfers (the congestion control set
 with TCP_CONGESTION, the DiffServ codepoint with IP_TOS) and UDP CBR or ON/OFF sources on the
 simulator's exact packet schedule. It samples each TCP socket's ``tcp_info`` every 100 ms (RTT),
-at the end of the warm-up and at the end of the run. The *receiver* agent runs the sinks: one TCP
+at the end of the warm-up and at the end of the run, and, when the configuration has
+``series_ns`` (the scenario's ``simulation.flow_series_interval``), every ``series_ns`` for the
+per-flow series (``SERIES_FIELDS``: congestion window, pacing rate, smoothed RTT, retransmissions,
+delivery rate, bytes acknowledged and sent). The *receiver* agent runs the sinks: one TCP
 listener and one UDP socket on the same port (9, discard), counting the bytes every connection
 and every UDP source delivers to the application, at the end of the warm-up and at the end.
 
@@ -48,16 +51,23 @@ TCP_INFO_FIELDS = [
     (68, "I", "rtt_us"),
     (80, "I", "snd_cwnd"),
     (100, "I", "total_retrans"),
+    (104, "Q", "pacing_rate"),
     (120, "Q", "bytes_acked"),
     (144, "I", "notsent_bytes"),
     (148, "I", "min_rtt_us"),
     (156, "I", "data_segs_out"),
+    (160, "Q", "delivery_rate"),
     (196, "I", "delivered_ce"),
     (200, "Q", "bytes_sent"),
     (208, "Q", "bytes_retrans"),
     (240, "H", "total_rto"),
     (242, "H", "total_rto_recoveries"),
 ]
+
+
+#: the per-flow series: one row [t_ns, these fields...] per TCP flow per sample
+SERIES_FIELDS = ("snd_cwnd", "pacing_rate", "rtt_us", "total_retrans", "delivery_rate", "bytes_acked", "bytes_sent",
+                 "data_segs_out")
 
 
 def now_ns() -> int:
@@ -152,6 +162,7 @@ class TcpFlow:
         self.rtt_n = 0
         self.info_warmup = None
         self.info_end = None
+        self.series = []
 
     def open(self, ep, t0):
         f = self.f
@@ -220,6 +231,14 @@ class TcpFlow:
             self.rtt_sum += info["rtt_us"] / 1e6
             self.rtt_n += 1
 
+    def series_sample(self, t: int):
+        """A row of the per-flow series (time since t0, then SERIES_FIELDS)."""
+        if self.sock is None or not self.connected or self.error is not None:
+            return
+        info = tcp_info(self.sock)
+        if info:
+            self.series.append([t] + [info.get(k) for k in SERIES_FIELDS])
+
     def waiting_for_completion(self) -> bool:
         return self.done_writing_ns is not None and self.completion_ns is None and self.error is None
 
@@ -238,6 +257,7 @@ class TcpFlow:
             "rtt_mean_s": self.rtt_sum / self.rtt_n if self.rtt_n else None,
             "info_warmup": self.info_warmup,
             "info_end": self.info_end,
+            "series": self.series,
             "error": self.error,
         }
 
@@ -351,6 +371,16 @@ def run_sender(cfg: dict):
         timers.add(t + cfg["rtt_sample_ns"], lambda: sample(t + cfg["rtt_sample_ns"]))
 
     timers.add(0, sample)
+    series_ns = cfg.get("series_ns")
+    if series_ns:
+        def series(k=1):
+            t = now_ns() - t0
+            for fl in tcp:
+                fl.series_sample(t)
+            if (k + 1) * series_ns < duration:
+                timers.add((k + 1) * series_ns, lambda: series(k + 1))
+
+        timers.add(series_ns, series)
     if warmup > 0:
         def at_warmup():
             for fl in tcp:

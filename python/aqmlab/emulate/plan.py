@@ -12,7 +12,13 @@ scenario variant   Linux congestion control            loss recovery
 ``sack``           ``reno``                            SACK on (RFC 6675-style, Linux's own)
 ``cubic``          ``cubic``                           SACK on if ``tcp.recovery`` is ``sack``
 ``vegas``          ``vegas`` (module ``tcp_vegas``)    SACK on if ``tcp.recovery`` is ``sack``
+``bbr``            ``bbr`` (module ``tcp_bbr``: v1)    SACK on if ``tcp.recovery`` is ``sack``
+``dctcp``          ``dctcp`` (module ``tcp_dctcp``)    SACK on if ``tcp.recovery`` is ``sack``
+``prague``         ``prague`` (out-of-tree)            SACK on if ``tcp.recovery`` is ``sack``
 =================  ==================================  ============================================
+
+A variant whose module this kernel does not offer (``net.ipv4.tcp_available_congestion_control``)
+is a one-line plan error naming ``flows[i].tcp.variant``.
 
 ``--cc NAME`` (every TCP group) or ``--cc GROUP=NAME`` replaces the congestion control with any
 module the kernel offers (``bbr``, ...); SACK still follows the group's recovery.
@@ -28,6 +34,8 @@ from .netns import MAX_PAIRS
 
 LINUX_CC = {"reno": "reno", "newreno": "reno", "sack": "reno", "cubic": "cubic", "vegas": "vegas", "bbr": "bbr",
              "dctcp": "dctcp", "prague": "prague"}
+#: modules no mainline kernel has, and where they come from
+OUT_OF_TREE = {"prague": "tcp_prague is an out-of-tree module (the L4S team's kernel tree)"}
 APPS = ("bulk", "cbr", "onoff")
 MAX_LEVEL = 8
 MIN_MSS, MAX_MTU = 128, 9000
@@ -116,8 +124,8 @@ def prepare(plan: dict, cc_options=(), cmd_group: str | None = None) -> Spec:
             cc = cc_opt.get(g["name"], cc_opt.get(None, LINUX_CC.get(t["variant"], t["variant"])))
             if avail and cc not in avail:
                 where = f"--cc {cc}" if explicit else f"{path}.tcp.variant: {t['variant']!r} runs as Linux's {cc!r}, which"
-                raise PlanError(f"{where}{' is' if explicit else ''} not offered by this kernel (available: {' '.join(avail)}; "
-                                f"try `modprobe tcp_{cc}`)")
+                hint = OUT_OF_TREE.get(cc, f"try `modprobe tcp_{cc}`")
+                raise PlanError(f"{where} is not offered by this kernel (available: {' '.join(avail)}; {hint})")
             grp.cc = cc
             grp.sack = t["recovery"] == "sack"
             grp.mtu = t["mss"]
@@ -129,9 +137,6 @@ def prepare(plan: dict, cc_options=(), cmd_group: str | None = None) -> Spec:
             grp.mtu = max(1500, size)
         groups.append(grp)
     spec = Spec(plan, groups, n_pairs, max([1500] + [g.mtu for g in groups]))
-    if plan.get("flow_series_interval_ns"):
-        spec.warnings.append("simulation.flow_series_interval: per-flow time series are not recorded by emulation "
-                             "(ignored)")
     if plan["bottleneck"]["rate_bps"] > 1e9:
         spec.warnings.append("bottleneck.rate: above 1 Gb/s the forwarder cannot keep up (docs/emulation.md, limits)")
     if cmd_group is not None:

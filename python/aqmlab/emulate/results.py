@@ -184,8 +184,48 @@ def assemble(spec, report: dict, receiver: dict, senders: list[dict], overrides=
                               "group": flows["group"].to_numpy()[ids] if len(ids) else [],
                               "transport": flows["transport"].to_numpy()[ids] if len(ids) else []})
         summary["queue_snapshots"] = {"count": s["count"], "interval_s": plan["sample_interval_ns"] / 1e9}
+    fseries = None
+    iv = plan.get("flow_series_interval_ns")
+    if iv:
+        fseries = _flow_series(flows, senders, iv / 1e9)
     flows = flows.drop(columns=["_fw"])
-    return Result(_clean(summary), flows, ts, wall, snaps, None)
+    return Result(_clean(summary), flows, ts, wall, snaps, fseries)
+
+
+#: bytes of IP, TCP and timestamp-option headers on every segment of the emulated senders
+HEADERS = 52
+SERIES_COLUMNS = ["time_s", "flow_id", "group", "transport", "throughput_bps", "goodput_bps", "cwnd",
+                  "pacing_rate_bps", "srtt_s", "retx_pkts", "delivery_rate_bps"]
+
+
+def _flow_series(flows: pd.DataFrame, senders: list[dict], iv: float) -> pd.DataFrame:
+    """The per-flow series from the senders' TCP_INFO samples (agent.SERIES_FIELDS), in the
+    simulator's columns plus Linux's delivery rate (docs/emulation.md, Results)."""
+    group = dict(zip(flows["flow_id"], flows["group"]))
+    cols = {c: [] for c in SERIES_COLUMNS}
+    for sr in senders:
+        for r in sr["tcp"]:
+            rows = r.get("series") or []
+            prev_t, prev_acked, prev_wire = None, 0, 0
+            for t_ns, cwnd, pacing, rtt_us, retx, dlv, acked, sent, segs in rows:
+                t = t_ns / 1e9
+                wire = (sent or 0) + HEADERS * (segs or 0)
+                dt = iv if prev_t is None else t - prev_t
+                cols["time_s"].append(t)
+                cols["flow_id"].append(r["flow_id"])
+                cols["group"].append(group.get(r["flow_id"], ""))
+                cols["transport"].append("tcp")
+                cols["throughput_bps"].append((wire - prev_wire) * 8 / dt if dt > 0 else NAN)
+                cols["goodput_bps"].append(((acked or 0) - prev_acked) * 8 / dt if dt > 0 else NAN)
+                cols["cwnd"].append(float(cwnd) if cwnd is not None else NAN)
+                # ~0 is Linux's "no pacing rate set" (sk_max_pacing_rate's default)
+                cols["pacing_rate_bps"].append(pacing * 8.0 if pacing is not None and pacing < (1 << 63) else NAN)
+                cols["srtt_s"].append(rtt_us / 1e6 if rtt_us else NAN)
+                cols["retx_pkts"].append(float(retx) if retx is not None else NAN)
+                cols["delivery_rate_bps"].append(dlv * 8.0 if dlv is not None else NAN)
+                prev_t, prev_acked, prev_wire = t, acked or 0, wire
+    df = pd.DataFrame(cols)
+    return df.sort_values(["time_s", "flow_id"], kind="stable").reset_index(drop=True)
 
 
 def _row(g, p, a, i, f, rx, cap, w, dur, warm, extra_group=None) -> dict:

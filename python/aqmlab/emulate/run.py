@@ -182,7 +182,7 @@ def _sender_cfg(spec: Spec, g, duration: int, warmup: int) -> dict:
                      bursts=p["bursts"])
         flows.append(f)
     return {"role": "sender", "port": SINK_PORT, "duration_ns": duration, "warmup_ns": warmup,
-            "rtt_sample_ns": RTT_SAMPLE_NS, "flows": flows}
+            "rtt_sample_ns": RTT_SAMPLE_NS, "series_ns": spec.plan.get("flow_series_interval_ns"), "flows": flows}
 
 
 def emulate(

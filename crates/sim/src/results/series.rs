@@ -70,6 +70,9 @@ pub(super) fn tables(r: &Run) -> (Table, Option<Table>, Option<Table>) {
         st.push("throughput_bps", Column::F64(fs.thr.clone()));
         st.push("goodput_bps", Column::F64(fs.good.clone()));
         st.push("cwnd", Column::F64(fs.cwnd.clone()));
+        st.push("pacing_rate_bps", Column::F64(fs.pacing.clone()));
+        st.push("srtt_s", Column::F64(fs.srtt.clone()));
+        st.push("retx_pkts", Column::F64(fs.retx.clone()));
         st
     });
     (ts, snapshots, flow_series)

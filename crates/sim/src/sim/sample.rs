@@ -96,9 +96,17 @@ impl Sim {
                 let tx = if m == NO_MONITOR { 0 } else { self.monitors[m as usize].flows[i].tx_bytes };
                 let good = self.ctr[i].unique_bytes;
                 let (ltx, lgood) = fs.last[i];
-                let (cwnd, finished) = match &f.app {
-                    App::Tcp { tx, .. } => (tx.cwnd(), tx.completed_at().is_some_and(|c| c < fs.last_t)),
-                    App::Udp(_) => (f64::NAN, f.stop < fs.last_t),
+                let (cwnd, pacing, srtt, finished) = match &f.app {
+                    App::Tcp { tx, .. } => {
+                        let p = tx.pacing_rate();
+                        (
+                            tx.cwnd(),
+                            if p > 0.0 { p * 8.0 } else { f64::NAN },
+                            tx.srtt().map_or(f64::NAN, |r| r / NS_PER_SEC as f64),
+                            tx.completed_at().is_some_and(|c| c < fs.last_t),
+                        )
+                    }
+                    App::Udp(_) => (f64::NAN, f64::NAN, f64::NAN, f.stop < fs.last_t),
                 };
                 if finished && tx == ltx && good == lgood {
                     let c = &self.ctr[i];
@@ -111,6 +119,9 @@ impl Sim {
                     fs.thr.push(if m == NO_MONITOR { f64::NAN } else { (tx - ltx) as f64 * 8.0 / dt });
                     fs.good.push((good - lgood) as f64 * 8.0 / dt);
                     fs.cwnd.push(cwnd);
+                    fs.pacing.push(pacing);
+                    fs.srtt.push(srtt);
+                    fs.retx.push(if cwnd.is_nan() { f64::NAN } else { self.ctr[i].retx_pkts as f64 });
                     fs.last[i] = (tx, good);
                 }
             }
