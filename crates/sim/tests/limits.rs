@@ -126,11 +126,11 @@ fn ten_million_flows_are_refused_before_any_work() {
     let text = scenario("[[flows]]\ntransport = \"tcp\"\ncount = 10000000\n");
     let started = Instant::now();
     let sc = load(&text, &[], "t").expect("valid");
-    let e = budget::check(&sc, 16_000_000_000).unwrap_err();
+    let e = budget::check(&sc, 8_000_000_000).unwrap_err();
     assert!(started.elapsed() < Duration::from_secs(5));
     let line = e.to_string();
     assert!(line.starts_with("flows: the run would need about "), "{line}");
-    assert!(line.contains("more than the limit of 16.0 GB"), "{line}");
+    assert!(line.contains("more than the limit of 8.0 GB"), "{line}");
 }
 
 #[test]
@@ -138,7 +138,7 @@ fn queue_snapshots_every_microsecond_are_refused() {
     let text = scenario("[[flows]]\ntransport = \"udp\"\nrate = \"2Mb/s\"\n")
         .replace("duration = \"100s\"", "duration = \"10s\"\nsample_interval = \"1us\"\nqueue_snapshots = true");
     let sc = load(&text, &[], "t").expect("valid");
-    let e = budget::check(&sc, 16_000_000_000).unwrap_err();
+    let e = budget::check(&sc, 8_000_000_000).unwrap_err();
     assert_eq!(e.path, "simulation.queue_snapshots", "{e}");
 }
 
