@@ -17,13 +17,20 @@ fn main() {
         std::process::exit(2)
     });
     let t = std::time::Instant::now();
-    let sim = sim::Sim::new(sc, None).expect("build");
+    let mut sim = sim::Sim::new(sc, None).expect("build");
     let built = t.elapsed();
-    let r = sim.run(&mut |_| true).unwrap_or_else(|e| {
+    let hwm_built = peak_rss_mib();
+    let fail = |e: sim::SimError| -> ! {
         eprintln!("error: {path}: {e}");
         std::process::exit(1)
-    });
+    };
+    sim.run_events(&mut |_| true).unwrap_or_else(|e| fail(e));
+    let hwm_loop = peak_rss_mib();
+    let r = sim.finish().unwrap_or_else(|e| fail(e));
     let wall = t.elapsed();
+    if let (Some(a), Some(b), Some(c)) = (hwm_built, hwm_loop, peak_rss_mib()) {
+        eprintln!("peak resident memory: {a:.0} MiB built, {b:.0} MiB after the event loop, {c:.0} MiB with the results");
+    }
     if json {
         println!("{}", serde_json::to_string_pretty(&r.summary).unwrap());
         return;
@@ -39,4 +46,12 @@ fn main() {
         data / wall.as_secs_f64() / 1e6,
         r.summary["bottleneck"]["utilisation"].as_f64().unwrap()
     );
+}
+
+/// The process's peak resident size so far (Linux's `VmHWM`), in MiB.
+fn peak_rss_mib() -> Option<f64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib / 1024.0)
 }

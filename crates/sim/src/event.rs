@@ -74,9 +74,43 @@ const FIRST_SHIFT: u32 = 20;
 /// A granule that holds more events than this at a refill is narrowed (see [`EventQueue::narrow`]).
 const WIDE: usize = 128;
 
-/// A bucket emptied at a refill keeps its allocation, up to this many keys or four times what it
-/// held then (see [`EventQueue::refill_with`]).
-const SHRINK_ABOVE: usize = 4096;
+/// Keys per chunk of a bucket (8 KiB): buckets hold their keys in fixed chunks taken from one
+/// shared pool, so the set's memory is that of the keys pending at its fullest, plus at most one
+/// partly filled chunk per bucket.
+const CHUNK: usize = 512;
+
+/// A chunk of bucket keys.
+type Chunk = Box<[u128; CHUNK]>;
+
+/// One bucket of the radix heap: its keys in push order, in chunks; the last chunk holds `tail`
+/// keys (an empty bucket has no chunk and `tail == CHUNK`, so a push's one test covers both).
+struct Bucket {
+    chunks: Vec<Chunk>,
+    tail: usize,
+}
+
+impl Default for Bucket {
+    fn default() -> Self {
+        Bucket { chunks: Vec::new(), tail: CHUNK }
+    }
+}
+
+impl Bucket {
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.chunks.len() * CHUNK - (CHUNK - self.tail)
+    }
+
+    /// The keys of chunk `i`.
+    fn chunk(&self, i: usize) -> &[u128] {
+        let n = if i + 1 == self.chunks.len() { self.tail } else { CHUNK };
+        &self.chunks[i][..n]
+    }
+
+    fn keys(&self) -> impl Iterator<Item = u128> + '_ {
+        (0..self.chunks.len()).flat_map(move |i| self.chunk(i).iter().copied())
+    }
+}
 
 /// Events per granule aimed at when narrowing.
 const AIM: u64 = 32;
@@ -97,7 +131,9 @@ const AIM: u64 = 32;
 /// index, which orders them as their full keys.
 pub struct EventQueue {
     cur: Vec<u64>,
-    buckets: Vec<Vec<u128>>,
+    buckets: Vec<Bucket>,
+    /// Chunks not in use by any bucket.
+    spare: Vec<Chunk>,
     /// Bit b set when bucket b is non-empty.
     nonempty: u64,
     shift: u32,
@@ -131,7 +167,8 @@ impl EventQueue {
     pub fn with_capacity(_n: usize) -> Self {
         EventQueue {
             cur: Vec::new(),
-            buckets: vec![Vec::new(); 64],
+            buckets: (0..64).map(|_| Bucket::default()).collect(),
+            spare: Vec::new(),
             nonempty: 0,
             shift: FIRST_SHIFT,
             last_g: 0,
@@ -169,9 +206,23 @@ impl EventQueue {
             self.cur.insert(at, key);
         } else {
             let b = 63 - (g ^ self.last_g).leading_zeros() as usize;
-            self.buckets[b].push(key);
-            self.nonempty |= 1 << b;
+            self.push_to(b, key);
         }
+    }
+
+    /// Append `key` to bucket `b`.
+    #[inline(always)]
+    fn push_to(&mut self, b: usize, key: u128) {
+        let bucket = &mut self.buckets[b];
+        if bucket.tail == CHUNK {
+            let c = self.spare.pop().unwrap_or_else(|| Box::new([0; CHUNK]));
+            bucket.chunks.push(c);
+            bucket.tail = 0;
+        }
+        let last = bucket.chunks.len() - 1;
+        bucket.chunks[last][bucket.tail] = key;
+        bucket.tail += 1;
+        self.nonempty |= 1 << b;
     }
 
     /// Schedule an event. `t` must not be earlier than the last popped event (time, then kind
@@ -205,30 +256,27 @@ impl EventQueue {
             return false;
         }
         let b = self.nonempty.trailing_zeros() as usize;
-        let mut keys = std::mem::take(&mut self.buckets[b]);
+        let mut bucket = std::mem::take(&mut self.buckets[b]);
         self.nonempty &= !(1 << b);
         let shift = self.shift;
-        let g = keys.iter().map(|&k| time_of(k) >> shift).min().expect("non-empty bucket");
+        let g = bucket.keys().map(|k| time_of(k) >> shift).min().expect("non-empty bucket");
         self.last_g = g;
         self.base = g << shift;
-        for &k in &keys {
-            if time_of(k) >> shift == g {
-                self.cur.push(((time_of(k) - self.base) << 32) | k as u32 as u64);
-            } else {
-                let b = 63 - ((time_of(k) >> shift) ^ g).leading_zeros() as usize;
-                self.buckets[b].push(k);
-                self.nonempty |= 1 << b;
+        // the keys move to `cur` or to lower buckets, and each chunk, once read, goes back to
+        // the pool, where those buckets take their chunks: a refill needs almost no new memory
+        let (n, tail) = (bucket.chunks.len(), bucket.tail);
+        for (i, chunk) in bucket.chunks.drain(..).enumerate() {
+            for &k in &chunk[..if i + 1 == n { tail } else { CHUNK }] {
+                if time_of(k) >> shift == g {
+                    self.cur.push(((time_of(k) - self.base) << 32) | k as u32 as u64);
+                } else {
+                    let b = 63 - ((time_of(k) >> shift) ^ g).leading_zeros() as usize;
+                    self.push_to(b, k);
+                }
             }
+            self.spare.push(chunk);
         }
-        // keep the allocation, unless it is far larger than what the bucket held: a bucket's
-        // capacity is otherwise the most it ever held (at a million flows the buckets' slack was
-        // about 200 bytes a flow)
-        let held = keys.len();
-        keys.clear();
-        if keys.capacity() > SHRINK_ABOVE && keys.capacity() > 4 * held {
-            keys.shrink_to(2 * held);
-        }
-        self.buckets[b] = keys;
+        self.buckets[b].chunks = bucket.chunks; // (its allocation, empty)
         let n = self.cur.len();
         if n <= 16 {
             // descending insertion sort: a granule holds a handful of keys
@@ -272,7 +320,9 @@ impl EventQueue {
         let cur = std::mem::take(&mut self.cur);
         let mut all: Vec<u128> = cur.iter().map(|&k| self.full(k)).collect();
         for b in 0..64 {
-            all.append(&mut self.buckets[b]);
+            let mut bucket = std::mem::take(&mut self.buckets[b]);
+            all.extend(bucket.keys());
+            self.spare.append(&mut bucket.chunks);
         }
         self.nonempty = 0;
         self.shift = shift;
@@ -436,6 +486,31 @@ mod tests {
         }
         assert!(reference.is_empty());
         assert!(q.shift < FIRST_SHIFT, "the granule narrowed");
+    }
+
+    #[test]
+    fn holds_the_pending_keys_and_a_chunk_per_bucket_at_most() {
+        // a run's shape: a large set of far timers and many near events, moved down bucket by
+        // bucket; the chunks allocated never exceed those needed by the most keys pending at once,
+        // plus one partly filled chunk per bucket and one chunk for the refill in progress
+        let mut q = EventQueue::default();
+        let mut rng = aqm::rng::Rng::stream(5, "heap", 2);
+        let (mut now, mut most) = (0, 0);
+        for step in 0..200_000u32 {
+            if rng.uniform() < 0.5 || q.is_empty() {
+                let span = if rng.uniform() < 0.3 { 1 << 30 } else { 1 << 22 };
+                q.push(now + rng.below(span), Kind::Timer, step % 1000);
+            } else {
+                now = q.pop().unwrap().0;
+            }
+            most = most.max(q.len());
+            if step % 1000 != 999 {
+                continue; // (the chunks allocated only ever grow: checking now and then suffices)
+            }
+            let chunks = q.spare.len() + q.buckets.iter().map(|b| b.chunks.len()).sum::<usize>();
+            assert!(chunks <= most.div_ceil(CHUNK) + 65, "{chunks} chunks for at most {most} keys");
+        }
+        assert_eq!(q.buckets.iter().map(Bucket::len).sum::<usize>() + q.cur.len(), q.len());
     }
 
     #[test]

@@ -110,15 +110,15 @@ pub(super) fn table(r: &Run, d: &Derived) -> Table {
     for reason in DropReason::ALL {
         t.push(
             &format!("drops_{}", reason.name()),
-            Column::F64(window.iter().map(|c| f(c.drops[reason.index()])).collect()),
+            Column::F64(window.iter().map(|c| f(c.drops[reason.index()] as u64)).collect()),
         );
     }
     t.push("drops_total", Column::F64(window.iter().map(|c| f(c.total_drops())).collect()));
-    t.push("ack_drops", Column::F64(window.iter().map(|c| f(c.ack_drops)).collect()));
-    t.push("timeouts", Column::F64(window.iter().map(|c| f(c.timeouts)).collect()));
-    t.push("fast_retransmits", Column::F64(window.iter().map(|c| f(c.fast_retx)).collect()));
-    t.push("ce_marks", Column::F64(window.iter().map(|c| f(c.ce_marks)).collect()));
-    t.push("ecn_reductions", Column::F64(window.iter().map(|c| f(c.ecn_reductions)).collect()));
+    t.push("ack_drops", Column::F64(window.iter().map(|c| f(c.ack_drops as u64)).collect()));
+    t.push("timeouts", Column::F64(window.iter().map(|c| f(c.timeouts as u64)).collect()));
+    t.push("fast_retransmits", Column::F64(window.iter().map(|c| f(c.fast_retx as u64)).collect()));
+    t.push("ce_marks", Column::F64(window.iter().map(|c| f(c.ce_marks as u64)).collect()));
+    t.push("ecn_reductions", Column::F64(window.iter().map(|c| f(c.ecn_reductions as u64)).collect()));
     t.push(
         "rtt_mean_s",
         Column::F64(

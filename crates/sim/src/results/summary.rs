@@ -22,7 +22,7 @@ pub(super) fn summary(r: &Run, d: &Derived) -> Value {
     // flows' receivers saw
     let bottleneck =
         (sc.topology.shape == Shape::Dumbbell).then(|| links.get("bottleneck").cloned()).flatten().map(|mut b| {
-            b["ce_marks"] = json!(d.window.iter().map(|c| c.ce_marks).sum::<u64>());
+            b["ce_marks"] = json!(d.window.iter().map(|c| c.ce_marks as u64).sum::<u64>());
             b
         });
     let groups: Vec<Value> = sc.groups.iter().enumerate().map(|(gi, g)| group_summary(r, d, gi, g)).collect();
@@ -221,7 +221,7 @@ fn group_summary(r: &Run, d: &Derived, gi: usize, g: &GroupSpec) -> Value {
     };
     let mut drops = Map::new();
     for reason in DropReason::ALL {
-        drops.insert(reason.name().into(), json!(members().map(|c| c.drops[reason.index()]).sum::<u64>()));
+        drops.insert(reason.name().into(), json!(members().map(|c| c.drops[reason.index()] as u64).sum::<u64>()));
     }
     fcts.sort_by(|a, b| a.total_cmp(b));
     let fct_mean = if fcts.is_empty() { f64::NAN } else { fcts.iter().sum::<f64>() / fcts.len() as f64 };
@@ -273,10 +273,10 @@ fn group_summary(r: &Run, d: &Derived, gi: usize, g: &GroupSpec) -> Value {
         "jain_throughput": jain(&thr),
         "jain_goodput": jain(&good),
         "drops": drops,
-        "timeouts": members().map(|c| c.timeouts).sum::<u64>(),
-        "ce_marks": members().map(|c| c.ce_marks).sum::<u64>(),
-        "ecn_reductions": members().map(|c| c.ecn_reductions).sum::<u64>(),
-        "fast_retransmits": members().map(|c| c.fast_retx).sum::<u64>(),
+        "timeouts": members().map(|c| c.timeouts as u64).sum::<u64>(),
+        "ce_marks": members().map(|c| c.ce_marks as u64).sum::<u64>(),
+        "ecn_reductions": members().map(|c| c.ecn_reductions as u64).sum::<u64>(),
+        "fast_retransmits": members().map(|c| c.fast_retx as u64).sum::<u64>(),
     });
     if let Value::Object(o) = &mut v {
         super::latency::group_keys(r, gi, o);

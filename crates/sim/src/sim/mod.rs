@@ -258,12 +258,26 @@ impl Sim {
         self.now = end;
         self.finish_window(end);
         self.check_conservation()?;
+        self.check_counter_range()?;
         if let Some(c) = self.cap.take() {
             c.finish().map_err(|e| SimError::Build(format!("writing the pcap traces: {e}")))?;
         }
         let in_flight = self.net.in_flight();
         self.release_engine_state();
         Ok(self.results(in_flight))
+    }
+
+    /// The per-flow counts of drops, timeouts, marks and RTT samples are 32-bit
+    /// (`measure::FlowCounters`): refuse a run in which a flow saw more packets than they can
+    /// count, rather than report a wrapped count.
+    fn check_counter_range(&self) -> Result<(), SimError> {
+        match self.ctr.iter().position(|c| c.most_packets() > u32::MAX as u64) {
+            None => Ok(()),
+            Some(f) => Err(SimError::Build(format!(
+                "flow {f} sent or received more than 2^32 packets, more than the engine's 32-bit \
+                 per-flow counters (and sequence numbers) hold: shorten the run or lower the rate"
+            ))),
+        }
     }
 
     /// Free what only the event loop needs before the results are built, so that the result

@@ -17,9 +17,9 @@ use aqm::Time;
 pub struct TcpReceiver {
     rcv_nxt: u32,
     /// Ring bitmap of segments received above `rcv_nxt` (index = seq mod capacity).
-    ooo: Box<[u64]>,
+    ooo: Bitmap,
     /// The bitmap grows (doubling, from one word) up to this many words: enough for `max_window`.
-    max_words: usize,
+    max_words: u32,
     ooo_count: u32,
     ack_size: u16,
     delayed: bool,
@@ -38,13 +38,52 @@ pub struct TcpReceiver {
     sack: Option<Box<SackBlocks>>,
 }
 
+/// The out-of-order bitmap's words: one held inline (most connections never need more: it covers
+/// 64 segments above `rcv_nxt`), or, once it has grown, all of them on the heap. A one-word heap
+/// bitmap took 32 bytes of allocator memory per connection besides its 16-byte pointer.
+#[derive(Debug, Clone, Default)]
+struct Bitmap {
+    word: u64,
+    /// Empty (no allocation) while `word` is the bitmap.
+    more: Box<[u64]>,
+}
+
+impl Bitmap {
+    /// A bitmap of `n` zero words.
+    fn zeros(n: usize) -> Self {
+        if n <= 1 {
+            Bitmap::default()
+        } else {
+            Bitmap { word: 0, more: vec![0; n].into_boxed_slice() }
+        }
+    }
+
+    #[inline]
+    fn words(&self) -> &[u64] {
+        if self.more.is_empty() {
+            std::slice::from_ref(&self.word)
+        } else {
+            &self.more
+        }
+    }
+
+    #[inline]
+    fn words_mut(&mut self) -> &mut [u64] {
+        if self.more.is_empty() {
+            std::slice::from_mut(&mut self.word)
+        } else {
+            &mut self.more
+        }
+    }
+}
+
 impl TcpReceiver {
     pub fn new(cfg: &TcpConfig, prio: u8) -> Self {
         let words = (cfg.max_window as usize).div_ceil(64).max(1);
         TcpReceiver {
             rcv_nxt: 0,
-            ooo: vec![0u64; 1].into_boxed_slice(),
-            max_words: words.next_power_of_two(),
+            ooo: Bitmap::default(),
+            max_words: words.next_power_of_two().min(1 << 31) as u32,
             ooo_count: 0,
             ack_size: cfg.ack_size,
             delayed: cfg.delayed_ack,
@@ -69,7 +108,7 @@ impl TcpReceiver {
     /// out of order any more; a late duplicate is still acknowledged, without blocks).
     pub fn release_buffers(&mut self) {
         if self.ooo_count == 0 {
-            self.ooo = vec![0u64; 1].into_boxed_slice();
+            self.ooo = Bitmap::default();
         }
         if self.sack.is_some() {
             self.sack = Some(Box::new(SackBlocks::new(1)));
@@ -90,18 +129,18 @@ impl TcpReceiver {
 
     #[inline]
     fn cap(&self) -> u32 {
-        (self.ooo.len() * 64) as u32
+        (self.ooo.words().len() * 64) as u32
     }
 
     /// Make room for segment `s` (above `rcv_nxt`) if the receive window allows it: double the
     /// ring until it reaches `s`, moving the segments already held. Memory follows how far out of
     /// order segments actually arrive, not `max_window`.
     fn make_room(&mut self, s: u32) {
-        while s - self.rcv_nxt >= self.cap() && self.ooo.len() < self.max_words {
+        while s - self.rcv_nxt >= self.cap() && self.ooo.words().len() < self.max_words as usize {
             let old_cap = self.cap();
             let held: Vec<u32> =
                 (self.rcv_nxt..self.rcv_nxt + old_cap).filter(|&t| self.ooo_count > 0 && self.bit(t)).collect();
-            self.ooo = vec![0u64; self.ooo.len() * 2].into_boxed_slice();
+            self.ooo = Bitmap::zeros(self.ooo.words().len() * 2);
             for t in held {
                 self.set(t, true);
             }
@@ -110,15 +149,16 @@ impl TcpReceiver {
     #[inline]
     fn bit(&self, s: u32) -> bool {
         let i = (s % self.cap()) as usize;
-        self.ooo[i / 64] >> (i % 64) & 1 == 1
+        self.ooo.words()[i / 64] >> (i % 64) & 1 == 1
     }
     #[inline]
     fn set(&mut self, s: u32, v: bool) {
         let i = (s % self.cap()) as usize;
+        let w = &mut self.ooo.words_mut()[i / 64];
         if v {
-            self.ooo[i / 64] |= 1 << (i % 64);
+            *w |= 1 << (i % 64);
         } else {
-            self.ooo[i / 64] &= !(1 << (i % 64));
+            *w &= !(1 << (i % 64));
         }
     }
 
