@@ -79,36 +79,30 @@ const WIDE: usize = 128;
 /// partly filled chunk per bucket.
 const CHUNK: usize = 512;
 
-/// A chunk of bucket keys.
-type Chunk = Box<[u128; CHUNK]>;
+/// A chunk of bucket keys: a vector with room for [`CHUNK`] keys, never more.
+type Chunk = Vec<u128>;
 
-/// One bucket of the radix heap: its keys in push order, in chunks; the last chunk holds `tail`
-/// keys (an empty bucket has no chunk and `tail == CHUNK`, so a push's one test covers both).
+/// One bucket of the radix heap: its keys in push order, in full chunks and the one being filled
+/// (`head`, a plain vector, so that a push is a vector's push). An empty bucket's `head` has no
+/// allocation.
+#[derive(Default)]
 struct Bucket {
-    chunks: Vec<Chunk>,
-    tail: usize,
-}
-
-impl Default for Bucket {
-    fn default() -> Self {
-        Bucket { chunks: Vec::new(), tail: CHUNK }
-    }
+    full: Vec<Chunk>,
+    head: Chunk,
 }
 
 impl Bucket {
     #[cfg(test)]
     fn len(&self) -> usize {
-        self.chunks.len() * CHUNK - (CHUNK - self.tail)
+        self.full.len() * CHUNK + self.head.len()
     }
 
-    /// The keys of chunk `i`.
-    fn chunk(&self, i: usize) -> &[u128] {
-        let n = if i + 1 == self.chunks.len() { self.tail } else { CHUNK };
-        &self.chunks[i][..n]
+    fn chunks(&self) -> impl Iterator<Item = &Chunk> {
+        self.full.iter().chain(std::iter::once(&self.head))
     }
 
     fn keys(&self) -> impl Iterator<Item = u128> + '_ {
-        (0..self.chunks.len()).flat_map(move |i| self.chunk(i).iter().copied())
+        self.chunks().flat_map(|c| c.iter().copied())
     }
 }
 
@@ -131,7 +125,7 @@ const AIM: u64 = 32;
 /// index, which orders them as their full keys.
 pub struct EventQueue {
     cur: Vec<u64>,
-    buckets: Vec<Bucket>,
+    buckets: [Bucket; 64],
     /// Chunks not in use by any bucket.
     spare: Vec<Chunk>,
     /// Bit b set when bucket b is non-empty.
@@ -167,7 +161,7 @@ impl EventQueue {
     pub fn with_capacity(_n: usize) -> Self {
         EventQueue {
             cur: Vec::new(),
-            buckets: (0..64).map(|_| Bucket::default()).collect(),
+            buckets: std::array::from_fn(|_| Bucket::default()),
             spare: Vec::new(),
             nonempty: 0,
             shift: FIRST_SHIFT,
@@ -213,16 +207,26 @@ impl EventQueue {
     /// Append `key` to bucket `b`.
     #[inline(always)]
     fn push_to(&mut self, b: usize, key: u128) {
-        let bucket = &mut self.buckets[b];
-        if bucket.tail == CHUNK {
-            let c = self.spare.pop().unwrap_or_else(|| Box::new([0; CHUNK]));
-            bucket.chunks.push(c);
-            bucket.tail = 0;
-        }
-        let last = bucket.chunks.len() - 1;
-        bucket.chunks[last][bucket.tail] = key;
-        bucket.tail += 1;
         self.nonempty |= 1 << b;
+        let head = &mut self.buckets[b & 63].head;
+        if head.len() < head.capacity() {
+            head.push(key);
+        } else {
+            self.new_head(b, key);
+        }
+    }
+
+    /// Bucket `b`'s head chunk is full (or has no room yet): file it, take an empty one and
+    /// append `key` there.
+    #[cold]
+    fn new_head(&mut self, b: usize, key: u128) {
+        let chunk = self.spare.pop().unwrap_or_else(|| Vec::with_capacity(CHUNK));
+        let bucket = &mut self.buckets[b];
+        let full = std::mem::replace(&mut bucket.head, chunk);
+        if full.capacity() > 0 {
+            bucket.full.push(full);
+        }
+        bucket.head.push(key);
     }
 
     /// Schedule an event. `t` must not be earlier than the last popped event (time, then kind
@@ -264,9 +268,9 @@ impl EventQueue {
         self.base = g << shift;
         // the keys move to `cur` or to lower buckets, and each chunk, once read, goes back to
         // the pool, where those buckets take their chunks: a refill needs almost no new memory
-        let (n, tail) = (bucket.chunks.len(), bucket.tail);
-        for (i, chunk) in bucket.chunks.drain(..).enumerate() {
-            for &k in &chunk[..if i + 1 == n { tail } else { CHUNK }] {
+        let head = std::mem::take(&mut bucket.head);
+        for mut chunk in bucket.full.drain(..).chain(std::iter::once(head)) {
+            for &k in &chunk {
                 if time_of(k) >> shift == g {
                     self.cur.push(((time_of(k) - self.base) << 32) | k as u32 as u64);
                 } else {
@@ -274,9 +278,12 @@ impl EventQueue {
                     self.push_to(b, k);
                 }
             }
-            self.spare.push(chunk);
+            if chunk.capacity() > 0 {
+                chunk.clear();
+                self.spare.push(chunk);
+            }
         }
-        self.buckets[b].chunks = bucket.chunks; // (its allocation, empty)
+        self.buckets[b].full = bucket.full; // (its allocation, empty)
         let n = self.cur.len();
         if n <= 16 {
             // descending insertion sort: a granule holds a handful of keys
@@ -320,9 +327,14 @@ impl EventQueue {
         let cur = std::mem::take(&mut self.cur);
         let mut all: Vec<u128> = cur.iter().map(|&k| self.full(k)).collect();
         for b in 0..64 {
-            let mut bucket = std::mem::take(&mut self.buckets[b]);
+            let bucket = std::mem::take(&mut self.buckets[b]);
             all.extend(bucket.keys());
-            self.spare.append(&mut bucket.chunks);
+            for mut chunk in bucket.full.into_iter().chain(std::iter::once(bucket.head)) {
+                if chunk.capacity() > 0 {
+                    chunk.clear();
+                    self.spare.push(chunk);
+                }
+            }
         }
         self.nonempty = 0;
         self.shift = shift;
@@ -507,7 +519,8 @@ mod tests {
             if step % 1000 != 999 {
                 continue; // (the chunks allocated only ever grow: checking now and then suffices)
             }
-            let chunks = q.spare.len() + q.buckets.iter().map(|b| b.chunks.len()).sum::<usize>();
+            let chunks = q.spare.len()
+                + q.buckets.iter().map(|b| b.full.len() + (b.head.capacity() > 0) as usize).sum::<usize>();
             assert!(chunks <= most.div_ceil(CHUNK) + 65, "{chunks} chunks for at most {most} keys");
         }
         assert_eq!(q.buckets.iter().map(Bucket::len).sum::<usize>() + q.cur.len(), q.len());
