@@ -89,7 +89,7 @@ impl TcpSender {
     /// and, when pacing, the time the next segment may leave.
     #[inline]
     pub fn timer_deadline(&self) -> Time {
-        match (self.c.rto_deadline, self.c.pace_deadline) {
+        match (self.c.rto_deadline, self.c.pace_deadline()) {
             (0, p) => p,
             (r, 0) => r,
             (r, p) => r.min(p),
@@ -103,16 +103,16 @@ impl TcpSender {
         if r != 0 && r <= cx.now {
             return self.on_timeout(cx);
         }
-        let p = self.c.pace_deadline;
+        let p = self.c.pace_deadline();
         if p != 0 && p <= cx.now {
-            self.c.pace_deadline = 0;
+            self.c.clear_pace_deadline();
             self.send_available(cx);
         }
     }
 
     /// The pacing rate in force (bytes per second; 0: unpaced).
     pub fn pacing_rate(&self) -> f64 {
-        self.c.pacing_rate
+        self.c.pacing_rate()
     }
 
     /// When all offered data was acknowledged.
@@ -242,7 +242,7 @@ impl TcpSender {
             c.complete(now);
             c.rto_deadline = 0;
         }
-        if c.log.as_ref().is_some_and(|l| l.worried > 0) {
+        if c.log().is_some_and(|l| l.worried > 0) {
             c.recheck_fine_timeout(cx);
         }
         c.default_pacing_rate();
@@ -279,7 +279,7 @@ impl TcpSender {
     /// control sets `ssthresh`, the recovery algorithm the window and what to retransmit.
     fn fast_retransmit<M: TcpMeter>(&mut self, info: &AckInfo, cx: &mut Cx<'_, M>) {
         let c = &mut self.c;
-        let transmits = c.log.as_ref().map(|l| l.get(c.snd_una).1);
+        let transmits = c.log().map(|l| l.get(c.snd_una).1);
         cx.meter.fast_retransmit();
         c.ssthresh = c.hook(|cc, w| cc.on_loss(w, info));
         c.recover = c.snd_max as i64 - 1;
@@ -289,7 +289,7 @@ impl TcpSender {
         if let Some(t) = transmits {
             // Vegas: watch the next two new ACKs, and back off the fine-grained timeout
             let worried = 2.min(c.snd_max - c.snd_una);
-            c.log.as_mut().expect("a send log").worried = worried;
+            c.log_mut().expect("a send log").worried = worried;
             c.cc.on_fine_retransmit(t);
         }
     }
@@ -313,7 +313,7 @@ impl TcpSender {
         c.lt_sent = 0;
         c.timing = false;
         c.snd_nxt = c.snd_una; // go back N
-        if let Some(log) = c.log.as_mut() {
+        if let Some(log) = c.log_mut() {
             log.worried = 0;
         }
         self.rec.on_timeout();

@@ -52,16 +52,25 @@ pub struct SenderCore {
     pub(super) ecn_recover: i64,
     /// ECN: set CWR on the next new data segment.
     cwr_pending: bool,
+    /// What only some connections need (pacing, Vegas, BBR), on the heap: `None` for the
+    /// others, which then carry 8 bytes here instead of 40 (issue 28).
+    extra: Option<Box<Extra>>,
+}
+
+/// A sender's state that only paced connections, Vegas and BBR have.
+#[derive(Debug, Clone, Default)]
+struct Extra {
+    /// Pacing (`cfg.pacing`, or a congestion control that sets a rate): the rate in bytes per
+    /// second (0: unpaced), the earliest time the next new segment may leave, and the pending
+    /// wake-up to send it (0: none).
+    pacing_rate: f64,
+    next_send: Time,
+    pace_deadline: Time,
     /// What a congestion control with a fine-grained timeout (Vegas) needs: every outstanding
     /// segment's send time and transmission count.
-    pub(super) log: Option<Box<SendLog>>,
-    /// Pacing (`cfg.pacing`): the rate in bytes per second (0: unpaced), the earliest time the
-    /// next new segment may leave, and the pending wake-up to send it (0: none).
-    pub(super) pacing_rate: f64,
-    next_send: Time,
-    pub(super) pace_deadline: Time,
+    log: Option<Box<SendLog>>,
     /// What a congestion control that takes delivery-rate samples (BBR) needs.
-    pub(super) rate: Option<Box<RateLog>>,
+    rate: Option<Box<RateLog>>,
 }
 
 /// One segment's delivery record (Linux `tcp_rate.c`'s per-skb fields).
@@ -181,6 +190,15 @@ impl SendLog {
     }
 }
 
+impl Extra {
+    /// The state a sender with options `cfg` needs beyond the common one, if any.
+    fn for_config(cfg: &TcpConfig) -> Option<Box<Extra>> {
+        let log = matches!(cfg.cc, CcConfig::Vegas { .. }).then(|| Box::new(SendLog::new(cfg.max_window)));
+        let rate = cfg.cc.wants_rate_samples().then(|| Box::new(RateLog::new()));
+        (cfg.pacing || log.is_some() || rate.is_some()).then(|| Box::new(Extra { log, rate, ..Extra::default() }))
+    }
+}
+
 impl SenderCore {
     pub(super) fn new(cfg: Arc<TcpConfig>, flow: u32, prio: u8, flags: u8, limit: u32) -> Self {
         SenderCore {
@@ -207,12 +225,43 @@ impl SenderCore {
             completed_time: 0,
             ecn_recover: -1,
             cwr_pending: false,
-            log: matches!(cfg.cc, CcConfig::Vegas { .. }).then(|| Box::new(SendLog::new(cfg.max_window))),
-            pacing_rate: 0.0,
-            next_send: 0,
-            pace_deadline: 0,
-            rate: cfg.cc.wants_rate_samples().then(|| Box::new(RateLog::new())),
+            extra: Extra::for_config(&cfg),
             cfg,
+        }
+    }
+
+    /// Vegas's send log.
+    #[inline]
+    pub(super) fn log(&self) -> Option<&SendLog> {
+        self.extra.as_deref().and_then(|x| x.log.as_deref())
+    }
+
+    #[inline]
+    pub(super) fn log_mut(&mut self) -> Option<&mut SendLog> {
+        self.extra.as_deref_mut().and_then(|x| x.log.as_deref_mut())
+    }
+
+    #[inline]
+    fn rate_mut(&mut self) -> Option<&mut RateLog> {
+        self.extra.as_deref_mut().and_then(|x| x.rate.as_deref_mut())
+    }
+
+    /// The pacing rate in force (bytes per second; 0: unpaced).
+    #[inline]
+    pub(super) fn pacing_rate(&self) -> f64 {
+        self.extra.as_deref().map_or(0.0, |x| x.pacing_rate)
+    }
+
+    /// The pending wake-up of the paced send loop (0: none).
+    #[inline]
+    pub(super) fn pace_deadline(&self) -> Time {
+        self.extra.as_deref().map_or(0, |x| x.pace_deadline)
+    }
+
+    /// The paced send loop's wake-up came: clear it.
+    pub(super) fn clear_pace_deadline(&mut self) {
+        if let Some(x) = self.extra.as_deref_mut() {
+            x.pace_deadline = 0;
         }
     }
 
@@ -246,19 +295,24 @@ impl SenderCore {
     /// Run a congestion-control hook on the current window and keep what it leaves there.
     #[inline]
     pub(super) fn hook<R>(&mut self, f: impl FnOnce(&mut Cc, &mut Window) -> R) -> R {
-        let mut w = Window { cwnd: self.cwnd, ssthresh: self.ssthresh, pacing_rate: self.pacing_rate };
+        let mut w = Window { cwnd: self.cwnd, ssthresh: self.ssthresh, pacing_rate: self.pacing_rate() };
         let r = f(&mut self.cc, &mut w);
         self.cwnd = w.cwnd.max(1.0);
         self.ssthresh = w.ssthresh;
-        self.pacing_rate = w.pacing_rate;
+        match self.extra.as_deref_mut() {
+            Some(x) => x.pacing_rate = w.pacing_rate,
+            // (only BBR sets a rate, and a BBR sender has its `Extra`)
+            None => debug_assert!(w.pacing_rate == 0.0, "a pacing rate without pacing state"),
+        }
         r
     }
 
     /// The delivery-rate sample of an ACK up to `ack` (a default, empty one without a rate log).
     #[inline]
     pub(super) fn rate_sample(&mut self, ack: u32, now: Time) -> RateSample {
-        match self.rate.as_mut() {
-            Some(r) if ack > self.snd_una => r.acked(ack, ack - self.snd_una, now),
+        let una = self.snd_una;
+        match self.rate_mut() {
+            Some(r) if ack > una => r.acked(ack, ack - una, now),
             _ => RateSample::default(),
         }
     }
@@ -268,7 +322,8 @@ impl SenderCore {
     pub(super) fn default_pacing_rate(&mut self) {
         if let (true, Some(srtt)) = (self.cfg.pacing && !matches!(self.cfg.cc, CcConfig::Bbr), self.rto.srtt()) {
             let factor = if self.cwnd < self.ssthresh / 2.0 { 2.0 } else { 1.2 };
-            self.pacing_rate = factor * self.cwnd * self.cfg.mss as f64 * 1e9 / srtt.max(1.0);
+            let rate = factor * self.cwnd * self.cfg.mss as f64 * 1e9 / srtt.max(1.0);
+            self.extra.as_deref_mut().expect("a paced sender has its Extra").pacing_rate = rate;
         }
     }
 
@@ -308,11 +363,13 @@ impl SenderCore {
             aux: 0,
         });
         cx.meter.segment_sent(self.cfg.mss, retx);
-        if let Some(log) = self.log.as_mut() {
-            log.record(seq, now, retx);
-        }
-        if let Some(r) = self.rate.as_mut() {
-            r.sent(seq, self.snd_una, self.snd_max - self.snd_una, now);
+        if let Some(x) = self.extra.as_deref_mut() {
+            if let Some(log) = x.log.as_mut() {
+                log.record(seq, now, retx);
+            }
+            if let Some(r) = x.rate.as_mut() {
+                r.sent(seq, self.snd_una, self.snd_max - self.snd_una, now);
+            }
         }
         if !retx {
             self.snd_max = seq + 1;
@@ -344,7 +401,7 @@ impl SenderCore {
     pub(super) fn send_window<M: TcpMeter>(&mut self, cx: &mut Cx<'_, M>) {
         // send_seg changes neither the limit nor snd_una
         let end = self.limit.min(self.snd_una.saturating_add(self.window()));
-        if self.cfg.pacing && self.pacing_rate > 0.0 {
+        if self.cfg.pacing && self.pacing_rate() > 0.0 {
             return self.send_paced(end, cx);
         }
         while self.snd_nxt < end {
@@ -358,18 +415,22 @@ impl SenderCore {
     /// The paced send loop: a segment every `mss / pacing_rate`, the next one woken by the
     /// sender's timer ([`SenderCore::pace_deadline`]).
     fn send_paced<M: TcpMeter>(&mut self, end: u32, cx: &mut Cx<'_, M>) {
-        let gap = (self.cfg.mss as f64 * 1e9 / self.pacing_rate) as Time;
-        self.pace_deadline = 0;
+        let gap = (self.cfg.mss as f64 * 1e9 / self.pacing_rate()) as Time;
+        let x = self.extra.as_deref_mut().expect("a paced sender has its Extra");
+        x.pace_deadline = 0;
+        let mut next_send = x.next_send;
         while self.snd_nxt < end {
-            if cx.now < self.next_send {
-                self.pace_deadline = self.next_send;
+            if cx.now < next_send {
+                let x = self.extra.as_deref_mut().expect("a paced sender has its Extra");
+                (x.next_send, x.pace_deadline) = (next_send, next_send);
                 return;
             }
             let s = self.snd_nxt;
             self.send_seg(s, cx);
             self.snd_nxt += 1;
-            self.next_send = self.next_send.max(cx.now).saturating_add(gap.max(1));
+            next_send = next_send.max(cx.now).saturating_add(gap.max(1));
         }
+        self.extra.as_deref_mut().expect("a paced sender has its Extra").next_send = next_send;
         self.note_app_limited();
     }
 
@@ -377,9 +438,10 @@ impl SenderCore {
     /// delivered are application-limited (Linux `tcp_rate_check_app_limited`).
     #[inline]
     fn note_app_limited(&mut self) {
-        if let Some(r) = self.rate.as_mut() {
-            if self.snd_nxt >= self.limit {
-                r.app_limited_until = (r.delivered + (self.snd_max - self.snd_una) as u64).max(1);
+        let (done, flight) = (self.snd_nxt >= self.limit, (self.snd_max - self.snd_una) as u64);
+        if let Some(r) = self.rate_mut() {
+            if done {
+                r.app_limited_until = (r.delivered + flight).max(1);
             }
         }
     }
@@ -422,7 +484,7 @@ impl SenderCore {
     #[cold]
     pub(super) fn recheck_fine_timeout<M: TcpMeter>(&mut self, cx: &mut Cx<'_, M>) {
         let expired = self.fine_expired(cx.now).is_some();
-        let log = self.log.as_mut().expect("a send log");
+        let log = self.log_mut().expect("a send log");
         log.worried -= 1;
         if expired {
             let s = self.snd_una;
@@ -435,7 +497,7 @@ impl SenderCore {
     /// The first unacknowledged segment has been out longer than the congestion control's
     /// fine-grained timeout; returns how often it was sent.
     pub(super) fn fine_expired(&self, now: Time) -> Option<u32> {
-        let log = self.log.as_ref()?;
+        let log = self.log()?;
         let to = self.cc.fine_timeout()?;
         let (at, transmits) = log.get(self.snd_una);
         (self.snd_una < self.snd_max && now.saturating_sub(at) > to).then_some(transmits)
