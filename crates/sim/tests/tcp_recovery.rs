@@ -133,8 +133,8 @@ fn run_twice(recovery: Recovery, warm: &[u32], burst: &[u32], twice: &[u32], unt
     Outcome {
         detect: detect.expect("losses detected by duplicate ACKs"),
         done: done.unwrap_or(Time::MAX),
-        timeouts: c.timeouts,
-        fast_retx: c.fast_retx,
+        timeouts: c.timeouts as u64,
+        fast_retx: c.fast_retx as u64,
         rtt: 2 * ONE_WAY + TX,
         rtx_at,
     }

@@ -613,3 +613,23 @@ impl Sim {
 fn is_reverse(k: PktKind) -> bool {
     matches!(k, PktKind::Ack | PktKind::Request | PktKind::Echo)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_flow_past_the_32_bit_counts_is_refused_not_wrapped() {
+        // no run here sends 2^32 packets; the check reads the one 64-bit count that bounds every
+        // 32-bit one (each drop, mark, timeout, RTT sample or ACK follows a packet sent)
+        let text = "[simulation]\nduration = \"1s\"\n[[flows]]\nname = \"tcp\"\ntransport = \"tcp\"\ncount = 2\n";
+        let sc = crate::load(text, &[], "t").expect("scenario");
+        let mut sim = Sim::new(sc, None).expect("build");
+        assert!(sim.check_counter_range().is_ok());
+        sim.ctr[1].sent_pkts = u32::MAX as u64;
+        assert!(sim.check_counter_range().is_ok());
+        sim.ctr[1].sent_pkts += 1;
+        let e = sim.check_counter_range().expect_err("past 2^32").to_string();
+        assert!(e.starts_with("flow 1 sent or received more than 2^32 packets"), "{e}");
+    }
+}
