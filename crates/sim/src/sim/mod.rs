@@ -622,8 +622,9 @@ mod tests {
     fn a_flow_past_the_32_bit_counts_is_refused_not_wrapped() {
         // no run here sends 2^32 packets; the check reads the one 64-bit count that bounds every
         // 32-bit one (each drop, mark, timeout, RTT sample or ACK follows a packet sent)
-        let text = "[simulation]\nduration = \"1s\"\n[[flows]]\nname = \"tcp\"\ntransport = \"tcp\"\ncount = 2\n";
-        let sc = crate::load(text, &[], "t").expect("scenario");
+        let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/dumbbell-red.toml"))
+            .expect("example");
+        let sc = crate::load(&text, &[], "t").expect("scenario");
         let mut sim = Sim::new(sc, None).expect("build");
         assert!(sim.check_counter_range().is_ok());
         sim.ctr[1].sent_pkts = u32::MAX as u64;
