@@ -37,8 +37,10 @@ const CAT_CELL_BYTES: u64 = 16;
 /// Bytes a waiting or travelling packet costs (the 24-byte packet in a queue or a link's pipe,
 /// with the ring buffers' growth slack).
 const PACKET_BYTES: u64 = 2 * std::mem::size_of::<Packet>() as u64;
-/// Heap a TCP sender and receiver allocate beyond their structs (scoreboard and out-of-order
-/// bitmap start at one word, grow with the window) and the event-set slots of a flow.
+/// Heap a TCP connection holds beyond its structs — its congestion control's state (CUBIC's,
+/// DCTCP's; Reno has none), the out-of-order bitmap and SACK scoreboard once they outgrow their
+/// first word — and a flow's keys in the event set (its timers and its links' events, 16 bytes
+/// each).
 const TCP_HEAP_BYTES: u64 = 256;
 /// Memory of the process before the run (the Python interpreter, numpy, pandas, the engine).
 pub const BASE_BYTES: u64 = 120 << 20;

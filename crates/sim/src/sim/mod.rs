@@ -424,10 +424,13 @@ impl Sim {
         if !link.pending() {
             let at = match link.pipe.first_in_flight() {
                 Some(a) => a,
-                None => match net.classes[link.class()].aqm.as_deref() {
-                    Some(a) if !a.queue.is_empty() => link.free_at.saturating_add(net.classes[link.class()].delay),
-                    _ => return,
-                },
+                None => {
+                    let class = &net.classes[link.class()];
+                    match class.aqm.as_deref() {
+                        Some(a) if !a.queue.is_empty() => link.free_at.saturating_add(class.delay),
+                        _ => return,
+                    }
+                }
             };
             link.set_pending(true);
             self.ev.push(at, Kind::Link, l as u32);
