@@ -106,6 +106,7 @@ pub struct Sim {
 impl Sim {
     /// Build the network and traffic of `sc`. `seed` replaces the scenario's seed when given.
     pub fn new(sc: Scenario, seed: Option<u64>) -> Result<Sim, SimError> {
+        crate::mem::fix_mmap_threshold();
         let seed = seed.unwrap_or(sc.seed);
         let net = crate::net::build::build(&sc, seed).map_err(SimError::Build)?;
         let mut ev = EventQueue::with_capacity(4 * sc.n_static_flows() + 16);
@@ -264,7 +265,10 @@ impl Sim {
         }
         let in_flight = self.net.in_flight();
         self.release_engine_state();
-        Ok(self.results(in_flight))
+        let results = self.results(in_flight);
+        drop(self);
+        crate::mem::give_back_freed();
+        Ok(results)
     }
 
     /// The per-flow counts of drops, timeouts, marks and RTT samples are 32-bit
@@ -290,6 +294,7 @@ impl Sim {
         self.ev = EventQueue::with_capacity(0);
         self.timers = Vec::new();
         self.scratch = Vec::new();
+        crate::mem::give_back_freed();
     }
 
     // ------------------------------------------------------------------ the packet's path
