@@ -229,6 +229,15 @@ impl EventQueue {
         bucket.head.push(key);
     }
 
+    /// A chunk whose keys have been read goes back to the pool (an unallocated head has nothing to
+    /// give).
+    fn recycle(&mut self, mut chunk: Chunk) {
+        if chunk.capacity() > 0 {
+            chunk.clear();
+            self.spare.push(chunk);
+        }
+    }
+
     /// Schedule an event. `t` must not be earlier than the last popped event (time, then kind
     /// and index). An event that would be (an engine bug: debug builds stop on it) is moved to
     /// 1 ns after the last popped one instead of corrupting the set, so a release build never
@@ -269,7 +278,7 @@ impl EventQueue {
         // the keys move to `cur` or to lower buckets, and each chunk, once read, goes back to
         // the pool, where those buckets take their chunks: a refill needs almost no new memory
         let head = std::mem::take(&mut bucket.head);
-        for mut chunk in bucket.full.drain(..).chain(std::iter::once(head)) {
+        for chunk in bucket.full.drain(..).chain(std::iter::once(head)) {
             for &k in &chunk {
                 if time_of(k) >> shift == g {
                     self.cur.push(((time_of(k) - self.base) << 32) | k as u32 as u64);
@@ -278,10 +287,7 @@ impl EventQueue {
                     self.push_to(b, k);
                 }
             }
-            if chunk.capacity() > 0 {
-                chunk.clear();
-                self.spare.push(chunk);
-            }
+            self.recycle(chunk);
         }
         self.buckets[b].full = bucket.full; // (its allocation, empty)
         let n = self.cur.len();
@@ -329,11 +335,8 @@ impl EventQueue {
         for b in 0..64 {
             let bucket = std::mem::take(&mut self.buckets[b]);
             all.extend(bucket.keys());
-            for mut chunk in bucket.full.into_iter().chain(std::iter::once(bucket.head)) {
-                if chunk.capacity() > 0 {
-                    chunk.clear();
-                    self.spare.push(chunk);
-                }
+            for chunk in bucket.full.into_iter().chain(std::iter::once(bucket.head)) {
+                self.recycle(chunk);
             }
         }
         self.nonempty = 0;

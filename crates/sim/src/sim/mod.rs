@@ -628,8 +628,9 @@ mod tests {
 
     #[test]
     fn a_flow_past_the_32_bit_counts_is_refused_not_wrapped() {
-        // no run here sends 2^32 packets; the check reads the one 64-bit count that bounds every
-        // 32-bit one (each drop, mark, timeout, RTT sample or ACK follows a packet sent)
+        // no run here sends 2^32 packets; the check reads the 64-bit counts of packets sent,
+        // delivered and acknowledged, which bound every 32-bit one (each drop, mark, timeout or
+        // RTT sample concerns one of those packets)
         let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/dumbbell-red.toml"))
             .expect("example");
         let sc = crate::load(&text, &[], "t").expect("scenario");

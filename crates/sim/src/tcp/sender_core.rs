@@ -68,9 +68,9 @@ struct Extra {
     pace_deadline: Time,
     /// What a congestion control with a fine-grained timeout (Vegas) needs: every outstanding
     /// segment's send time and transmission count.
-    log: Option<Box<SendLog>>,
+    log: Option<SendLog>,
     /// What a congestion control that takes delivery-rate samples (BBR) needs.
-    rate: Option<Box<RateLog>>,
+    rate: Option<RateLog>,
 }
 
 /// One segment's delivery record (Linux `tcp_rate.c`'s per-skb fields).
@@ -193,8 +193,8 @@ impl SendLog {
 impl Extra {
     /// The state a sender with options `cfg` needs beyond the common one, if any.
     fn for_config(cfg: &TcpConfig) -> Option<Box<Extra>> {
-        let log = matches!(cfg.cc, CcConfig::Vegas { .. }).then(|| Box::new(SendLog::new(cfg.max_window)));
-        let rate = cfg.cc.wants_rate_samples().then(|| Box::new(RateLog::new()));
+        let log = matches!(cfg.cc, CcConfig::Vegas { .. }).then(|| SendLog::new(cfg.max_window));
+        let rate = cfg.cc.wants_rate_samples().then(RateLog::new);
         (cfg.pacing || log.is_some() || rate.is_some()).then(|| Box::new(Extra { log, rate, ..Extra::default() }))
     }
 }
@@ -233,17 +233,17 @@ impl SenderCore {
     /// Vegas's send log.
     #[inline]
     pub(super) fn log(&self) -> Option<&SendLog> {
-        self.extra.as_deref().and_then(|x| x.log.as_deref())
+        self.extra.as_deref().and_then(|x| x.log.as_ref())
     }
 
     #[inline]
     pub(super) fn log_mut(&mut self) -> Option<&mut SendLog> {
-        self.extra.as_deref_mut().and_then(|x| x.log.as_deref_mut())
+        self.extra.as_deref_mut().and_then(|x| x.log.as_mut())
     }
 
     #[inline]
     fn rate_mut(&mut self) -> Option<&mut RateLog> {
-        self.extra.as_deref_mut().and_then(|x| x.rate.as_deref_mut())
+        self.extra.as_deref_mut().and_then(|x| x.rate.as_mut())
     }
 
     /// The pacing rate in force (bytes per second; 0: unpaced).
@@ -256,6 +256,13 @@ impl SenderCore {
     #[inline]
     pub(super) fn pace_deadline(&self) -> Time {
         self.extra.as_deref().map_or(0, |x| x.pace_deadline)
+    }
+
+    /// A paced sender's pacing state (a sender is paced only with its `Extra`:
+    /// [`Extra::for_config`]).
+    #[inline]
+    fn paced(&mut self) -> &mut Extra {
+        self.extra.as_deref_mut().expect("a paced sender has its Extra")
     }
 
     /// The paced send loop's wake-up came: clear it.
@@ -323,7 +330,7 @@ impl SenderCore {
         if let (true, Some(srtt)) = (self.cfg.pacing && !matches!(self.cfg.cc, CcConfig::Bbr), self.rto.srtt()) {
             let factor = if self.cwnd < self.ssthresh / 2.0 { 2.0 } else { 1.2 };
             let rate = factor * self.cwnd * self.cfg.mss as f64 * 1e9 / srtt.max(1.0);
-            self.extra.as_deref_mut().expect("a paced sender has its Extra").pacing_rate = rate;
+            self.paced().pacing_rate = rate;
         }
     }
 
@@ -416,21 +423,19 @@ impl SenderCore {
     /// sender's timer ([`SenderCore::pace_deadline`]).
     fn send_paced<M: TcpMeter>(&mut self, end: u32, cx: &mut Cx<'_, M>) {
         let gap = (self.cfg.mss as f64 * 1e9 / self.pacing_rate()) as Time;
-        let x = self.extra.as_deref_mut().expect("a paced sender has its Extra");
-        x.pace_deadline = 0;
-        let mut next_send = x.next_send;
+        self.paced().pace_deadline = 0;
         while self.snd_nxt < end {
-            if cx.now < next_send {
-                let x = self.extra.as_deref_mut().expect("a paced sender has its Extra");
-                (x.next_send, x.pace_deadline) = (next_send, next_send);
+            let x = self.paced();
+            if cx.now < x.next_send {
+                x.pace_deadline = x.next_send;
                 return;
             }
             let s = self.snd_nxt;
             self.send_seg(s, cx);
             self.snd_nxt += 1;
-            next_send = next_send.max(cx.now).saturating_add(gap.max(1));
+            let x = self.paced();
+            x.next_send = x.next_send.max(cx.now).saturating_add(gap.max(1));
         }
-        self.extra.as_deref_mut().expect("a paced sender has its Extra").next_send = next_send;
         self.note_app_limited();
     }
 
