@@ -25,6 +25,12 @@ pub fn huge_filled<T: Clone>(n: usize, x: T) -> Vec<T> {
     v
 }
 
+/// Advise a vector's whole capacity onto huge pages if it is large (after it grew; pages already
+/// written keep their contents).
+pub fn advise_spare<T>(v: &Vec<T>) {
+    advise(v.as_ptr() as usize, v.capacity().saturating_mul(std::mem::size_of::<T>()));
+}
+
 #[cfg(target_os = "linux")]
 fn advise(start: usize, bytes: usize) {
     if bytes < MIN_BYTES {

@@ -173,7 +173,7 @@ pub fn build(sc: &Scenario, seed: u64) -> Result<Network, String> {
     paths.shrink_to_fit();
     set_next_links(&mut links, &paths, &host_routes);
     let classes = classes.list;
-    Ok(Network { links, classes, core, paths, hosts, host_routes, monitored, max_paths, rings: Default::default() })
+    Ok(Network { links, classes, core, paths, hosts, host_routes, monitored, max_paths, store: Default::default() })
 }
 
 /// The classes of a network being built: an AQM link's its own, simple links' shared by all

@@ -5,7 +5,7 @@
 //! is scheduled. Two kinds of link share that design:
 //!
 //! A link is split in two: what changes as packets pass ([`Link`]: the transmitter's `free_at` and
-//! the pipe, 64 bytes) and what it is ([`LinkClass`]: rate, delay, buffer, the queue of an AQM
+//! where its pipe's entries are, 32 bytes) and what it is ([`LinkClass`]: rate, delay, buffer, the queue of an AQM
 //! link), which the access links of a group share.
 //!
 //! * **AQM links** ([`LinkClass::aqm`] present: every measured link, and any link with a non-DropTail
@@ -22,7 +22,7 @@
 //!   buffer and no queue object is needed. The number of packets still waiting at time `now` (for
 //!   the buffer test) is the number of pipe entries whose transmission starts after `now`.
 
-use super::pipe::{Entry, Pipe, Rings};
+use super::pipe::{Entry, Pipe, Store};
 use crate::packet::Packet;
 use aqm::rng::Rng;
 use aqm::{Queue, Time, NS_PER_SEC};
@@ -43,7 +43,7 @@ pub struct AqmPart {
 /// What a link is, apart from the packets on it: its rate, propagation delay and buffer, and, for
 /// an AQM link, its queue. Links that are alike share one ([`super::Network::classes`]): a
 /// million host pairs' access links have a handful of classes, so a [`Link`] keeps only what
-/// changes as packets pass (a cache line).
+/// changes as packets pass (half a cache line).
 pub struct LinkClass {
     pub delay: Time,
     pub rate_bps: u64,
@@ -104,13 +104,13 @@ impl LinkClass {
     }
 }
 
-/// A link's changing state: its transmitter and its pipe (64 bytes, one cache line), and which
-/// [`LinkClass`] it is.
+/// A link's changing state: its transmitter and its pipe (32 bytes, half a cache line; the pipe's
+/// entries are in the network's [`Store`]), and which [`LinkClass`] it is.
 pub struct Link {
     /// When the transmitter becomes free (end of the current or last transmission).
     pub free_at: Time,
     /// Packets in transmission or propagation (and, on simple links, waiting):
-    /// (arrival at the far end, packet); the first inside the link.
+    /// (arrival at the far end, packet), in a block of the network's [`Store`].
     pub pipe: Pipe,
     /// Where every packet leaving this link goes next: a link index, [`NEXT_HOST`] (its host),
     /// or [`NEXT_SHARED`] (it depends on the packet's path: look it up).
@@ -160,22 +160,22 @@ impl Link {
     /// Simple link of class `c`: offer `pkt` at `now`. Returns when its transmission starts and
     /// when it reaches the far end, or `None` (and keeps nothing) if the buffer is full.
     #[inline]
-    pub fn simple_arrive(&mut self, c: &LinkClass, pkt: Packet, now: Time, rings: &mut Rings) -> Option<(Time, Time)> {
+    pub fn simple_arrive(&mut self, c: &LinkClass, pkt: Packet, now: Time, s: &mut Store) -> Option<(Time, Time)> {
         // packets that left early and whose transmission has started have no more place in the
         // FIFO (only waiting packets count against the buffer, and `free_at` is kept apart); only
         // a path's last link, or a shared link before one, can hold any (`sim::shortcut`)
         if self.next == NEXT_HOST || self.next == NEXT_SHARED {
-            while let Some(&Entry::Left { start }) = self.pipe.front() {
+            while let Some(Entry::Left { start }) = self.pipe.front(s) {
                 if start > now {
                     break;
                 }
-                self.pipe.pop_front(rings);
+                self.pipe.pop_front(s);
             }
         }
         // Entries whose transmission starts after `now` are waiting; they are at the back.
-        let waiting = match self.pipe.back() {
-            Some(last) if c.start_of(last) > now => {
-                let first_waiting = self.pipe.partition_point(|e| c.start_of(e) <= now);
+        let waiting = match self.pipe.back(s) {
+            Some(last) if c.start_of(&last) > now => {
+                let first_waiting = self.pipe.partition_point(s, |e| c.start_of(e) <= now);
                 self.pipe.len() - first_waiting
             }
             _ => 0,
@@ -187,24 +187,25 @@ impl Link {
         let tx = c.tx_time(pkt.size);
         self.free_at = start.saturating_add(tx);
         let arrive = self.free_at.saturating_add(c.delay);
-        self.pipe.push_back(Entry::InFlight { arrive, pkt }, rings);
+        self.pipe.push_back(Entry::InFlight { arrive, pkt }, s);
         // (as `start_of` reads it back: equal to `start` unless the clock saturated)
         Some((arrive - c.delay - tx, arrive))
     }
 
     /// The last packet put into the pipe, whose transmission starts at `start` (as
     /// `simple_arrive` returned it), has left early (handed to its host or passed on into the
-    /// next link, `sim::shortcut`): its entry becomes [`Entry::Left`], which only holds its place
-    /// in the FIFO until `start` (`simple_arrive` reads `start` without recomputing it).
+    /// next link, `sim::shortcut`) at `now`: its entry becomes [`Entry::Left`], which only holds
+    /// its place in the FIFO until `start` (`simple_arrive` reads `start` without recomputing
+    /// it), or goes at once if its transmission has started ([`Pipe::back_left`]).
     #[inline]
-    pub fn left_early(&mut self, start: Time) {
-        self.pipe.mark_back_left(start);
+    pub fn left_early(&mut self, start: Time, now: Time, s: &mut Store) {
+        self.pipe.back_left(s, start, now);
     }
 
     /// Packets held by the link of class `c` (waiting or in flight), not counting those that
     /// left early.
-    pub fn in_flight(&self, c: &LinkClass) -> usize {
-        self.pipe.in_flight() + c.aqm.as_ref().map_or(0, |a| a.queue.len())
+    pub fn in_flight(&self, c: &LinkClass, s: &Store) -> usize {
+        self.pipe.in_flight(s) + c.aqm.as_ref().map_or(0, |a| a.queue.len())
     }
 }
 
@@ -227,9 +228,9 @@ mod tests {
     }
 
     #[test]
-    fn a_link_is_one_cache_line() {
-        // what a link keeps per packet-carrying instance; the rest is its class's
-        assert_eq!(std::mem::size_of::<Link>(), 64);
+    fn a_link_is_half_a_cache_line() {
+        // what a link keeps per packet-carrying instance; the rest is its class's and the store's
+        assert_eq!(std::mem::size_of::<Link>(), 32);
     }
 
     fn arrival(e: Entry) -> Time {
@@ -246,14 +247,14 @@ mod tests {
     #[test]
     fn simple_link_serialises_and_drops_when_full() {
         // 8 Mb/s: 1 ms per 1000-byte packet; 5 ms propagation; 2 waiting packets at most
-        let r = &mut Rings::default();
+        let r = &mut Store::default();
         let c = LinkClass::simple(8e6, 5_000_000, 2);
         let mut l = Link::new(0);
         assert!(l.simple_arrive(&c, pkt(0), 0, r).is_some()); // in service at once
         assert!(l.simple_arrive(&c, pkt(1), 0, r).is_some()); // waiting 1
         assert!(l.simple_arrive(&c, pkt(2), 0, r).is_some()); // waiting 2
         assert!(l.simple_arrive(&c, pkt(3), 0, r).is_none()); // full
-        let arrivals: Vec<Time> = (0..l.pipe.len()).map(|i| arrival(l.pipe.get(i))).collect();
+        let arrivals: Vec<Time> = (0..l.pipe.len()).map(|i| arrival(l.pipe.get(r, i))).collect();
         assert_eq!(arrivals, vec![6_000_000, 7_000_000, 8_000_000]);
         // at 1 ms packet 1 has started: one waiting, so one more fits
         assert!(l.simple_arrive(&c, pkt(4), 1_000_000, r).is_some());
@@ -262,27 +263,28 @@ mod tests {
         let c = LinkClass::simple(8e6, 0, 2);
         let mut l = Link::new(0);
         assert!(l.simple_arrive(&c, pkt(0), 10_000_000, r).is_some());
-        assert_eq!(arrival(l.pipe.get(0)), 11_000_000);
+        assert_eq!(arrival(l.pipe.get(r, 0)), 11_000_000);
     }
 
     #[test]
     fn entries_that_left_early_hold_their_place_until_their_transmission_starts() {
         // 8 Mb/s: 1 ms per packet; 5 ms propagation; 1 waiting packet at most
-        let r = &mut Rings::default();
+        let r = &mut Store::default();
         let c = LinkClass::simple(8e6, 5_000_000, 1);
         let mut l = Link::new(0);
         for seq in 0..2 {
             let (start, _) = l.simple_arrive(&c, pkt(seq), 0, r).expect("room");
-            l.left_early(start); // handed to the host early
+            l.left_early(start, 0, r); // handed to the host early
         }
+        // packet 0's transmission started when it arrived: its place went at once
         // at 0.5 ms packet 0 is on the wire (its entry goes); packet 1 waits until 1 ms and still
         // fills the buffer; no live packet is in the pipe
         assert!(l.simple_arrive(&c, pkt(2), 500_000, r).is_none(), "a delivered packet still waiting counts");
-        assert_eq!((l.pipe.len(), l.in_flight(&c)), (1, 0));
+        assert_eq!((l.pipe.len(), l.in_flight(&c, r)), (1, 0));
         // at 1 ms packet 1 starts: its entry goes, and the next packet fits behind it
         assert!(l.simple_arrive(&c, pkt(3), 1_000_000, r).is_some());
-        assert_eq!((l.pipe.len(), l.in_flight(&c)), (1, 1));
-        assert_eq!(arrival(l.pipe.get(0)), 8_000_000, "queued behind packet 1's transmission");
-        assert_eq!(l.pipe.first_in_flight(), Some(8_000_000));
+        assert_eq!((l.pipe.len(), l.in_flight(&c, r)), (1, 1));
+        assert_eq!(arrival(l.pipe.get(r, 0)), 8_000_000, "queued behind packet 1's transmission");
+        assert_eq!(l.pipe.first_in_flight(r), Some(8_000_000));
     }
 }

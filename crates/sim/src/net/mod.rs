@@ -12,7 +12,7 @@ pub mod link;
 pub mod pipe;
 
 pub use link::{AqmPart, Link, LinkClass, NEXT_HOST, NEXT_SHARED, NO_MONITOR};
-pub use pipe::{Entry, Rings};
+pub use pipe::{Entry, Store};
 
 use aqm::Time;
 
@@ -87,8 +87,8 @@ pub struct Network {
     pub monitored: Vec<u32>,
     /// The most links a host pair's data and ACK paths have together.
     pub max_paths: usize,
-    /// The heap rings of pipes holding more than their inline entries, shared by all links.
-    pub rings: Rings,
+    /// The entries of every link's pipe.
+    pub store: Store,
 }
 
 impl Network {
@@ -100,7 +100,7 @@ impl Network {
 
     /// Packets on all links (waiting, in transmission or propagating).
     pub fn in_flight(&self) -> u64 {
-        self.links.iter().map(|l| l.in_flight(&self.classes[l.class()]) as u64).sum()
+        self.links.iter().map(|l| l.in_flight(&self.classes[l.class()], &self.store) as u64).sum()
     }
 
     /// Link `l`'s class.
@@ -136,11 +136,11 @@ impl Network {
         (&mut self.links[l], &mut self.classes[l])
     }
 
-    /// Link `l`, its class and the pipes' spare rings, borrowed together.
+    /// Link `l`, its class and the pipes' store, borrowed together.
     #[inline(always)]
-    pub fn link_parts(&mut self, l: usize) -> (&mut Link, &mut LinkClass, &mut Rings) {
+    pub fn link_parts(&mut self, l: usize) -> (&mut Link, &mut LinkClass, &mut Store) {
         let link = &mut self.links[l];
         let c = link.class();
-        (link, &mut self.classes[c], &mut self.rings)
+        (link, &mut self.classes[c], &mut self.store)
     }
 }

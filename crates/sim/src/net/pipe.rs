@@ -1,19 +1,22 @@
 //! A link's pipe: the FIFO of the packets whose transmission is decided ([`Entry`]: a packet and
-//! its arrival time at the far end, or the place of one that has already left), with room for
-//! [`INLINE`] entry inside the link itself.
+//! its arrival time at the far end, or the place of one that has already left), kept in the
+//! network's [`Store`].
 //!
 //! At core-router scale most links are a host pair's access links, and most of the time each holds
-//! no packet or one (a flow's window at its fair share is about one bandwidth-delay product of its
-//! own, a few packets, spread over a round trip). Keeping that entry in the `Link` puts a packet's
-//! arrival and its link's state on the same cache line (a link is 64 bytes), instead of one more
-//! memory access to a separately allocated ring buffer per hop; a second inline entry made every
-//! link 32 bytes larger for the few moments it was used (issue 28: 128 bytes a host pair). A burst (an initial window, a recovery) moves the entries to a ring on the
-//! heap; when the pipe is back to `INLINE` entries they move back inside and the ring goes back to
-//! the network's [`Rings`], where the next burst on any link takes it. So nothing is allocated per
-//! packet, and the rings in memory are those of the most pipes spilled *at once* (a few percent of
-//! the access links when flows start at different times), not one per link that ever held a burst
-//! (at a million flows that was about 900 MiB). The order of entries, and therefore every result,
-//! is that of a plain FIFO.
+//! no packet or one. Until issue 28's eighth round a link held one entry inside itself (a 64-byte
+//! link, a cache line, 256 bytes a host pair) and moved a burst to a ring on the heap. Now a link
+//! holds only where its entries are, so it is 32 bytes: while its pipe holds one entry, that entry
+//! is in a *slot* of the store (one array of entries, the slot freed last taken first, so likely
+//! still in cache); during a burst, in a ring from the store's pool (as before); while it is empty,
+//! nowhere. The entries in memory are those of the packets on links at once, not one per link.
+//! Rings come in sizes 4, 6, 8, 12, 16, 24, … (powers of two and one and a half times them: a
+//! burst of ten packets takes 12 places, not 16); a pipe back to one entry moves it to a slot and
+//! returns its ring to the pool, where the next burst on any link takes it, so the rings in memory
+//! are those of the most pipes in a burst at once. Nothing is allocated per packet: the store
+//! grows only while more entries are held at once than ever before. The order of entries, and
+//! therefore every result, is that of a plain FIFO.
+//!
+//! The cost is one more memory access per packet on a link (the link, then its slot).
 
 use crate::packet::Packet;
 use aqm::Time;
@@ -23,10 +26,10 @@ use aqm::Time;
 /// An entry is a packet on its way ([`Entry::InFlight`]) or the place of one that has already
 /// left the link ([`Entry::Left`]): a packet the engine handed on at once when it entered the
 /// link (early delivery to its host, or passing through into its next link, `sim::shortcut`) and
-/// whose transmission may not have started yet. Such a place counts for the buffer test of a
-/// simple link while it waits (`Link::simple_arrive`), and is removed once its transmission has
-/// started; it is never forwarded and never counted in flight. (32 bytes, as the time and packet
-/// alone: the variant is told by a value of `Packet::kind` no packet has.)
+/// whose transmission has not started yet. Such a place counts for the buffer test of a simple
+/// link while it waits (`Link::simple_arrive`), and is removed once its transmission has started;
+/// it is never forwarded and never counted in flight. (32 bytes, as the time and packet alone: the
+/// variant is told by a value of `Packet::kind` no packet has.)
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Entry {
     /// `pkt` reaches the far end at `arrive`, where the link's event forwards it.
@@ -36,81 +39,104 @@ pub enum Entry {
     Left { start: Time },
 }
 
-/// Entries held inside the link (a power of two).
-pub const INLINE: usize = 1;
-
-/// First heap ring size when a pipe outgrows its inline room.
-const FIRST_SPILL: usize = 8;
-
 const EMPTY: Entry = Entry::Left { start: 0 };
 
-pub struct Pipe {
-    head: u32,
-    len: u32,
-    inline: [Entry; INLINE],
-    /// While the entries are on the heap: their ring (of power-of-two size). A thin pointer to
-    /// the ring's own box, so that a pipe is 80 bytes, not 96; only a spilled pipe follows it.
-    spill: Option<Ring>,
+/// Entries a ring of size class `k` holds: 4, 6, 8, 12, 16, 24, … (a power of two, then one and
+/// a half times it).
+#[inline]
+const fn ring_capacity(k: usize) -> usize {
+    let base = 4usize << (k / 2);
+    if k % 2 == 1 {
+        base + base / 2
+    } else {
+        base
+    }
 }
 
-/// Heap rings not in use, by size (`free[k]` holds rings of `FIRST_SPILL << k` entries), shared by
-/// every pipe of a network.
-#[derive(Default)]
-pub struct Rings {
-    free: Vec<Vec<Ring>>,
+/// The size class of a ring of `cap` entries (one of [`ring_capacity`]'s values).
+fn ring_class(cap: usize) -> usize {
+    let mut k = 0;
+    while ring_capacity(k) < cap {
+        k += 1;
+    }
+    debug_assert_eq!(ring_capacity(k), cap);
+    k
 }
 
-/// A heap ring.
+/// A ring on the heap: a thin pointer (to the slice's own box), so that a pipe is 16 bytes.
 #[allow(clippy::redundant_allocation)]
 type Ring = Box<Box<[Entry]>>;
 
-impl Rings {
-    fn class(size: usize) -> usize {
-        (size / FIRST_SPILL).trailing_zeros() as usize
+/// The entries of every pipe of a network: the slots of pipes holding one entry, and the rings
+/// not in use, by size.
+#[derive(Default)]
+pub struct Store {
+    slots: Vec<Entry>,
+    free_slots: Vec<u32>,
+    /// `rings[k]`: rings of [`ring_capacity`]`(k)` entries not in use.
+    rings: Vec<Vec<Ring>>,
+}
+
+impl Store {
+    /// A slot: the last freed, or a new one.
+    #[inline]
+    fn take_slot(&mut self) -> u32 {
+        match self.free_slots.pop() {
+            Some(i) => i,
+            None => self.new_slot(),
+        }
     }
 
-    /// A ring of `size` entries (a power of two, at least `FIRST_SPILL`): a free one, or a new one.
-    fn take(&mut self, size: usize) -> Ring {
-        match self.free.get_mut(Self::class(size)).and_then(|f| f.pop()) {
+    #[cold]
+    fn new_slot(&mut self) -> u32 {
+        let i = self.slots.len();
+        assert!(i < u32::MAX as usize, "more than 2^32 links holding a packet at once");
+        if i == self.slots.capacity() {
+            // grow by doubling, the new room advised onto huge pages before it is written
+            self.slots.reserve_exact(i.max(4096));
+            crate::mem::advise_spare(&self.slots);
+        }
+        self.slots.push(EMPTY);
+        i as u32
+    }
+
+    /// A ring of size class `k`: a free one, or a new one.
+    fn take_ring(&mut self, k: usize) -> Ring {
+        match self.rings.get_mut(k).and_then(|f| f.pop()) {
             Some(r) => r,
-            None => Box::new(vec![EMPTY; size].into_boxed_slice()),
+            None => Box::new(vec![EMPTY; ring_capacity(k)].into_boxed_slice()),
         }
     }
 
-    fn put(&mut self, ring: Ring) {
-        let k = Self::class(ring.len());
-        if self.free.len() <= k {
-            self.free.resize_with(k + 1, Vec::new);
+    fn put_ring(&mut self, ring: Ring) {
+        let k = ring_class(ring.len());
+        if self.rings.len() <= k {
+            self.rings.resize_with(k + 1, Vec::new);
         }
-        self.free[k].push(ring);
+        self.rings[k].push(ring);
     }
 
-    /// Entries held by free rings (for tests and the memory account).
+    /// Slots, in use or free (for tests and the memory account).
+    pub fn slots(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// Entries held by free rings and free slots.
     pub fn free_entries(&self) -> usize {
-        self.free.iter().flatten().map(|r| r.len()).sum()
+        self.free_slots.len() + self.rings.iter().flatten().map(|r| r.len()).sum::<usize>()
     }
 }
 
-impl Default for Pipe {
-    fn default() -> Self {
-        Pipe { head: 0, len: 0, inline: [EMPTY; INLINE], spill: None }
-    }
+/// Where a link's entries are: nowhere (`len` 0), in slot `head` of the network's [`Store`]
+/// (`len` 1 and no ring), or `len` entries from `head` in `ring`. 16 bytes.
+#[derive(Debug, Default)]
+pub struct Pipe {
+    len: u32,
+    head: u32,
+    ring: Option<Ring>,
 }
 
 impl Pipe {
-    #[inline(always)]
-    fn buf(&self) -> &[Entry] {
-        match &self.spill {
-            Some(r) => r,
-            None => &self.inline,
-        }
-    }
-
-    #[inline(always)]
-    fn slot(&self, i: usize) -> usize {
-        (self.head as usize + i) & (self.buf().len() - 1)
-    }
-
     #[inline]
     pub fn len(&self) -> usize {
         self.len as usize
@@ -121,100 +147,138 @@ impl Pipe {
         self.len == 0
     }
 
-    /// The `i`-th entry from the front.
-    #[inline]
-    pub fn get(&self, i: usize) -> Entry {
-        debug_assert!(i < self.len());
-        self.buf()[self.slot(i)]
+    /// The ring's index of its `i`-th entry from the front.
+    #[inline(always)]
+    fn ring_index(r: &[Entry], head: u32, i: usize) -> usize {
+        let s = head as usize + i;
+        if s >= r.len() {
+            s - r.len()
+        } else {
+            s
+        }
     }
 
+    /// The `i`-th entry from the front.
     #[inline]
-    pub fn front(&self) -> Option<&Entry> {
-        if self.len == 0 {
-            None
-        } else {
-            Some(&self.buf()[self.head as usize])
+    pub fn get(&self, s: &Store, i: usize) -> Entry {
+        debug_assert!(i < self.len());
+        match &self.ring {
+            None => s.slots[self.head as usize],
+            Some(r) => r[Self::ring_index(r, self.head, i)],
         }
     }
 
     #[inline]
-    pub fn back(&self) -> Option<&Entry> {
+    fn get_mut<'a>(&'a mut self, s: &'a mut Store, i: usize) -> &'a mut Entry {
+        match &mut self.ring {
+            None => &mut s.slots[self.head as usize],
+            Some(r) => &mut r[Self::ring_index(r, self.head, i)],
+        }
+    }
+
+    #[inline]
+    pub fn front(&self, s: &Store) -> Option<Entry> {
         if self.len == 0 {
             None
         } else {
-            Some(&self.buf()[self.slot(self.len() - 1)])
+            Some(self.get(s, 0))
+        }
+    }
+
+    #[inline]
+    pub fn back(&self, s: &Store) -> Option<Entry> {
+        if self.len == 0 {
+            None
+        } else {
+            Some(self.get(s, self.len() - 1))
         }
     }
 
     /// The arrival time of the first packet in flight (the first entry that has not left), if
     /// any: when the link needs its event.
     #[inline]
-    pub fn first_in_flight(&self) -> Option<Time> {
-        match self.front() {
-            None => None,
-            Some(&Entry::InFlight { arrive, .. }) => Some(arrive),
-            Some(Entry::Left { .. }) => (1..self.len()).find_map(|i| match self.get(i) {
-                Entry::InFlight { arrive, .. } => Some(arrive),
-                Entry::Left { .. } => None,
-            }),
-        }
+    pub fn first_in_flight(&self, s: &Store) -> Option<Time> {
+        (0..self.len()).find_map(|i| match self.get(s, i) {
+            Entry::InFlight { arrive, .. } => Some(arrive),
+            Entry::Left { .. } => None,
+        })
     }
 
     /// Packets in flight (entries that have not left).
-    pub fn in_flight(&self) -> usize {
-        (0..self.len()).filter(|&i| matches!(self.get(i), Entry::InFlight { .. })).count()
+    pub fn in_flight(&self, s: &Store) -> usize {
+        (0..self.len()).filter(|&i| matches!(self.get(s, i), Entry::InFlight { .. })).count()
     }
 
-    /// The last entry's packet has left early ([`Entry::Left`]); its transmission starts at
-    /// `start`.
+    /// The last entry's packet has left early; its transmission starts at `start`. If that is
+    /// after `now`, the entry becomes [`Entry::Left`] and holds its place in the FIFO; if not,
+    /// nothing can read the entry any more (the buffer test counts only packets whose
+    /// transmission starts after its own time, and the link's event and next arrival drop such a
+    /// place unread), so it goes at once.
     #[inline]
-    pub fn mark_back_left(&mut self, start: Time) {
+    pub fn back_left(&mut self, s: &mut Store, start: Time, now: Time) {
         debug_assert!(self.len > 0);
-        let i = self.slot(self.len() - 1);
-        let e = match &mut self.spill {
-            Some(r) => &mut r[i],
-            None => &mut self.inline[i],
-        };
-        *e = Entry::Left { start };
+        if start > now {
+            *self.get_mut(s, self.len() - 1) = Entry::Left { start };
+            return;
+        }
+        self.len -= 1;
+        match self.ring {
+            None => s.free_slots.push(self.head),
+            Some(_) if self.len <= 1 => self.unspill(s),
+            Some(_) => {}
+        }
     }
 
-    /// Append `e`; a full pipe takes a larger ring from `rings`.
+    /// Append `e`: into a slot if the pipe was empty, else into its ring (a larger one if full,
+    /// or a first one).
     #[inline]
-    pub fn push_back(&mut self, e: Entry, rings: &mut Rings) {
-        if self.len() == self.buf().len() {
-            self.grow(rings);
-        }
-        let i = self.slot(self.len());
-        match &mut self.spill {
-            Some(r) => r[i] = e,
-            None => self.inline[i] = e,
+    pub fn push_back(&mut self, e: Entry, s: &mut Store) {
+        if self.len == 0 {
+            self.head = s.take_slot();
+            s.slots[self.head as usize] = e;
+        } else {
+            match &self.ring {
+                Some(r) if self.len() < r.len() => {}
+                _ => self.grow(s),
+            }
+            let r = self.ring.as_mut().expect("a ring");
+            let i = Self::ring_index(r, self.head, self.len as usize);
+            r[i] = e;
         }
         self.len += 1;
     }
 
-    /// Remove the front entry; a pipe back to its inline room returns its ring to `rings`.
+    /// Remove the front entry; a pipe left with one entry moves it to a slot and returns its
+    /// ring to the store.
     #[inline]
-    pub fn pop_front(&mut self, rings: &mut Rings) -> Option<Entry> {
+    pub fn pop_front(&mut self, s: &mut Store) -> Option<Entry> {
         if self.len == 0 {
             return None;
         }
-        let h = self.head as usize;
-        let e = self.buf()[h];
-        self.head = ((h + 1) & (self.buf().len() - 1)) as u32;
         self.len -= 1;
-        if self.spill.is_some() && self.len() <= INLINE {
-            self.unspill(rings);
+        match &self.ring {
+            None => {
+                s.free_slots.push(self.head);
+                Some(s.slots[self.head as usize])
+            }
+            Some(r) => {
+                let e = r[self.head as usize];
+                self.head = Self::ring_index(r, self.head, 1) as u32;
+                if self.len <= 1 {
+                    self.unspill(s);
+                }
+                Some(e)
+            }
         }
-        Some(e)
     }
 
     /// The number of entries from the front for which `pred` holds (`pred` must hold for a
     /// prefix of the pipe), by binary search.
-    pub fn partition_point(&self, mut pred: impl FnMut(&Entry) -> bool) -> usize {
+    pub fn partition_point(&self, s: &Store, mut pred: impl FnMut(&Entry) -> bool) -> usize {
         let (mut lo, mut hi) = (0, self.len());
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
-            if pred(&self.get(mid)) {
+            if pred(&self.get(s, mid)) {
                 lo = mid + 1;
             } else {
                 hi = mid;
@@ -223,31 +287,35 @@ impl Pipe {
         lo
     }
 
-    /// Full: move the entries, in order, to a ring twice the size (the old ring, if any, goes
-    /// back to `rings`).
+    /// Full (or one entry, in its slot): move the entries, in order, to a ring of the next size
+    /// (the old ring, or the slot, goes back to the store).
     #[cold]
-    fn grow(&mut self, rings: &mut Rings) {
+    fn grow(&mut self, s: &mut Store) {
         let n = self.len();
-        let mut ring = rings.take((2 * n).max(FIRST_SPILL));
+        let k = self.ring.as_ref().map_or(0, |r| ring_class(r.len()) + 1);
+        let mut ring = s.take_ring(k);
         for (i, e) in ring.iter_mut().enumerate().take(n) {
-            *e = self.get(i);
+            *e = self.get(s, i);
         }
-        if let Some(old) = self.spill.replace(ring) {
-            rings.put(old);
+        match self.ring.replace(ring) {
+            Some(old) => s.put_ring(old),
+            None => s.free_slots.push(self.head),
         }
         self.head = 0;
     }
 
-    /// Back to the inline room; the ring goes back to `rings`.
+    /// One entry or none left in the ring: the entry to a slot, the ring back to the store.
     #[cold]
-    fn unspill(&mut self, rings: &mut Rings) {
-        for i in 0..self.len() {
-            self.inline[i] = self.get(i);
+    fn unspill(&mut self, s: &mut Store) {
+        let ring = self.ring.take().expect("a ring");
+        if self.len == 1 {
+            let e = ring[self.head as usize];
+            self.head = s.take_slot();
+            s.slots[self.head as usize] = e;
+        } else {
+            self.head = 0;
         }
-        self.head = 0;
-        if let Some(r) = self.spill.take() {
-            rings.put(r);
-        }
+        s.put_ring(ring);
     }
 }
 
@@ -257,47 +325,84 @@ mod tests {
     use std::collections::VecDeque;
 
     #[test]
-    fn an_entry_is_a_time_and_a_packet() {
+    fn an_entry_is_a_time_and_a_packet_and_a_pipe_two_words() {
         // the variant lives in a value of `Packet::kind` that no packet has: no extra word
         assert_eq!(std::mem::size_of::<Entry>(), 32);
+        assert_eq!(std::mem::size_of::<Pipe>(), 16);
     }
 
     #[test]
-    fn behaves_as_a_fifo_through_spills_and_returns() {
-        // against VecDeque, with the length going up and down across the inline room many times
-        let mut p = Pipe::default();
-        let mut rings = Rings::default();
-        let mut r: VecDeque<Entry> = VecDeque::new();
+    fn ring_sizes_grow_by_a_half_or_a_third() {
+        let caps: Vec<usize> = (0..10).map(ring_capacity).collect();
+        assert_eq!(caps, [4, 6, 8, 12, 16, 24, 32, 48, 64, 96]);
+        for k in 0..50 {
+            assert_eq!(ring_class(ring_capacity(k)), k);
+        }
+    }
+
+    #[test]
+    fn behaves_as_a_fifo_through_bursts_and_returns() {
+        // against VecDeque, for three pipes sharing one store, their lengths going up and down
+        // across the ring sizes many times, with entries leaving early at the back
+        let mut s = Store::default();
+        let mut p: [Pipe; 3] = Default::default();
+        let mut r: [VecDeque<Entry>; 3] = Default::default();
         let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
-        for t in 0..20_000u64 {
+        for t in 0..30_000u64 {
             x ^= x << 13;
             x ^= x >> 7;
             x ^= x << 17;
+            let k = (x >> 40) as usize % 3;
             let grow_bias = if (t / 2000) % 2 == 0 { 3 } else { 6 };
-            if x % 10 < grow_bias && !r.is_empty() {
-                assert_eq!(p.pop_front(&mut rings), r.pop_front());
+            if x % 10 < grow_bias && !r[k].is_empty() {
+                assert_eq!(p[k].pop_front(&mut s), r[k].pop_front());
+            } else if x % 17 == 0 && !r[k].is_empty() {
+                // the last packet left early, its transmission starting (at its entry's time)
+                // before, at or after now
+                let start = match r[k].back() {
+                    Some(&Entry::InFlight { arrive, .. }) => arrive,
+                    Some(&Entry::Left { start }) => start,
+                    None => unreachable!(),
+                };
+                let now = (start + 1).saturating_sub((x >> 20) % 3);
+                p[k].back_left(&mut s, start, now);
+                r[k].pop_back();
+                if start > now {
+                    r[k].push_back(Entry::Left { start });
+                }
             } else {
                 let e = Entry::InFlight { arrive: t, pkt: Packet { seq: t as u32, ..Packet::EMPTY } };
-                p.push_back(e, &mut rings);
-                r.push_back(e);
+                p[k].push_back(e, &mut s);
+                r[k].push_back(e);
             }
-            assert_eq!(p.len(), r.len());
-            assert_eq!(p.front(), r.front());
-            assert_eq!(p.back(), r.back());
-            let early = |e: &Entry| matches!(*e, Entry::InFlight { arrive, .. } if arrive < t / 2);
-            assert_eq!(p.partition_point(early), r.partition_point(early));
+            for k in 0..3 {
+                assert_eq!(p[k].len(), r[k].len());
+                assert_eq!(p[k].front(&s), r[k].front().copied());
+                assert_eq!(p[k].back(&s), r[k].back().copied());
+                // (entries are in the order of their times)
+                let early = |e: &Entry| match *e {
+                    Entry::InFlight { arrive, .. } => arrive < t / 2,
+                    Entry::Left { start } => start < t / 2,
+                };
+                assert_eq!(p[k].partition_point(&s, early), r[k].partition_point(early));
+                // a pipe of one entry holds it in a slot, without a ring
+                assert_eq!(p[k].ring.is_some(), p[k].len() > 1);
+            }
         }
-        while let Some(e) = r.pop_front() {
-            assert_eq!(p.pop_front(&mut rings), Some(e));
+        for k in 0..3 {
+            while let Some(e) = r[k].pop_front() {
+                assert_eq!(p[k].pop_front(&mut s), Some(e));
+            }
+            assert_eq!(p[k].pop_front(&mut s), None);
         }
-        assert_eq!(p.pop_front(&mut rings), None);
-        // every ring is back, and a second pipe reuses them instead of allocating
-        let free = rings.free_entries();
-        assert!(free >= FIRST_SPILL);
+        // every slot and ring is back, and a burst reuses them instead of growing the store
+        let (slots, free) = (s.slots(), s.free_entries());
+        assert!(slots <= 3 && free >= slots + ring_capacity(0));
         let mut q = Pipe::default();
-        for t in 0..FIRST_SPILL as u64 {
-            q.push_back(Entry::Left { start: t }, &mut rings);
+        for t in 0..12 {
+            q.push_back(Entry::Left { start: t }, &mut s);
         }
-        assert_eq!(rings.free_entries(), free - FIRST_SPILL);
+        assert_eq!(s.slots(), slots, "the burst took a free slot");
+        assert!(s.free_entries() < free, "and free rings");
     }
 }

@@ -33,7 +33,10 @@ pub(super) fn table(r: &Run, d: &Derived) -> Table {
     };
     let cats = |g: &dyn Fn(usize) -> String| Column::cat((0..n).map(g));
     let at = |get: fn(&crate::monitor::AtLink) -> u64| {
-        Column::F64(d.at.iter().map(|(m, a)| if *m == NO_MONITOR { f64::NAN } else { get(a) as f64 }).collect())
+        Column::F64((0..n).map(|i| match d.at(i) {
+            (NO_MONITOR, _) => f64::NAN,
+            (_, a) => get(&a) as f64,
+        }).collect())
     };
     t.push("flow_id", Column::I64((0..n as i64).collect()));
     t.push("group", by_group(&|k| sc.groups[k].name.clone()));
@@ -59,7 +62,7 @@ pub(super) fn table(r: &Run, d: &Derived) -> Table {
         "rtt_prop_s",
         Column::F64(flows.iter().map(|fl| r.net.hosts[fl.host as usize].rtt_prop as f64 / 1e9).collect()),
     );
-    t.push("throughput_bps", Column::F64(d.thr.clone()));
+    t.push("throughput_bps", Column::F64(d.thrs().collect()));
     t.push("goodput_bps", Column::F64(window.iter().map(|c| rate(c.unique_bytes)).collect()));
     t.push("delivered_bps", Column::F64(window.iter().map(|c| rate(c.delivered_bytes)).collect()));
     // M2b ([CHOKeD] Eq. 4.1): (received - received retransmissions) / the flow's own active
@@ -98,7 +101,7 @@ pub(super) fn table(r: &Run, d: &Derived) -> Table {
                 .collect(),
         ),
     );
-    t.push("share", Column::F64(d.thr.iter().zip(&d.cap).map(|(x, c)| x / c).collect()));
+    t.push("share", Column::F64((0..n).map(|i| d.thr(i) / d.cap(i)).collect()));
     t.push("sent_pkts", Column::F64(window.iter().map(|c| f(c.sent_pkts)).collect()));
     t.push("sent_bytes", Column::F64(window.iter().map(|c| f(c.sent_bytes)).collect()));
     t.push("retx_pkts", Column::F64(window.iter().map(|c| f(c.retx_pkts)).collect()));
@@ -132,7 +135,7 @@ pub(super) fn table(r: &Run, d: &Derived) -> Table {
         "rtt_min_s",
         Column::F64(window.iter().map(|c| if c.rtt_samples > 0 { c.rtt_min_ns / 1e9 } else { f64::NAN }).collect()),
     );
-    t.push("completion_time_s", Column::F64(d.fct.clone()));
+    t.push("completion_time_s", Column::F64((0..n).map(|i| d.fct(i)).collect()));
     t.push(
         "stop_s",
         Column::F64(
@@ -143,7 +146,7 @@ pub(super) fn table(r: &Run, d: &Derived) -> Table {
     // (categorical: flows share a handful of distinct paths and drop patterns)
     t.push(
         "measured_link",
-        cats(&|i| match d.at[i].0 {
+        cats(&|i| match d.at(i).0 {
             NO_MONITOR => String::new(),
             m => link_name(r, r.monitors[m as usize].link).to_string(),
         }),

@@ -143,54 +143,59 @@ pub struct Run<'a> {
 
 /// Per-flow figures that several tables use, computed once.
 struct Derived<'a> {
+    r: &'a Run<'a>,
     /// Length of the measurement window in seconds.
     w: f64,
     /// Flow counters within the window (computed per read from the live counters, not copied).
     window: Window<'a>,
-    /// Each flow's measured monitor ([`NO_MONITOR`] if none) and its packets there in the window.
-    at: Vec<(u32, AtLink)>,
-    /// Throughput at the measured link (b/s; NaN if none) and the link's capacity.
-    thr: Vec<f64>,
-    cap: Vec<f64>,
-    /// Completion time of finite TCP flows (NaN otherwise).
-    fct: Vec<f64>,
 }
 
+/// Per-flow values the flows table and the summary both read, computed when read (as vectors they
+/// took 56 bytes a flow at the run's peak of memory, the results being built).
 impl<'a> Derived<'a> {
-    fn new(r: &Run<'a>) -> Derived<'a> {
+    fn new(r: &'a Run<'a>) -> Derived<'a> {
         let sc = r.sc;
         let w = (sc.duration - sc.warmup) as f64 / NS_PER_SEC as f64;
         let window = Window { ctr: r.ctr, base: r.base_ctr };
-        let at: Vec<(u32, AtLink)> = r
-            .flows
-            .iter()
-            .enumerate()
-            .map(|(i, f)| {
-                let m = r.net.hosts[f.host as usize].measured;
-                (m, if m == NO_MONITOR { AtLink::default() } else { r.monitors[m as usize].flow_in_window(i) })
-            })
-            .collect();
-        let cap: Vec<f64> = at
-            .iter()
-            .map(|&(m, _)| {
-                if m == NO_MONITOR {
-                    f64::NAN
-                } else {
-                    r.net.class(r.monitors[m as usize].link as usize).rate_bps as f64
-                }
-            })
-            .collect();
-        let thr =
-            at.iter().map(|&(m, a)| if m == NO_MONITOR { f64::NAN } else { a.tx_bytes as f64 * 8.0 / w }).collect();
-        let fct = r
-            .flows
-            .iter()
-            .map(|fl| match &fl.app {
-                App::Tcp { tx, .. } => tx.completed_at().map(|c| (c - fl.start) as f64 / 1e9).unwrap_or(f64::NAN),
-                _ => f64::NAN,
-            })
-            .collect();
-        Derived { w, window, at, thr, cap, fct }
+        Derived { r, w, window }
+    }
+
+    /// Flow `i`'s measured monitor ([`NO_MONITOR`] if none) and its packets there in the window.
+    fn at(&self, i: usize) -> (u32, AtLink) {
+        let r = self.r;
+        let m = r.net.hosts[r.flows[i].host as usize].measured;
+        (m, if m == NO_MONITOR { AtLink::default() } else { r.monitors[m as usize].flow_in_window(i) })
+    }
+
+    /// Capacity (b/s) of flow `i`'s measured link (NaN if none).
+    fn cap(&self, i: usize) -> f64 {
+        let r = self.r;
+        match r.net.hosts[r.flows[i].host as usize].measured {
+            NO_MONITOR => f64::NAN,
+            m => r.net.class(r.monitors[m as usize].link as usize).rate_bps as f64,
+        }
+    }
+
+    /// Throughput (b/s) of flow `i` at its measured link (NaN if none).
+    fn thr(&self, i: usize) -> f64 {
+        match self.at(i) {
+            (NO_MONITOR, _) => f64::NAN,
+            (_, a) => a.tx_bytes as f64 * 8.0 / self.w,
+        }
+    }
+
+    /// Completion time (s) of flow `i` if it is a finite TCP flow that completed (NaN otherwise).
+    fn fct(&self, i: usize) -> f64 {
+        let fl = &self.r.flows[i];
+        match &fl.app {
+            App::Tcp { tx, .. } => tx.completed_at().map(|c| (c - fl.start) as f64 / 1e9).unwrap_or(f64::NAN),
+            _ => f64::NAN,
+        }
+    }
+
+    /// Throughput of every flow, in flow order.
+    fn thrs(&self) -> impl Iterator<Item = f64> + '_ {
+        (0..self.r.flows.len()).map(|i| self.thr(i))
     }
 
     /// Rate in b/s of `bytes` over the window.
@@ -296,9 +301,10 @@ fn link_name<'a>(r: &'a Run, l: u32) -> &'a str {
 /// Compute everything a run reports.
 pub fn collect(r: &Run) -> Results {
     let d = Derived::new(r);
+    // the summary first: its working vectors are freed before the flows table is built
+    let summary = summary::summary(r, &d);
     let mut flows = flows::table(r, &d);
     latency::flow_columns(r, &mut flows);
-    let summary = summary::summary(r, &d);
     let (timeseries, snapshots, flow_series) = series::tables(r);
     let latency = latency::table(r);
     Results { summary, flows, timeseries, snapshots, flow_series, latency }

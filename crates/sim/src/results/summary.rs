@@ -29,8 +29,8 @@ pub(super) fn summary(r: &Run, d: &Derived) -> Value {
     let is_tcp: Vec<bool> = r.flows.iter().map(|fl| matches!(fl.app, App::Tcp { .. })).collect();
     // probes measure the network; they are not traffic sharing it
     let probe: Vec<bool> = r.flows.iter().map(|fl| sc.groups[fl.group as usize].is_probe()).collect();
-    let thr_all: Vec<f64> = d.thr.iter().zip(&probe).filter(|(_, p)| !**p).map(|(x, _)| *x).collect();
-    let tcp_thr: Vec<f64> = d.thr.iter().zip(&is_tcp).filter(|(_, t)| **t).map(|(x, _)| *x).collect();
+    let thr_all: Vec<f64> = d.thrs().zip(&probe).filter(|(_, p)| !**p).map(|(x, _)| x).collect();
+    let tcp_thr: Vec<f64> = d.thrs().zip(&is_tcp).filter(|(_, t)| **t).map(|(x, _)| x).collect();
     let tcp_good: Vec<f64> =
         d.window.iter().zip(&is_tcp).filter(|(_, t)| **t).map(|(c, _)| d.rate(c.unique_bytes)).collect();
     let topo = &sc.topology;
@@ -194,16 +194,17 @@ fn group_summary(r: &Run, d: &Derived, gi: usize, g: &GroupSpec) -> Value {
     let topo = &r.sc.topology;
     let idx: Vec<usize> = (0..r.flows.len()).filter(|&i| r.flows[i].group as usize == gi).collect();
     let members = || idx.iter().map(|&i| d.window.get(i));
-    let mut fcts: Vec<f64> = idx.iter().map(|&i| d.fct[i]).filter(|x| x.is_finite()).collect();
-    let thr: Vec<f64> = idx.iter().map(|&i| d.thr[i]).collect();
+    let mut fcts: Vec<f64> = idx.iter().map(|&i| d.fct(i)).filter(|x| x.is_finite()).collect();
+    let thr: Vec<f64> = idx.iter().map(|&i| d.thr(i)).collect();
     let good: Vec<f64> = members().map(|c| d.rate(c.unique_bytes)).collect();
     let sum_thr: f64 = thr.iter().sum();
     let sum_good: f64 = good.iter().sum();
     // the share of the capacity of the flows' measured links: summed per link
     let mut measured: Vec<u32> = Vec::new();
     for &i in &idx {
-        if !measured.contains(&d.at[i].0) {
-            measured.push(d.at[i].0);
+        let m = d.at(i).0;
+        if !measured.contains(&m) {
+            measured.push(m);
         }
     }
     let cap = |m: u32| match m {
@@ -216,7 +217,7 @@ fn group_summary(r: &Run, d: &Derived, gi: usize, g: &GroupSpec) -> Value {
         [m] => sum_thr / cap(*m),
         _ => measured
             .iter()
-            .map(|&m| idx.iter().filter(|&&i| d.at[i].0 == m).map(|&i| d.thr[i]).sum::<f64>() / cap(m))
+            .map(|&m| idx.iter().filter(|&&i| d.at(i).0 == m).map(|&i| d.thr(i)).sum::<f64>() / cap(m))
             .sum(),
     };
     let mut drops = Map::new();

@@ -290,7 +290,11 @@ impl Sim {
     fn release_engine_state(&mut self) {
         self.net.links.truncate(self.net.core);
         self.net.links.shrink_to_fit();
-        self.net.rings = Default::default();
+        // (the topology links' packets were counted; their pipes go with the store)
+        for link in &mut self.net.links {
+            link.pipe = Default::default();
+        }
+        self.net.store = Default::default();
         self.ev = EventQueue::with_capacity(0);
         self.timers = Vec::new();
         self.scratch = Vec::new();
@@ -315,9 +319,9 @@ impl Sim {
     /// into the pipe); then the transmitter starts whatever is due.
     fn link_arrive(&mut self, l: usize, pkt: Packet) {
         let now = self.now;
-        let (link, class, rings) = self.net.link_parts(l);
+        let (link, class, store) = self.net.link_parts(l);
         let Some(a) = class.aqm.as_deref_mut() else {
-            if let Some(entry) = link.simple_arrive(class, pkt, now, rings) {
+            if let Some(entry) = link.simple_arrive(class, pkt, now, store) {
                 // handed on at once if it may (`shortcut`), else forwarded at the link's event
                 let next = link.next;
                 if !self.leave_simple_early(l, next, pkt, entry) {
@@ -398,7 +402,7 @@ impl Sim {
             // (`shortcut`), or into the pipe to wait for its event there
             if !(shared && self.pass_through(pkt, arrive)) {
                 let net = &mut self.net;
-                net.links[l].pipe.push_back(Entry::InFlight { arrive, pkt }, &mut net.rings);
+                net.links[l].pipe.push_back(Entry::InFlight { arrive, pkt }, &mut net.store);
             }
         }
         if l >= self.net.core {
@@ -427,7 +431,7 @@ impl Sim {
         let net = &mut self.net;
         let link = &mut net.links[l];
         if !link.pending() {
-            let at = match link.pipe.first_in_flight() {
+            let at = match link.pipe.first_in_flight(&net.store) {
                 Some(a) => a,
                 None => {
                     let class = &net.classes[link.class()];
@@ -449,15 +453,15 @@ impl Sim {
         loop {
             let net = &mut self.net;
             let link = &mut net.links[l];
-            match link.pipe.front() {
-                Some(&Entry::InFlight { arrive, pkt }) if arrive <= now => {
-                    link.pipe.pop_front(&mut net.rings);
+            match link.pipe.front(&net.store) {
+                Some(Entry::InFlight { arrive, pkt }) if arrive <= now => {
+                    link.pipe.pop_front(&mut net.store);
                     let next = link.next;
                     self.forward(next, pkt);
                 }
                 // a packet that left early, whose transmission has started: its place goes
-                Some(&Entry::Left { start }) if start <= now => {
-                    link.pipe.pop_front(&mut net.rings);
+                Some(Entry::Left { start }) if start <= now => {
+                    link.pipe.pop_front(&mut net.store);
                 }
                 _ => break,
             }

@@ -117,7 +117,8 @@ impl Sim {
         match next {
             NEXT_HOST => self.deliver_early(l, pkt, (start, at)),
             NEXT_SHARED if self.pass_through(pkt, at) => {
-                self.net.links[l].left_early(start);
+                let net = &mut self.net;
+                net.links[l].left_early(start, self.now, &mut net.store);
                 true
             }
             _ => false,
@@ -157,8 +158,9 @@ impl Sim {
         if !ok {
             return false;
         }
-        self.net.links[l].left_early(start);
         let now = self.now;
+        let net = &mut self.net;
+        net.links[l].left_early(start, now, &mut net.store);
         self.now = at;
         self.early = true;
         pkt.hop += 1;
