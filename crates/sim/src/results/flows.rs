@@ -1,7 +1,7 @@
 //! The flows table: one row per flow (docs/metrics.md, "flows.csv").
 
 use super::{link_name, Derived, Interner, Run};
-use crate::hosts::{App, NO_SESSION};
+use crate::hosts::NO_SESSION;
 use crate::net::NO_MONITOR;
 use crate::results::{Column, Table};
 use aqm::{DropReason, Time};
@@ -92,10 +92,7 @@ pub(super) fn table(r: &Run, d: &Derived) -> Table {
                 .iter()
                 .zip(r.ctr)
                 .map(|(fl, c)| {
-                    let size = match &fl.app {
-                        App::Tcp { tx, .. } => tx.cfg().mss as f64,
-                        App::Udp(src) => src.cbr.size as f64,
-                    };
+                    let size = fl.size as f64;
                     c.max_seq_rcvd as f64 * size * 8.0 / (end as f64 / 1e9)
                 })
                 .collect(),

@@ -2,7 +2,6 @@
 //! for a dumbbell, the bottleneck), one per flow group, fairness, and the engine's counts.
 
 use super::{link_name, Derived, Run};
-use crate::hosts::App;
 use crate::measure::jain;
 use crate::monitor::{AtLink, LinkMonitor};
 use crate::net::NO_MONITOR;
@@ -26,7 +25,7 @@ pub(super) fn summary(r: &Run, d: &Derived) -> Value {
             b
         });
     let groups: Vec<Value> = sc.groups.iter().enumerate().map(|(gi, g)| group_summary(r, d, gi, g)).collect();
-    let is_tcp: Vec<bool> = r.flows.iter().map(|fl| matches!(fl.app, App::Tcp { .. })).collect();
+    let is_tcp: Vec<bool> = r.flows.iter().map(|fl| fl.tcp).collect();
     // probes measure the network; they are not traffic sharing it
     let probe: Vec<bool> = r.flows.iter().map(|fl| sc.groups[fl.group as usize].is_probe()).collect();
     let thr_all: Vec<f64> = d.thrs().zip(&probe).filter(|(_, p)| !**p).map(|(x, _)| x).collect();

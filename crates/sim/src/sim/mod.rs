@@ -24,7 +24,7 @@ use crate::measure::{FlowCounters, FlowSeries, HopDrops};
 use crate::monitor::LinkMonitor;
 use crate::net::{Entry, Network, Route, NEXT_HOST, NEXT_SHARED, NO_MONITOR};
 use crate::packet::{Packet, PktKind};
-use crate::results::{self, Engine, Results, Run};
+use crate::results::{self, Engine, FlowRecord, Results, Run};
 use crate::scenario::Scenario;
 use crate::traffic::short::ShortGen;
 use crate::traffic::web::Session;
@@ -265,7 +265,11 @@ impl Sim {
         }
         let in_flight = self.net.in_flight();
         self.release_engine_state();
-        let results = self.results(in_flight);
+        // the flows' TCP state goes too: the results read a few fields of each flow
+        let records: Vec<FlowRecord> = self.flows.iter().map(FlowRecord::of).collect();
+        self.flows = Vec::new();
+        crate::mem::give_back_freed();
+        let results = self.results(in_flight, &records);
         drop(self);
         crate::mem::give_back_freed();
         Ok(results)
@@ -587,7 +591,7 @@ impl Sim {
         Ok(())
     }
 
-    fn results(&mut self, in_flight: u64) -> Results {
+    fn results(&mut self, in_flight: u64, flows: &[FlowRecord]) -> Results {
         let (base_ctr, base_drops) = match &self.base {
             Some((c, d)) => (Some(c.as_slice()), Some(d)),
             None => (None, None),
@@ -601,7 +605,7 @@ impl Sim {
             seed: self.seed,
             net: &self.net,
             routes: &self.routes,
-            flows: &self.flows,
+            flows,
             ctr: &self.ctr,
             base_ctr,
             hop_drops,
