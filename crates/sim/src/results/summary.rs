@@ -72,7 +72,7 @@ pub(super) fn summary(r: &Run, d: &Derived) -> Value {
             "packets_delivered": r.engine.delivered,
             "packets_dropped": r.engine.dropped,
             "packets_in_flight": r.engine.in_flight,
-            "data_packets_delivered": r.ctr.iter().map(|c| c.delivered_pkts).sum::<u64>(),
+            "data_packets_delivered": r.ctr.iter().map(|c| c.delivered_pkts as u64).sum::<u64>(),
             "conservation": "ok",
         },
     });
