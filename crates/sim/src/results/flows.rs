@@ -105,8 +105,8 @@ pub(super) fn table(r: &Run, d: &Derived) -> Table {
     t.push("delivered_pkts", Column::F64(window.iter().map(|c| f(c.delivered_pkts as u64)).collect()));
     t.push("delivered_bytes", Column::F64(window.iter().map(|c| f(c.delivered_bytes)).collect()));
     t.push("goodput_bytes", Column::F64(window.iter().map(|c| f(c.unique_bytes)).collect()));
-    t.push("bneck_arrivals", at(|a| a.arrivals));
-    t.push("bneck_tx_pkts", at(|a| a.tx_pkts));
+    t.push("bneck_arrivals", at(|a| a.arrivals as u64));
+    t.push("bneck_tx_pkts", at(|a| a.tx_pkts as u64));
     for reason in DropReason::ALL {
         t.push(
             &format!("drops_{}", reason.name()),

@@ -272,15 +272,24 @@ impl Sim {
     }
 
     /// The per-flow counts of packets, drops, timeouts, marks and RTT samples are 32-bit
-    /// (`measure::FlowCounters`), the packet counts saturating: refuse a run in which a flow's
-    /// packets reached `u32::MAX`, rather than report a saturated or wrapped count.
+    /// (`measure::FlowCounters`), and so are a flow's packet counts at a measured link
+    /// (`monitor::AtLink`), the packet counts saturating: refuse a run in which a flow's packets
+    /// reached `u32::MAX`, rather than report a saturated or wrapped count.
     fn check_counter_range(&self) -> Result<(), SimError> {
-        match self.ctr.iter().position(|c| c.most_packets() == u32::MAX) {
-            None => Ok(()),
-            Some(f) => Err(SimError::Build(format!(
+        let refuse = |f: usize| {
+            Err(SimError::Build(format!(
                 "flow {f} sent or received 2^32 - 1 packets or more, as many as the engine's 32-bit \
                  per-flow counters (and sequence numbers) hold: shorten the run or lower the rate"
-            ))),
+            )))
+        };
+        if let Some(f) = self.ctr.iter().position(|c| c.most_packets() == u32::MAX) {
+            return refuse(f);
+        }
+        // a flow's packets each reach a link at most once, so this follows from the check above;
+        // checked all the same (one pass over the measured links' flows)
+        match self.monitors.iter().find_map(|m| m.saturated()) {
+            Some(f) => refuse(f),
+            None => Ok(()),
         }
     }
 
@@ -647,6 +656,10 @@ mod tests {
         assert!(e.starts_with("flow 1 sent or received 2^32 - 1 packets or more"), "{e}");
         sim.ctr[1].sent_pkts = 0;
         sim.ctr[1].acks_sent = u32::MAX;
+        assert!(sim.check_counter_range().is_err());
+        sim.ctr[1].acks_sent = 0;
+        assert!(sim.check_counter_range().is_ok());
+        sim.monitors[0].flows[1].arrivals = u32::MAX;
         assert!(sim.check_counter_range().is_err());
     }
 }
