@@ -589,6 +589,12 @@ impl Core {
             l.q.stats.check(l.q.len() as u64).map_err(|e| format!("link {i}: {e}"))?;
         }
         let m = &self.monitors[self.links[BNECK].monitor.expect("the bottleneck is measured") as usize];
+        if let Some(f) = m.saturated() {
+            return Err(format!(
+                "flow {f} had 2^32 - 1 packets or more at the bottleneck, as many as the monitor's 32-bit \
+                 per-flow counts hold: shorten the run"
+            ));
+        }
         Ok(Report {
             flows: crate::report::flows(&self.flows, &self.ctr, self.base.as_deref(), m),
             bottleneck: crate::report::bottleneck(&self.links[BNECK], &self.cfg.bottleneck, m, (self.cfg.warmup, end)),

@@ -66,8 +66,8 @@ impl FlowCtr {
 
     /// These counters with the flow's packets at the bottleneck.
     fn with_bottleneck(mut self, a: AtLink) -> FlowCtr {
-        self.bneck_arrivals = a.arrivals;
-        self.bneck_tx_pkts = a.tx_pkts;
+        self.bneck_arrivals = a.arrivals as u64;
+        self.bneck_tx_pkts = a.tx_pkts as u64;
         self.bneck_tx_bytes = a.tx_bytes;
         self
     }

@@ -9,30 +9,45 @@ use crate::packet::{Packet, PktKind};
 use aqm::DropReason;
 
 /// Cumulative per-flow counters.
+///
+/// Byte counts are 64-bit; counts of packets and of events that each concern one packet are
+/// 32-bit. Every packet count is at most the number of packets the flow sent one way: each data
+/// packet is delivered (for the first time, or again) at most once, a retransmission is a sent
+/// packet, an ACK or a probe's echo answers a delivered one, and each drop, mark, timeout or RTT
+/// sample concerns one of them. The packet counts add with saturation, and `Sim::finish` refuses
+/// a run in which a flow's packets sent, delivered or ACKs sent reached `u32::MAX`
+/// ([`FlowCounters::most_packets`]), so no 32-bit count of a reported run can have wrapped.
+/// (Fields in order of size, without padding: 136 bytes, 160 with 64-bit packet counts.)
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct FlowCounters {
-    /// Data/UDP packets and bytes the source sent (including retransmissions).
-    pub sent_pkts: u64,
+    /// Data/UDP bytes the source sent (including retransmissions), and of retransmissions.
     pub sent_bytes: u64,
-    pub retx_pkts: u64,
     pub retx_bytes: u64,
-    /// Data/UDP packets and bytes that reached the receiver (including duplicates).
-    pub delivered_pkts: u64,
+    /// Data/UDP bytes that reached the receiver (including duplicates).
     pub delivered_bytes: u64,
     /// Delivered for the first time (goodput, M2).
-    pub unique_pkts: u64,
     pub unique_bytes: u64,
-    /// Largest sequence number received + 1 (M2c).
-    pub max_seq_rcvd: u64,
     /// Received bytes that were retransmissions (M2b).
     pub delivered_retx_bytes: u64,
-    /// Data/UDP packet drops by reason, anywhere on the path. (This and the other counts of
-    /// events that each happen to at most one packet of the flow are 32-bit, like the per-hop
-    /// drops: no flow can send more than 2^32 packets, its sequence numbers being 32-bit, and
-    /// `Sim::finish` refuses a run in which one did. A million flows' counters take 48 MB less.)
+    pub rtt_sum_ns: f64,
+    pub rtt_min_ns: f64,
+    /// The last RTT sample (for the latency histograms, `crate::latency`).
+    pub rtt_last_ns: f64,
+    /// Data/UDP packets the source sent (including retransmissions), and retransmissions.
+    pub sent_pkts: u32,
+    pub retx_pkts: u32,
+    /// Data/UDP packets that reached the receiver (including duplicates).
+    pub delivered_pkts: u32,
+    /// Delivered for the first time (goodput, M2).
+    pub unique_pkts: u32,
+    /// Largest sequence number received + 1 (M2c). A flow numbers its packets from 0, one number
+    /// per new packet, so this is at most `sent_pkts`; it saturates like the counts (a sequence
+    /// number of `u32::MAX` means 2^32 packets sent, a refused run).
+    pub max_seq_rcvd: u32,
+    /// Data/UDP packet drops by reason, anywhere on the path.
     pub drops: [u32; DropReason::COUNT],
-    /// ACKs sent by the receiver, and ACKs dropped on the way back.
-    pub acks_sent: u64,
+    /// ACKs (and probes' echoes) sent by the receiver, and ACKs dropped on the way back.
+    pub acks_sent: u32,
     pub ack_drops: u32,
     pub timeouts: u32,
     pub fast_retx: u32,
@@ -40,10 +55,6 @@ pub struct FlowCounters {
     pub ce_marks: u32,
     pub ecn_reductions: u32,
     pub rtt_samples: u32,
-    pub rtt_sum_ns: f64,
-    pub rtt_min_ns: f64,
-    /// The last RTT sample (for the latency histograms, `crate::latency`).
-    pub rtt_last_ns: f64,
 }
 
 impl Default for FlowCounters {
@@ -55,16 +66,19 @@ impl Default for FlowCounters {
 impl FlowCounters {
     /// Nothing counted yet.
     pub const ZERO: FlowCounters = FlowCounters {
-        sent_pkts: 0,
         sent_bytes: 0,
-        retx_pkts: 0,
         retx_bytes: 0,
-        delivered_pkts: 0,
         delivered_bytes: 0,
-        unique_pkts: 0,
         unique_bytes: 0,
-        max_seq_rcvd: 0,
         delivered_retx_bytes: 0,
+        rtt_sum_ns: 0.0,
+        rtt_min_ns: f64::INFINITY,
+        rtt_last_ns: 0.0,
+        sent_pkts: 0,
+        retx_pkts: 0,
+        delivered_pkts: 0,
+        unique_pkts: 0,
+        max_seq_rcvd: 0,
         drops: [0; DropReason::COUNT],
         acks_sent: 0,
         ack_drops: 0,
@@ -73,9 +87,6 @@ impl FlowCounters {
         ce_marks: 0,
         ecn_reductions: 0,
         rtt_samples: 0,
-        rtt_sum_ns: 0.0,
-        rtt_min_ns: f64::INFINITY,
-        rtt_last_ns: 0.0,
     };
 
     /// Counters accumulated since `base` (a snapshot taken at the start of the window).
@@ -108,9 +119,46 @@ impl FlowCounters {
     }
 
     /// The most packets the flow's counters saw one way (sent, delivered or acknowledged): every
-    /// 32-bit count is at most this, so none can have wrapped while it is under 2^32.
-    pub fn most_packets(&self) -> u64 {
+    /// 32-bit count is at most this, so none can have wrapped while it is under `u32::MAX` (these
+    /// three saturate there).
+    pub fn most_packets(&self) -> u32 {
         self.sent_pkts.max(self.delivered_pkts).max(self.acks_sent)
+    }
+
+    /// A data/UDP packet of `bytes` left the source, for the first time or again.
+    #[inline]
+    pub fn packet_sent(&mut self, bytes: u16, retransmission: bool) {
+        self.sent_pkts = self.sent_pkts.saturating_add(1);
+        self.sent_bytes += bytes as u64;
+        if retransmission {
+            self.retx_pkts = self.retx_pkts.saturating_add(1);
+            self.retx_bytes += bytes as u64;
+        }
+    }
+
+    /// A data/UDP packet of `bytes` reached the receiver (duplicates included), with the CE mark
+    /// or not.
+    #[inline]
+    pub fn packet_received(&mut self, bytes: u16, ce: bool) {
+        self.delivered_pkts = self.delivered_pkts.saturating_add(1);
+        self.delivered_bytes += bytes as u64;
+        if ce {
+            self.ce_marks += 1;
+        }
+    }
+
+    /// A data/UDP packet reached the receiver for the first time (`seq`: its sequence number).
+    #[inline]
+    pub fn new_packet_received(&mut self, bytes: u16, seq: u32) {
+        self.unique_pkts = self.unique_pkts.saturating_add(1);
+        self.unique_bytes += bytes as u64;
+        self.max_seq_rcvd = self.max_seq_rcvd.max(seq.saturating_add(1));
+    }
+
+    /// The receiver sent an ACK (or a probe's echo).
+    #[inline]
+    pub fn ack_sent(&mut self) {
+        self.acks_sent = self.acks_sent.saturating_add(1);
     }
 }
 
@@ -119,12 +167,7 @@ impl FlowCounters {
 impl crate::tcp::TcpMeter for FlowCounters {
     #[inline]
     fn segment_sent(&mut self, bytes: u16, retransmission: bool) {
-        self.sent_pkts += 1;
-        self.sent_bytes += bytes as u64;
-        if retransmission {
-            self.retx_pkts += 1;
-            self.retx_bytes += bytes as u64;
-        }
+        self.packet_sent(bytes, retransmission);
     }
     #[inline]
     fn rtt_sample(&mut self, ns: f64) {
@@ -144,17 +187,11 @@ impl crate::tcp::TcpMeter for FlowCounters {
     }
     #[inline]
     fn segment_received(&mut self, bytes: u16, ce: bool) {
-        self.delivered_pkts += 1;
-        self.delivered_bytes += bytes as u64;
-        if ce {
-            self.ce_marks += 1;
-        }
+        self.packet_received(bytes, ce);
     }
     #[inline]
     fn new_segment_received(&mut self, bytes: u16, seq: u32) {
-        self.unique_pkts += 1;
-        self.unique_bytes += bytes as u64;
-        self.max_seq_rcvd = self.max_seq_rcvd.max(seq as u64 + 1);
+        self.new_packet_received(bytes, seq);
     }
 }
 
@@ -247,6 +284,26 @@ pub fn jain(xs: &[f64]) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn flow_counters_have_no_padding() {
+        // 5 byte counts and 3 RTT figures of 8 bytes, 12 + DropReason::COUNT counts of 4
+        assert_eq!(std::mem::size_of::<FlowCounters>(), 8 * 8 + 4 * (12 + DropReason::COUNT));
+        assert_eq!(std::mem::size_of::<FlowCounters>(), 136);
+    }
+
+    #[test]
+    fn packet_counts_saturate() {
+        use crate::tcp::TcpMeter;
+        let mut c = FlowCounters { sent_pkts: u32::MAX - 1, delivered_pkts: u32::MAX, ..FlowCounters::ZERO };
+        c.segment_sent(1000, true);
+        c.segment_sent(1000, false);
+        c.segment_received(1000, false);
+        c.new_segment_received(1000, u32::MAX);
+        assert_eq!((c.sent_pkts, c.retx_pkts, c.delivered_pkts, c.max_seq_rcvd), (u32::MAX, 1, u32::MAX, u32::MAX));
+        assert_eq!(c.sent_bytes, 2000);
+        assert_eq!(c.most_packets(), u32::MAX);
+    }
 
     #[test]
     fn jain_index() {

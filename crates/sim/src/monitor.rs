@@ -17,13 +17,16 @@ use crate::packet::{Packet, PktKind};
 use aqm::{Pkt, Qdisc, Queue, QueueStats, Time, NS_PER_SEC};
 use hdrhistogram::Histogram;
 
-/// Packets of one flow (or of all ACKs) at one link.
+/// Data packets of one flow at one link. The packet counts are 32-bit and stop at `u32::MAX`:
+/// each of a flow's packets arrives at a link at most once, so they are at most its packets sent,
+/// and a run in which a flow's count reached `u32::MAX` is refused ([`LinkMonitor::saturated`]).
+/// 16 bytes a flow (24 with 64-bit packet counts).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct AtLink {
     /// Offered to the queue (after the link's random loss).
-    pub arrivals: u64,
+    pub arrivals: u32,
     /// Started transmission.
-    pub tx_pkts: u64,
+    pub tx_pkts: u32,
     pub tx_bytes: u64,
 }
 
@@ -37,12 +40,38 @@ impl AtLink {
     }
 }
 
+/// Packets of many flows at one link (all ACKs and web requests, or the data of a group of
+/// flows), in 64-bit counts.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct AtLinkSum {
+    pub arrivals: u64,
+    pub tx_pkts: u64,
+    pub tx_bytes: u64,
+}
+
+impl AtLinkSum {
+    pub fn since(&self, base: &AtLinkSum) -> AtLinkSum {
+        AtLinkSum {
+            arrivals: self.arrivals - base.arrivals,
+            tx_pkts: self.tx_pkts - base.tx_pkts,
+            tx_bytes: self.tx_bytes - base.tx_bytes,
+        }
+    }
+
+    /// Add one flow's packets.
+    pub fn add(&mut self, a: &AtLink) {
+        self.arrivals += a.arrivals as u64;
+        self.tx_pkts += a.tx_pkts as u64;
+        self.tx_bytes += a.tx_bytes;
+    }
+}
+
 /// The counters at the start of the measurement window.
 #[derive(Debug, Clone)]
 pub struct WindowStart {
     pub stats: QueueStats,
     pub flows: Vec<AtLink>,
-    pub acks: AtLink,
+    pub acks: AtLinkSum,
     pub lost: u64,
     pub queue_pkts: usize,
 }
@@ -151,7 +180,7 @@ pub struct LinkMonitor {
     /// Data packets per flow (indexed by flow id).
     pub flows: Vec<AtLink>,
     /// ACKs and web requests of all flows.
-    pub acks: AtLink,
+    pub acks: AtLinkSum,
     /// Packets lost to the link's `loss_rate` (before the queue).
     pub lost: u64,
     pub window_start: Option<WindowStart>,
@@ -164,18 +193,10 @@ impl LinkMonitor {
             link,
             queue: QueueMeasure::new(warmup),
             flows: vec![AtLink::default(); flows],
-            acks: AtLink::default(),
+            acks: AtLinkSum::default(),
             lost: 0,
             window_start: None,
             series: Series { state_names, state: vec![Vec::new(); state_names.len()], ..Series::default() },
-        }
-    }
-
-    #[inline(always)]
-    fn of(&mut self, who: Counted) -> &mut AtLink {
-        match who {
-            Counted::Flow(f) => &mut self.flows[f as usize],
-            Counted::Acks => &mut self.acks,
         }
     }
 
@@ -195,7 +216,13 @@ impl LinkMonitor {
     #[inline(always)]
     pub fn arrived_as(&mut self, who: Counted, now: Time, pkts: usize, bytes: u64) {
         self.queue.queue_changed(now, pkts, bytes);
-        self.of(who).arrivals += 1;
+        match who {
+            Counted::Flow(f) => {
+                let c = &mut self.flows[f as usize];
+                c.arrivals = c.arrivals.saturating_add(1);
+            }
+            Counted::Acks => self.acks.arrivals += 1,
+        }
     }
 
     /// `pkt`, queued at `enq`, starts transmission at `start`, leaving `pkts`/`bytes` queued.
@@ -210,9 +237,17 @@ impl LinkMonitor {
     pub fn departed_as(&mut self, who: Counted, size: u32, (start, enq): (Time, Time), pkts: usize, bytes: u64) {
         self.queue.departed(start, start - enq);
         self.queue.queue_changed(start, pkts, bytes);
-        let c = self.of(who);
-        c.tx_pkts += 1;
-        c.tx_bytes += size as u64;
+        match who {
+            Counted::Flow(f) => {
+                let c = &mut self.flows[f as usize];
+                c.tx_pkts = c.tx_pkts.saturating_add(1);
+                c.tx_bytes += size as u64;
+            }
+            Counted::Acks => {
+                self.acks.tx_pkts += 1;
+                self.acks.tx_bytes += size as u64;
+            }
+        }
     }
 
     /// The window starts: keep the counters as they are now.
@@ -227,6 +262,12 @@ impl LinkMonitor {
         let zero = AtLink::default();
         let base = self.window_start.as_ref().and_then(|w| w.flows.get(i)).unwrap_or(&zero);
         self.flows[i].since(base)
+    }
+
+    /// The first flow whose packet counts at this link reached `u32::MAX` (where they stop), if
+    /// any: a run with one reports no figure from them.
+    pub fn saturated(&self) -> Option<usize> {
+        self.flows.iter().position(|a| a.arrivals == u32::MAX || a.tx_pkts == u32::MAX)
     }
 }
 
@@ -413,6 +454,24 @@ fn exact_f64(x: u64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_flows_counts_are_16_bytes_and_saturate_while_the_acks_do_not() {
+        assert_eq!(std::mem::size_of::<AtLink>(), 16);
+        let mut m = LinkMonitor::new(0, 0, 2, &[]);
+        m.flows[1] = AtLink { arrivals: u32::MAX - 1, tx_pkts: u32::MAX - 1, tx_bytes: 0 };
+        m.acks = AtLinkSum { arrivals: u32::MAX as u64, tx_pkts: u32::MAX as u64, tx_bytes: 0 };
+        assert_eq!(m.saturated(), None);
+        for _ in 0..2 {
+            for who in [Counted::Flow(1), Counted::Acks] {
+                m.arrived_as(who, 1, 1, 100);
+                m.departed_as(who, 100, (1, 1), 0, 0);
+            }
+        }
+        assert_eq!(m.flows[1], AtLink { arrivals: u32::MAX, tx_pkts: u32::MAX, tx_bytes: 200 });
+        assert_eq!(m.acks, AtLinkSum { arrivals: u32::MAX as u64 + 2, tx_pkts: u32::MAX as u64 + 2, tx_bytes: 200 });
+        assert_eq!(m.saturated(), Some(1));
+    }
 
     #[test]
     fn queue_integral_respects_warmup() {

@@ -76,7 +76,7 @@ pub fn label_rate(code: u16) -> f64 {
 }
 
 impl Packet {
-    /// A placeholder (an unused slot of a link's inline pipe).
+    /// A placeholder (an unused place in a pipe's ring).
     pub const EMPTY: Packet =
         Packet { sent: 0, flow: 0, seq: 0, size: 0, kind: PktKind::Data, hop: 0, prio: 0, flags: 0, aux: 0 };
 }

@@ -99,14 +99,14 @@ pub(super) fn table(r: &Run, d: &Derived) -> Table {
         ),
     );
     t.push("share", Column::F64((0..n).map(|i| d.thr(i) / d.cap(i)).collect()));
-    t.push("sent_pkts", Column::F64(window.iter().map(|c| f(c.sent_pkts)).collect()));
+    t.push("sent_pkts", Column::F64(window.iter().map(|c| f(c.sent_pkts as u64)).collect()));
     t.push("sent_bytes", Column::F64(window.iter().map(|c| f(c.sent_bytes)).collect()));
-    t.push("retx_pkts", Column::F64(window.iter().map(|c| f(c.retx_pkts)).collect()));
-    t.push("delivered_pkts", Column::F64(window.iter().map(|c| f(c.delivered_pkts)).collect()));
+    t.push("retx_pkts", Column::F64(window.iter().map(|c| f(c.retx_pkts as u64)).collect()));
+    t.push("delivered_pkts", Column::F64(window.iter().map(|c| f(c.delivered_pkts as u64)).collect()));
     t.push("delivered_bytes", Column::F64(window.iter().map(|c| f(c.delivered_bytes)).collect()));
     t.push("goodput_bytes", Column::F64(window.iter().map(|c| f(c.unique_bytes)).collect()));
-    t.push("bneck_arrivals", at(|a| a.arrivals));
-    t.push("bneck_tx_pkts", at(|a| a.tx_pkts));
+    t.push("bneck_arrivals", at(|a| a.arrivals as u64));
+    t.push("bneck_tx_pkts", at(|a| a.tx_pkts as u64));
     for reason in DropReason::ALL {
         t.push(
             &format!("drops_{}", reason.name()),

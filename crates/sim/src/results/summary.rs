@@ -3,7 +3,7 @@
 
 use super::{link_name, Derived, Run};
 use crate::measure::jain;
-use crate::monitor::{AtLink, LinkMonitor};
+use crate::monitor::{AtLinkSum, LinkMonitor};
 use crate::net::NO_MONITOR;
 use crate::scenario::{GroupSpec, Shape};
 use aqm::{DropReason, QueueUnit};
@@ -71,7 +71,7 @@ pub(super) fn summary(r: &Run, d: &Derived) -> Value {
             "packets_delivered": r.engine.delivered,
             "packets_dropped": r.engine.dropped,
             "packets_in_flight": r.engine.in_flight,
-            "data_packets_delivered": r.ctr.iter().map(|c| c.delivered_pkts).sum::<u64>(),
+            "data_packets_delivered": r.ctr.iter().map(|c| c.delivered_pkts as u64).sum::<u64>(),
             "conservation": "ok",
         },
     });
@@ -116,16 +116,13 @@ fn link_summary(r: &Run, d: &Derived, mon: &LinkMonitor) -> Value {
     let total_drops: u64 = qs.drops.iter().sum();
     // per group: data packets of its flows here, and their drops here (all causes, loss
     // included); the ACKs' drops here
-    let mut per_group: Vec<Option<(AtLink, u64)>> = vec![None; sc.groups.len()];
+    let mut per_group: Vec<Option<(AtLinkSum, u64)>> = vec![None; sc.groups.len()];
     let mut ack_drops = 0;
     for (i, fl) in r.flows.iter().enumerate() {
         let route = &r.routes[i];
         if let Some(h) = r.net.path(route, false).iter().position(|&x| x == mon.link) {
-            let e = per_group[fl.group as usize].get_or_insert((AtLink::default(), 0));
-            let a = mon.flow_in_window(i);
-            e.0.arrivals += a.arrivals;
-            e.0.tx_pkts += a.tx_pkts;
-            e.0.tx_bytes += a.tx_bytes;
+            let e = per_group[fl.group as usize].get_or_insert((AtLinkSum::default(), 0));
+            e.0.add(&mon.flow_in_window(i));
             e.1 += r.hop_drops.get(i as u32, false, h as u8, route.fwd_len);
         }
         if let Some(h) = r.net.path(route, true).iter().position(|&x| x == mon.link) {
@@ -148,7 +145,7 @@ fn link_summary(r: &Run, d: &Derived, mon: &LinkMonitor) -> Value {
             );
         }
     }
-    let acks = mon.acks.since(&ws.map_or(AtLink::default(), |w| w.acks));
+    let acks = mon.acks.since(&ws.map_or(AtLinkSum::default(), |w| w.acks));
     let topo = &sc.topology;
     json!({
         "name": tl.name,

@@ -144,7 +144,7 @@ impl Sim {
                 if rx.on_data(&pkt, now, c) {
                     let mut ack = rx.ack();
                     ack.flow = pkt.flow;
-                    c.acks_sent += 1;
+                    c.ack_sent();
                     self.inject(ack);
                 }
                 self.sync_timer(fi, 1);
@@ -184,14 +184,11 @@ impl Sim {
                     l.one_way(fi, self.flows[fi].group, pkt.sent, now);
                 }
                 let c = &mut self.ctr[fi];
-                c.delivered_pkts += 1;
-                c.delivered_bytes += pkt.size as u64;
-                c.unique_pkts += 1;
-                c.unique_bytes += pkt.size as u64;
-                c.max_seq_rcvd = c.max_seq_rcvd.max(pkt.seq as u64 + 1);
+                c.packet_received(pkt.size, false);
+                c.new_packet_received(pkt.size, pkt.seq);
                 if pkt.flags & F_ECHO != 0 {
                     // a probe's receiver sends it back at once, as a ping's would
-                    c.acks_sent += 1;
+                    c.ack_sent();
                     let echo = Packet { kind: PktKind::Echo, hop: 0, flags: 0, ..pkt };
                     self.inject(echo);
                 }
@@ -244,7 +241,7 @@ impl Sim {
         } else {
             let mut ack = rx.ack();
             ack.flow = fi as u32;
-            self.ctr[fi].acks_sent += 1;
+            self.ctr[fi].ack_sent();
             self.inject(ack);
         }
         self.sync_timer(fi, slot);
@@ -325,8 +322,7 @@ impl Sim {
             Packet { sent: now, flow: fi as u32, seq: src.seq, size, kind: PktKind::Udp, hop: 0, prio, flags, aux: 0 };
         let next = src.advance();
         let c = &mut self.ctr[fi];
-        c.sent_pkts += 1;
-        c.sent_bytes += size as u64;
+        c.packet_sent(size, false);
         self.inject(pkt);
         if next < stop && next < self.sc.duration {
             self.ev.push(next, Kind::Send, fi as u32);

@@ -275,16 +275,25 @@ impl Sim {
         Ok(results)
     }
 
-    /// The per-flow counts of drops, timeouts, marks and RTT samples are 32-bit
-    /// (`measure::FlowCounters`): refuse a run in which a flow saw more packets than they can
-    /// count, rather than report a wrapped count.
+    /// The per-flow counts of packets, drops, timeouts, marks and RTT samples are 32-bit
+    /// (`measure::FlowCounters`), and so are a flow's packet counts at a measured link
+    /// (`monitor::AtLink`), the packet counts saturating: refuse a run in which a flow's packets
+    /// reached `u32::MAX`, rather than report a saturated or wrapped count.
     fn check_counter_range(&self) -> Result<(), SimError> {
-        match self.ctr.iter().position(|c| c.most_packets() > u32::MAX as u64) {
-            None => Ok(()),
-            Some(f) => Err(SimError::Build(format!(
-                "flow {f} sent or received more than 2^32 packets, more than the engine's 32-bit \
+        let refuse = |f: usize| {
+            Err(SimError::Build(format!(
+                "flow {f} sent or received 2^32 - 1 packets or more, as many as the engine's 32-bit \
                  per-flow counters (and sequence numbers) hold: shorten the run or lower the rate"
-            ))),
+            )))
+        };
+        if let Some(f) = self.ctr.iter().position(|c| c.most_packets() == u32::MAX) {
+            return refuse(f);
+        }
+        // a flow's packets each reach a link at most once, so this follows from the check above;
+        // checked all the same (one pass over the measured links' flows)
+        match self.monitors.iter().find_map(|m| m.saturated()) {
+            Some(f) => refuse(f),
+            None => Ok(()),
         }
     }
 
@@ -636,18 +645,29 @@ mod tests {
 
     #[test]
     fn a_flow_past_the_32_bit_counts_is_refused_not_wrapped() {
-        // no run here sends 2^32 packets; the check reads the 64-bit counts of packets sent,
-        // delivered and acknowledged, which bound every 32-bit one (each drop, mark, timeout or
-        // RTT sample concerns one of those packets)
+        // no run here sends 2^32 packets; the check reads the counts of packets sent, delivered
+        // and acknowledged, which bound every other 32-bit one (each drop, mark, timeout or RTT
+        // sample concerns one of those packets) and saturate at u32::MAX
         let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/dumbbell-red.toml"))
             .expect("example");
         let sc = crate::load(&text, &[], "t").expect("scenario");
         let mut sim = Sim::new(sc, None).expect("build");
         assert!(sim.check_counter_range().is_ok());
-        sim.ctr[1].sent_pkts = u32::MAX as u64;
+        sim.ctr[1].sent_pkts = u32::MAX - 2;
+        sim.ctr[1].packet_sent(1000, false);
         assert!(sim.check_counter_range().is_ok());
-        sim.ctr[1].sent_pkts += 1;
-        let e = sim.check_counter_range().expect_err("past 2^32").to_string();
-        assert!(e.starts_with("flow 1 sent or received more than 2^32 packets"), "{e}");
+        for _ in 0..2 {
+            sim.ctr[1].packet_sent(1000, false);
+        }
+        assert_eq!(sim.ctr[1].sent_pkts, u32::MAX, "saturated, not wrapped");
+        let e = sim.check_counter_range().expect_err("at 2^32 - 1").to_string();
+        assert!(e.starts_with("flow 1 sent or received 2^32 - 1 packets or more"), "{e}");
+        sim.ctr[1].sent_pkts = 0;
+        sim.ctr[1].acks_sent = u32::MAX;
+        assert!(sim.check_counter_range().is_err());
+        sim.ctr[1].acks_sent = 0;
+        assert!(sim.check_counter_range().is_ok());
+        sim.monitors[0].flows[1].arrivals = u32::MAX;
+        assert!(sim.check_counter_range().is_err());
     }
 }

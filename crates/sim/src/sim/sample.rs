@@ -110,7 +110,7 @@ impl Sim {
                 };
                 if finished && tx == ltx && good == lgood {
                     let c = &self.ctr[i];
-                    if c.sent_pkts == c.delivered_pkts + c.total_drops() {
+                    if c.sent_pkts as u64 == c.delivered_pkts as u64 + c.total_drops() {
                         continue; // retired: nothing of it can move again
                     }
                 } else {
