@@ -76,6 +76,9 @@ pub struct Estimate {
 /// host pair's four access links (`Sim::finish`).
 const RELEASED_BYTES: u64 = 4 * crate::sim::LINK_BYTES;
 
+/// Bytes of what the results keep of each flow in its place (`results::FlowRecord`).
+const RECORD_BYTES: u64 = std::mem::size_of::<crate::results::FlowRecord>() as u64;
+
 /// Bytes of engine state one flow of `g` holds (`warmup`: the run snapshots every flow's
 /// counters at the end of its warm-up, so they exist twice).
 fn flow_bytes(g: &GroupSpec, warmup: bool) -> u64 {
@@ -473,7 +476,10 @@ impl Estimate {
         let series = e.timeseries.saturating_add(e.snapshots).saturating_add(e.flow_series);
         let tables = series.saturating_add(e.flow_table);
         let engine = e.flows.saturating_add(e.connections).saturating_add(e.packets).saturating_add(e.latency);
-        let released = (sc.n_static_flows() as u64).saturating_mul(RELEASED_BYTES);
+        // (and every flow's TCP state, the results keeping a small record of each flow)
+        let flows_freed = (crate::sim::FLOW_BYTES - RECORD_BYTES)
+            .saturating_mul((sc.n_static_flows() as u64).saturating_add(e.n_connections));
+        let released = (sc.n_static_flows() as u64).saturating_mul(RELEASED_BYTES).saturating_add(flows_freed);
         let run = engine.saturating_add(series / 2);
         let results = engine.saturating_sub(released).saturating_sub(e.packets).saturating_add(tables / 2);
         e.total = BASE_BYTES.saturating_add(run.max(results).max(tables.saturating_mul(2)));
