@@ -29,7 +29,9 @@ fn main() {
     let r = sim.finish().unwrap_or_else(|e| fail(e));
     let wall = t.elapsed();
     if let (Some(a), Some(b), Some(c)) = (hwm_built, hwm_loop, peak_rss_mib()) {
-        eprintln!("peak resident memory: {a:.0} MiB built, {b:.0} MiB after the event loop, {c:.0} MiB with the results");
+        eprintln!(
+            "peak resident memory: {a:.0} MiB built, {b:.0} MiB after the event loop, {c:.0} MiB with the results"
+        );
     }
     if json {
         println!("{}", serde_json::to_string_pretty(&r.summary).unwrap());

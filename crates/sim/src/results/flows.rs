@@ -33,10 +33,14 @@ pub(super) fn table(r: &Run, d: &Derived) -> Table {
     };
     let cats = |g: &dyn Fn(usize) -> String| Column::cat((0..n).map(g));
     let at = |get: fn(&crate::monitor::AtLink) -> u64| {
-        Column::F64((0..n).map(|i| match d.at(i) {
-            (NO_MONITOR, _) => f64::NAN,
-            (_, a) => get(&a) as f64,
-        }).collect())
+        Column::F64(
+            (0..n)
+                .map(|i| match d.at(i) {
+                    (NO_MONITOR, _) => f64::NAN,
+                    (_, a) => get(&a) as f64,
+                })
+                .collect(),
+        )
     };
     t.push("flow_id", Column::I64((0..n as i64).collect()));
     t.push("group", by_group(&|k| sc.groups[k].name.clone()));

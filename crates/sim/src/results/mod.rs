@@ -9,11 +9,11 @@ mod series;
 mod summary;
 
 use crate::hosts::{App, Flow};
-use aqm::Time;
 use crate::measure::{FlowCounters, FlowSeries, HopDrops};
 use crate::monitor::{AtLink, LinkMonitor, Snapshots};
 use crate::net::{Network, Route, NO_MONITOR};
 use crate::scenario::Scenario;
+use aqm::Time;
 use aqm::NS_PER_SEC;
 
 /// One column of a table.
