@@ -112,10 +112,10 @@ def _ulimit_v(kib: int):
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS is read from /proc")
 def test_a_run_beyond_ulimit_v_is_refused_at_once_with_the_estimate(small, tmp_path):
-    """Under `ulimit -v 8388608` (8 GiB), 6 million flows (about 9.5 GB) are refused before any
-    work, although they fit half of a 16 GB machine's memory."""
+    """Under `ulimit -v 8388608` (8 GiB), 7 million flows (an estimate of about 10.5 GB) are refused
+    before any work, although they fit half of a 24 GB machine's memory."""
     t0 = time.monotonic()
-    r = subprocess.run([sys.executable, "-m", "aqmlab.cli", "run", str(small), "--set", "flows[0].count=6000000",
+    r = subprocess.run([sys.executable, "-m", "aqmlab.cli", "run", str(small), "--set", "flows[0].count=7000000",
                         "--out", str(tmp_path / "o")], capture_output=True, text=True, timeout=120,
                        preexec_fn=_ulimit_v(8388608))
     assert r.returncode == 2, r.stderr
@@ -124,7 +124,7 @@ def test_a_run_beyond_ulimit_v_is_refused_at_once_with_the_estimate(small, tmp_p
     assert "address-space limit (ulimit -v)" in lines[0] and "--max-memory cannot raise it" in lines[0]
     assert time.monotonic() - t0 < 30
     # --max-memory cannot raise it either
-    r = subprocess.run([sys.executable, "-m", "aqmlab.cli", "validate", str(small), "--set", "flows[0].count=6000000",
+    r = subprocess.run([sys.executable, "-m", "aqmlab.cli", "validate", str(small), "--set", "flows[0].count=7000000",
                         "--max-memory", "64GB"], capture_output=True, text=True, timeout=120,
                        preexec_fn=_ulimit_v(8388608))
     assert r.returncode == 2 and "ulimit -v" in r.stderr, r.stderr
