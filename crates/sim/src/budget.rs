@@ -477,7 +477,8 @@ impl Estimate {
         let tables = series.saturating_add(e.flow_table);
         let engine = e.flows.saturating_add(e.connections).saturating_add(e.packets).saturating_add(e.latency);
         // (and every flow's TCP state, the results keeping a small record of each flow)
-        let flows_freed = (crate::sim::FLOW_BYTES - RECORD_BYTES)
+        let flows_freed = crate::sim::FLOW_BYTES
+            .saturating_sub(RECORD_BYTES)
             .saturating_mul((sc.n_static_flows() as u64).saturating_add(e.n_connections));
         let released = (sc.n_static_flows() as u64).saturating_mul(RELEASED_BYTES).saturating_add(flows_freed);
         let run = engine.saturating_add(series / 2);

@@ -199,20 +199,28 @@ impl<'a> Derived<'a> {
         Derived { r, w, window }
     }
 
+    /// Flow `i`'s measured monitor ([`NO_MONITOR`] if none).
+    fn measured(&self, i: usize) -> u32 {
+        self.r.net.hosts[self.r.flows[i].host as usize].measured
+    }
+
     /// Flow `i`'s measured monitor ([`NO_MONITOR`] if none) and its packets there in the window.
     fn at(&self, i: usize) -> (u32, AtLink) {
-        let r = self.r;
-        let m = r.net.hosts[r.flows[i].host as usize].measured;
-        (m, if m == NO_MONITOR { AtLink::default() } else { r.monitors[m as usize].flow_in_window(i) })
+        let m = self.measured(i);
+        (m, if m == NO_MONITOR { AtLink::default() } else { self.r.monitors[m as usize].flow_in_window(i) })
+    }
+
+    /// Capacity (b/s) of monitor `m`'s link (NaN for [`NO_MONITOR`]).
+    fn link_rate(&self, m: u32) -> f64 {
+        match m {
+            NO_MONITOR => f64::NAN,
+            m => self.r.net.class(self.r.monitors[m as usize].link as usize).rate_bps as f64,
+        }
     }
 
     /// Capacity (b/s) of flow `i`'s measured link (NaN if none).
     fn cap(&self, i: usize) -> f64 {
-        let r = self.r;
-        match r.net.hosts[r.flows[i].host as usize].measured {
-            NO_MONITOR => f64::NAN,
-            m => r.net.class(r.monitors[m as usize].link as usize).rate_bps as f64,
-        }
+        self.link_rate(self.measured(i))
     }
 
     /// Throughput (b/s) of flow `i` at its measured link (NaN if none).

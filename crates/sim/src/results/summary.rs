@@ -203,10 +203,7 @@ fn group_summary(r: &Run, d: &Derived, gi: usize, g: &GroupSpec) -> Value {
             measured.push(m);
         }
     }
-    let cap = |m: u32| match m {
-        NO_MONITOR => f64::NAN,
-        m => r.net.class(r.monitors[m as usize].link as usize).rate_bps as f64,
-    };
+    let cap = |m: u32| d.link_rate(m);
     let share = match measured.as_slice() {
         // no flows yet (a short or web group): zero, of the sum's sign
         [] => sum_thr,
