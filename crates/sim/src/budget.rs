@@ -82,10 +82,11 @@ const RECORD_BYTES: u64 = std::mem::size_of::<crate::results::FlowRecord>() as u
 /// Bytes of engine state one flow of `g` holds (`warmup`: the run snapshots every flow's
 /// counters at the end of its warm-up, so they exist twice).
 fn flow_bytes(g: &GroupSpec, warmup: bool) -> u64 {
-    // its host pair: four access links, a path of three links each way, its route and host, the
-    // drops per hop of both paths, and its counters at the bottleneck's monitor
+    // its host pair: four access links, a path of three links each way, its route and host, and
+    // its counters at the bottleneck's monitor (its drops per hop are kept only off each path's
+    // main hop, `measure::HopDrops`: nothing per flow of a dumbbell)
     let route = std::mem::size_of::<crate::net::Route>() as u64 + std::mem::size_of::<crate::net::Host>() as u64;
-    let host = RELEASED_BYTES + 6 * 4 + route + 6 * 4 + std::mem::size_of::<crate::monitor::AtLink>() as u64;
+    let host = RELEASED_BYTES + 6 * 4 + route + std::mem::size_of::<crate::monitor::AtLink>() as u64;
     // (a flow's TCP sender and receiver are inside its `Flow`, whatever its transport)
     let counters = (1 + warmup as u64) * std::mem::size_of::<crate::measure::FlowCounters>() as u64;
     let flow = crate::sim::FLOW_BYTES + counters + 16;

@@ -35,6 +35,16 @@ pub struct Flow {
 }
 
 impl Flow {
+    /// The size of every data packet the flow sends: its TCP sender's MSS, or its UDP source's
+    /// packet size (bytes).
+    #[inline]
+    pub fn packet_size(&self) -> u32 {
+        match &self.app {
+            App::Tcp { tx, .. } => tx.cfg().mss as u32,
+            App::Udp(src) => src.cbr.size as u32,
+        }
+    }
+
     /// No timer of the flow's sender (`sender`) or receiver falls due before `t`: its
     /// retransmission or delayed-ACK deadline is off or at `t` or later (a timer at the same
     /// nanosecond as a link event runs after it).

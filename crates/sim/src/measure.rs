@@ -10,25 +10,17 @@ use aqm::DropReason;
 
 /// Cumulative per-flow counters.
 ///
-/// Byte counts are 64-bit; counts of packets and of events that each concern one packet are
-/// 32-bit. Every packet count is at most the number of packets the flow sent one way: each data
+/// Counts of packets and of events that each concern one packet are 32-bit, and there are no byte
+/// counts: every data packet of a flow has the same size (a TCP flow's MSS, a UDP source's packet
+/// size), so a flow's bytes are its packets times that size ([`FlowCounters::bytes`]), exactly. Every packet count is at most the number of packets the flow sent one way: each data
 /// packet is delivered (for the first time, or again) at most once, a retransmission is a sent
 /// packet, an ACK or a probe's echo answers a delivered one, and each drop, mark, timeout or RTT
 /// sample concerns one of them. The packet counts add with saturation, and `Sim::finish` refuses
 /// a run in which a flow's packets sent, delivered or ACKs sent reached `u32::MAX`
 /// ([`FlowCounters::most_packets`]), so no 32-bit count of a reported run can have wrapped.
-/// (Fields in order of size, without padding: 136 bytes, 160 with 64-bit packet counts.)
+/// (104 bytes; 136 with the five byte counts it had, 160 with 64-bit packet counts too.)
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct FlowCounters {
-    /// Data/UDP bytes the source sent (including retransmissions), and of retransmissions.
-    pub sent_bytes: u64,
-    pub retx_bytes: u64,
-    /// Data/UDP bytes that reached the receiver (including duplicates).
-    pub delivered_bytes: u64,
-    /// Delivered for the first time (goodput, M2).
-    pub unique_bytes: u64,
-    /// Received bytes that were retransmissions (M2b).
-    pub delivered_retx_bytes: u64,
     pub rtt_sum_ns: f64,
     pub rtt_min_ns: f64,
     /// The last RTT sample (for the latency histograms, `crate::latency`).
@@ -36,8 +28,10 @@ pub struct FlowCounters {
     /// Data/UDP packets the source sent (including retransmissions), and retransmissions.
     pub sent_pkts: u32,
     pub retx_pkts: u32,
-    /// Data/UDP packets that reached the receiver (including duplicates).
+    /// Data/UDP packets that reached the receiver (including duplicates), and of those the ones
+    /// sent as retransmissions (M2b).
     pub delivered_pkts: u32,
+    pub delivered_retx_pkts: u32,
     /// Delivered for the first time (goodput, M2).
     pub unique_pkts: u32,
     /// Largest sequence number received + 1 (M2c). A flow numbers its packets from 0, one number
@@ -66,17 +60,13 @@ impl Default for FlowCounters {
 impl FlowCounters {
     /// Nothing counted yet.
     pub const ZERO: FlowCounters = FlowCounters {
-        sent_bytes: 0,
-        retx_bytes: 0,
-        delivered_bytes: 0,
-        unique_bytes: 0,
-        delivered_retx_bytes: 0,
         rtt_sum_ns: 0.0,
         rtt_min_ns: f64::INFINITY,
         rtt_last_ns: 0.0,
         sent_pkts: 0,
         retx_pkts: 0,
         delivered_pkts: 0,
+        delivered_retx_pkts: 0,
         unique_pkts: 0,
         max_seq_rcvd: 0,
         drops: [0; DropReason::COUNT],
@@ -94,14 +84,10 @@ impl FlowCounters {
     pub fn since(&self, base: &FlowCounters) -> FlowCounters {
         let mut d = *self;
         d.sent_pkts -= base.sent_pkts;
-        d.sent_bytes -= base.sent_bytes;
         d.retx_pkts -= base.retx_pkts;
-        d.retx_bytes -= base.retx_bytes;
         d.delivered_pkts -= base.delivered_pkts;
-        d.delivered_bytes -= base.delivered_bytes;
+        d.delivered_retx_pkts -= base.delivered_retx_pkts;
         d.unique_pkts -= base.unique_pkts;
-        d.unique_bytes -= base.unique_bytes;
-        d.delivered_retx_bytes -= base.delivered_retx_bytes;
         for i in 0..DropReason::COUNT {
             d.drops[i] -= base.drops[i];
         }
@@ -112,6 +98,13 @@ impl FlowCounters {
         d.ce_marks -= base.ce_marks;
         d.ecn_reductions -= base.ecn_reductions;
         d
+    }
+
+    /// Bytes of `pkts` packets of a flow whose data packets are `size` bytes (exact: a count is
+    /// below 2^32 and a size below 2^16).
+    #[inline]
+    pub fn bytes(pkts: u32, size: u32) -> u64 {
+        pkts as u64 * size as u64
     }
 
     pub fn total_drops(&self) -> u64 {
@@ -125,23 +118,20 @@ impl FlowCounters {
         self.sent_pkts.max(self.delivered_pkts).max(self.acks_sent)
     }
 
-    /// A data/UDP packet of `bytes` left the source, for the first time or again.
+    /// A data/UDP packet left the source, for the first time or again.
     #[inline]
-    pub fn packet_sent(&mut self, bytes: u16, retransmission: bool) {
+    pub fn packet_sent(&mut self, retransmission: bool) {
         self.sent_pkts = self.sent_pkts.saturating_add(1);
-        self.sent_bytes += bytes as u64;
         if retransmission {
             self.retx_pkts = self.retx_pkts.saturating_add(1);
-            self.retx_bytes += bytes as u64;
         }
     }
 
-    /// A data/UDP packet of `bytes` reached the receiver (duplicates included), with the CE mark
+    /// A data/UDP packet reached the receiver (duplicates included), with the CE mark
     /// or not.
     #[inline]
-    pub fn packet_received(&mut self, bytes: u16, ce: bool) {
+    pub fn packet_received(&mut self, ce: bool) {
         self.delivered_pkts = self.delivered_pkts.saturating_add(1);
-        self.delivered_bytes += bytes as u64;
         if ce {
             self.ce_marks += 1;
         }
@@ -149,10 +139,15 @@ impl FlowCounters {
 
     /// A data/UDP packet reached the receiver for the first time (`seq`: its sequence number).
     #[inline]
-    pub fn new_packet_received(&mut self, bytes: u16, seq: u32) {
+    pub fn new_packet_received(&mut self, seq: u32) {
         self.unique_pkts = self.unique_pkts.saturating_add(1);
-        self.unique_bytes += bytes as u64;
         self.max_seq_rcvd = self.max_seq_rcvd.max(seq.saturating_add(1));
+    }
+
+    /// A data packet sent as a retransmission reached the receiver (M2b).
+    #[inline]
+    pub fn retransmission_received(&mut self) {
+        self.delivered_retx_pkts = self.delivered_retx_pkts.saturating_add(1);
     }
 
     /// The receiver sent an ACK (or a probe's echo).
@@ -166,8 +161,8 @@ impl FlowCounters {
 /// transport only says what happened.
 impl crate::tcp::TcpMeter for FlowCounters {
     #[inline]
-    fn segment_sent(&mut self, bytes: u16, retransmission: bool) {
-        self.packet_sent(bytes, retransmission);
+    fn segment_sent(&mut self, retransmission: bool) {
+        self.packet_sent(retransmission);
     }
     #[inline]
     fn rtt_sample(&mut self, ns: f64) {
@@ -186,59 +181,79 @@ impl crate::tcp::TcpMeter for FlowCounters {
         self.ecn_reductions += 1;
     }
     #[inline]
-    fn segment_received(&mut self, bytes: u16, ce: bool) {
-        self.packet_received(bytes, ce);
+    fn segment_received(&mut self, ce: bool) {
+        self.packet_received(ce);
     }
     #[inline]
-    fn new_segment_received(&mut self, bytes: u16, seq: u32) {
-        self.new_packet_received(bytes, seq);
+    fn new_segment_received(&mut self, seq: u32) {
+        self.new_packet_received(seq);
     }
 }
 
-/// Drops of each flow at each hop of its two paths: `stride` counters per flow (the longest data
-/// path plus ACK path of the scenario), data path first. A drop costs two memory accesses.
+/// Drops of each flow at each hop of its two paths, data path first, kept where they are rare.
+///
+/// A flow's drops on a path all but one hop's are counted here, keyed by flow and hop (a sorted
+/// map, empty for a flow that dropped nothing there); those at the path's *main hop*, its last
+/// link but one ([`HopDrops::main_hop`]: the bottleneck of a dumbbell, and of its ACK path the
+/// reverse link), are the flow's drops on that path (its counters' data drops, or its ACK drops)
+/// less the others. That is exact, and costs no memory per flow where drops happen at the main
+/// hop: a dense array took 24 bytes a flow of a dumbbell (issue 28). Any other hop's drop costs a
+/// look-up in the map.
 #[derive(Debug, Clone, Default)]
 pub struct HopDrops {
-    stride: usize,
-    counts: Vec<u32>,
+    /// Room per flow in the keys: the longest data path plus ACK path of the scenario.
+    stride: u64,
+    counts: std::collections::BTreeMap<u64, u32>,
 }
 
 impl HopDrops {
-    /// Counters for `flows` flows whose two paths together have at most `stride` links.
-    pub fn new(stride: usize, flows: usize) -> Self {
-        HopDrops { stride, counts: crate::mem::huge_filled(stride * flows, 0) }
+    /// Counters for flows whose two paths together have at most `stride` links.
+    pub fn new(stride: usize) -> Self {
+        HopDrops { stride: stride as u64, counts: Default::default() }
     }
 
-    /// Room for one more flow.
-    pub fn add_flow(&mut self) {
-        self.counts.resize(self.counts.len() + self.stride, 0);
+    /// The hop whose drops are not kept but derived, on a path of `len` links: its last but one
+    /// (the first of a path of one link).
+    #[inline]
+    pub fn main_hop(len: u8) -> u8 {
+        len.saturating_sub(2)
     }
 
     #[inline]
-    fn index(&self, flow: u32, ack_path: bool, hop: u8, fwd_len: u8) -> usize {
-        flow as usize * self.stride + if ack_path { fwd_len as usize } else { 0 } + hop as usize
+    fn key(&self, flow: u32, ack_path: bool, fwd_len: u8) -> u64 {
+        flow as u64 * self.stride + if ack_path { fwd_len as u64 } else { 0 }
     }
 
-    /// Count `pkt`, dropped at the link at its current hop (`fwd_len`: its flow's data path
-    /// length).
+    /// Count `pkt`, dropped at the link at its current hop (`fwd_len`, `rev_len`: the lengths of
+    /// its flow's data and ACK paths).
     #[inline]
-    pub fn add(&mut self, pkt: &Packet, fwd_len: u8) {
+    pub fn add(&mut self, pkt: &Packet, fwd_len: u8, rev_len: u8) {
         let ack_path = matches!(pkt.kind, PktKind::Ack | PktKind::Request | PktKind::Echo);
-        let i = self.index(pkt.flow, ack_path, pkt.hop, fwd_len);
-        self.counts[i] += 1;
+        let len = if ack_path { rev_len } else { fwd_len };
+        if pkt.hop != Self::main_hop(len) {
+            *self.counts.entry(self.key(pkt.flow, ack_path, fwd_len) + pkt.hop as u64).or_insert(0) += 1;
+        }
     }
 
-    /// Drops of `flow` at `hop` of its data path (or of its ACK path).
-    pub fn get(&self, flow: u32, ack_path: bool, hop: u8, fwd_len: u8) -> u64 {
-        self.counts.get(self.index(flow, ack_path, hop, fwd_len)).map_or(0, |&c| c as u64)
+    /// Drops of `flow` at `hop` of its data path (or of its ACK path), a path of `len` links on
+    /// which the flow lost `total` packets (its data drops, or its ACK drops, over the same span
+    /// as these counts).
+    pub fn get(&self, flow: u32, ack_path: bool, hop: u8, fwd_len: u8, len: u8, total: u64) -> u64 {
+        let first = self.key(flow, ack_path, fwd_len);
+        if hop == Self::main_hop(len) {
+            let others: u64 = self.counts.range(first..first + len as u64).map(|(_, &c)| c as u64).sum();
+            total - others
+        } else {
+            self.counts.get(&(first + hop as u64)).map_or(0, |&c| c as u64)
+        }
     }
 
     /// Drops since `base` (a snapshot taken at the start of the window; later flows count from
     /// zero).
     pub fn since(&self, base: &HopDrops) -> HopDrops {
         let mut d = self.clone();
-        for (c, b) in d.counts.iter_mut().zip(&base.counts) {
-            *c -= b;
+        for (k, c) in d.counts.iter_mut() {
+            *c -= base.counts.get(k).copied().unwrap_or(0);
         }
         d
     }
@@ -286,22 +301,65 @@ mod tests {
     use super::*;
 
     #[test]
-    fn flow_counters_have_no_padding() {
-        // 5 byte counts and 3 RTT figures of 8 bytes, 12 + DropReason::COUNT counts of 4
-        assert_eq!(std::mem::size_of::<FlowCounters>(), 8 * 8 + 4 * (12 + DropReason::COUNT));
-        assert_eq!(std::mem::size_of::<FlowCounters>(), 136);
+    fn flow_counters_are_packed() {
+        // 3 RTT figures of 8 bytes and 13 + DropReason::COUNT counts of 4, rounded up to 8
+        assert_eq!(std::mem::size_of::<FlowCounters>(), (3 * 8 + 4 * (13 + DropReason::COUNT)).next_multiple_of(8));
+        assert_eq!(std::mem::size_of::<FlowCounters>(), 104);
+    }
+
+    #[test]
+    fn drops_per_hop_read_back_exactly_with_the_main_hop_derived() {
+        // a data path of 3 links (main hop 1) and an ACK path of 2 (main hop 0), for flows 0 and 7
+        let (fwd, rev) = (3u8, 2u8);
+        let mut h = HopDrops::new(5);
+        let mut want = std::collections::HashMap::new();
+        let drop = |h: &mut HopDrops, want: &mut std::collections::HashMap<_, u64>, flow, kind, hop| {
+            h.add(&Packet { flow, kind, hop, ..Packet::EMPTY }, fwd, rev);
+            *want.entry((flow, kind == PktKind::Ack, hop)).or_insert(0) += 1;
+        };
+        for (flow, kind, hop, times) in [
+            (0, PktKind::Data, 1, 5),
+            (0, PktKind::Data, 0, 2),
+            (0, PktKind::Ack, 0, 3),
+            (0, PktKind::Ack, 1, 1),
+            (7, PktKind::Udp, 2, 4),
+            (7, PktKind::Data, 1, 6),
+        ] {
+            for _ in 0..times {
+                drop(&mut h, &mut want, flow, kind, hop);
+            }
+        }
+        assert_eq!(h.counts.len(), 3, "nothing kept for the main hops");
+        let base = h.clone();
+        drop(&mut h, &mut want, 7, PktKind::Udp, 2);
+        drop(&mut h, &mut want, 7, PktKind::Data, 1);
+        let total = |want: &std::collections::HashMap<(u32, bool, u8), u64>, flow, ack| {
+            want.iter().filter(|((f, a, _), _)| *f == flow && *a == ack).map(|(_, c)| c).sum::<u64>()
+        };
+        for flow in [0, 7] {
+            for (ack, len) in [(false, fwd), (true, rev)] {
+                let t = total(&want, flow, ack);
+                for hop in 0..len {
+                    let w = want.get(&(flow, ack, hop)).copied().unwrap_or(0);
+                    assert_eq!(h.get(flow, ack, hop, fwd, len, t), w, "flow {flow} ack {ack} hop {hop}");
+                }
+            }
+        }
+        // within a window: flow 7 dropped one packet at hop 2 and one at the main hop since `base`
+        let d = h.since(&base);
+        assert_eq!((d.get(7, false, 2, fwd, fwd, 2), d.get(7, false, 1, fwd, fwd, 2)), (1, 1));
+        assert_eq!(d.get(0, false, 0, fwd, fwd, 0), 0);
     }
 
     #[test]
     fn packet_counts_saturate() {
         use crate::tcp::TcpMeter;
         let mut c = FlowCounters { sent_pkts: u32::MAX - 1, delivered_pkts: u32::MAX, ..FlowCounters::ZERO };
-        c.segment_sent(1000, true);
-        c.segment_sent(1000, false);
-        c.segment_received(1000, false);
-        c.new_segment_received(1000, u32::MAX);
+        c.segment_sent(true);
+        c.segment_sent(false);
+        c.segment_received(false);
+        c.new_segment_received(u32::MAX);
         assert_eq!((c.sent_pkts, c.retx_pkts, c.delivered_pkts, c.max_seq_rcvd), (u32::MAX, 1, u32::MAX, u32::MAX));
-        assert_eq!(c.sent_bytes, 2000);
         assert_eq!(c.most_packets(), u32::MAX);
     }
 

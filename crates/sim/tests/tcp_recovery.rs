@@ -121,8 +121,8 @@ fn run_twice(recovery: Recovery, warm: &[u32], burst: &[u32], twice: &[u32], unt
                     flags: 0,
                     aux: 0,
                 };
-                if rx.on_data(&p, now, &mut c) {
-                    let a = rx.ack();
+                if rx.on_data(&p, now, &mut c, &cfg) {
+                    let a = rx.ack(&cfg);
                     order += 1;
                     ev.push(Reverse((now + ONE_WAY, order, true, a.seq, a.aux, a.sent)));
                 }

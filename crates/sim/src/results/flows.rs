@@ -2,6 +2,7 @@
 
 use super::{link_name, Derived, Interner, Run};
 use crate::hosts::NO_SESSION;
+use crate::measure::FlowCounters;
 use crate::net::NO_MONITOR;
 use crate::results::{Column, Table};
 use aqm::{DropReason, Time};
@@ -15,6 +16,10 @@ pub(super) fn table(r: &Run, d: &Derived) -> Table {
     let mut t = Table::default();
     let f = |x: u64| x as f64;
     let rate = |bytes: u64| d.rate(bytes);
+    // bytes within the window: packets times the flow's packet size
+    let bytes = |pkts: fn(&FlowCounters) -> u32| {
+        flows.iter().zip(window.iter()).map(move |(fl, c)| FlowCounters::bytes(pkts(&c), fl.size))
+    };
     // a value that depends on the flow's group only: categorical, one code per row and no string
     // allocated per row (at ten million flows these were five strings a row)
     let by_group = |g: &dyn Fn(usize) -> String| {
@@ -67,8 +72,8 @@ pub(super) fn table(r: &Run, d: &Derived) -> Table {
         Column::F64(flows.iter().map(|fl| r.net.hosts[fl.host as usize].rtt_prop as f64 / 1e9).collect()),
     );
     t.push("throughput_bps", Column::F64(d.thrs().collect()));
-    t.push("goodput_bps", Column::F64(window.iter().map(|c| rate(c.unique_bytes)).collect()));
-    t.push("delivered_bps", Column::F64(window.iter().map(|c| rate(c.delivered_bytes)).collect()));
+    t.push("goodput_bps", Column::F64(bytes(|c| c.unique_pkts).map(rate).collect()));
+    t.push("delivered_bps", Column::F64(bytes(|c| c.delivered_pkts).map(rate).collect()));
     // M2b ([CHOKeD] Eq. 4.1): (received - received retransmissions) / the flow's own active
     // time within the window; M2c ([TWL]): largest sequence received x packet size / run length
     t.push(
@@ -79,7 +84,8 @@ pub(super) fn table(r: &Run, d: &Derived) -> Table {
                 .zip(window.iter())
                 .map(|(fl, c)| {
                     let active = fl.stop.min(end).saturating_sub(fl.start.max(warmup)) as f64 / 1e9;
-                    let bits = (c.delivered_bytes - c.delivered_retx_bytes.min(c.delivered_bytes)) as f64 * 8.0;
+                    let first = c.delivered_pkts - c.delivered_retx_pkts.min(c.delivered_pkts);
+                    let bits = FlowCounters::bytes(first, fl.size) as f64 * 8.0;
                     if active > 0.0 {
                         bits / active
                     } else {
@@ -104,11 +110,11 @@ pub(super) fn table(r: &Run, d: &Derived) -> Table {
     );
     t.push("share", Column::F64((0..n).map(|i| d.thr(i) / d.cap(i)).collect()));
     t.push("sent_pkts", Column::F64(window.iter().map(|c| f(c.sent_pkts as u64)).collect()));
-    t.push("sent_bytes", Column::F64(window.iter().map(|c| f(c.sent_bytes)).collect()));
+    t.push("sent_bytes", Column::F64(bytes(|c| c.sent_pkts).map(f).collect()));
     t.push("retx_pkts", Column::F64(window.iter().map(|c| f(c.retx_pkts as u64)).collect()));
     t.push("delivered_pkts", Column::F64(window.iter().map(|c| f(c.delivered_pkts as u64)).collect()));
-    t.push("delivered_bytes", Column::F64(window.iter().map(|c| f(c.delivered_bytes)).collect()));
-    t.push("goodput_bytes", Column::F64(window.iter().map(|c| f(c.unique_bytes)).collect()));
+    t.push("delivered_bytes", Column::F64(bytes(|c| c.delivered_pkts).map(f).collect()));
+    t.push("goodput_bytes", Column::F64(bytes(|c| c.unique_pkts).map(f).collect()));
     t.push("bneck_arrivals", at(|a| a.arrivals as u64));
     t.push("bneck_tx_pkts", at(|a| a.tx_pkts as u64));
     for reason in DropReason::ALL {
@@ -163,7 +169,10 @@ pub(super) fn table(r: &Run, d: &Derived) -> Table {
             key.extend(path.iter().map(|&l| if (l as usize) < r.net.core { l } else { u32::MAX }));
             paths.push(&key, || path.iter().map(|&l| link_name(r, l)).collect::<Vec<_>>().join(" "));
             key.clear();
-            key.extend((0..path.len()).map(|h| r.hop_drops.get(i as u32, ack, h as u8, route.fwd_len) as u32));
+            let c = window.get(i);
+            let total = if ack { c.ack_drops as u64 } else { c.total_drops() };
+            let len = path.len() as u8;
+            key.extend((0..len).map(|h| r.hop_drops.get(i as u32, ack, h, route.fwd_len, len, total) as u32));
             counts.push(&key, || key.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(" "));
         }
         t.push(col, paths.column());

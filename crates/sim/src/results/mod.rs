@@ -143,9 +143,9 @@ pub struct FlowRecord {
 
 impl FlowRecord {
     pub fn of(f: &Flow) -> FlowRecord {
-        let (completed, size, tcp) = match &f.app {
-            App::Tcp { tx, .. } => (tx.completed_at(), tx.cfg().mss, true),
-            App::Udp(src) => (None, src.cbr.size, false),
+        let (completed, tcp) = match &f.app {
+            App::Tcp { tx, .. } => (tx.completed_at(), true),
+            App::Udp(_) => (None, false),
         };
         FlowRecord {
             start: f.start,
@@ -154,7 +154,7 @@ impl FlowRecord {
             group: f.group,
             host: f.host,
             session: f.session,
-            size: size as u32,
+            size: f.packet_size(),
             prio: f.prio,
             tcp,
         }
@@ -235,6 +235,11 @@ impl<'a> Derived<'a> {
     fn fct(&self, i: usize) -> f64 {
         let fl = &self.r.flows[i];
         fl.completed.map(|c| (c - fl.start) as f64 / 1e9).unwrap_or(f64::NAN)
+    }
+
+    /// Goodput (b/s) of flow `i`: its data delivered for the first time within the window.
+    fn goodput(&self, i: usize) -> f64 {
+        self.rate(FlowCounters::bytes(self.window.get(i).unique_pkts, self.r.flows[i].size))
     }
 
     /// Throughput of every flow, in flow order.

@@ -31,7 +31,7 @@ pub(super) fn summary(r: &Run, d: &Derived) -> Value {
     let thr_all: Vec<f64> = d.thrs().zip(&probe).filter(|(_, p)| !**p).map(|(x, _)| x).collect();
     let tcp_thr: Vec<f64> = d.thrs().zip(&is_tcp).filter(|(_, t)| **t).map(|(x, _)| x).collect();
     let tcp_good: Vec<f64> =
-        d.window.iter().zip(&is_tcp).filter(|(_, t)| **t).map(|(c, _)| d.rate(c.unique_bytes)).collect();
+        (0..r.flows.len()).zip(&is_tcp).filter(|(_, t)| **t).map(|(i, _)| d.goodput(i)).collect();
     let topo = &sc.topology;
     let mut summary = json!({
         "scenario": {
@@ -120,13 +120,16 @@ fn link_summary(r: &Run, d: &Derived, mon: &LinkMonitor) -> Value {
     let mut ack_drops = 0;
     for (i, fl) in r.flows.iter().enumerate() {
         let route = &r.routes[i];
-        if let Some(h) = r.net.path(route, false).iter().position(|&x| x == mon.link) {
+        let (fwd, rev) = (r.net.path(route, false), r.net.path(route, true));
+        if let Some(h) = fwd.iter().position(|&x| x == mon.link) {
             let e = per_group[fl.group as usize].get_or_insert((AtLinkSum::default(), 0));
             e.0.add(&mon.flow_in_window(i));
-            e.1 += r.hop_drops.get(i as u32, false, h as u8, route.fwd_len);
+            let total = d.window.get(i).total_drops();
+            e.1 += r.hop_drops.get(i as u32, false, h as u8, route.fwd_len, fwd.len() as u8, total);
         }
-        if let Some(h) = r.net.path(route, true).iter().position(|&x| x == mon.link) {
-            ack_drops += r.hop_drops.get(i as u32, true, h as u8, route.fwd_len);
+        if let Some(h) = rev.iter().position(|&x| x == mon.link) {
+            let total = d.window.get(i).ack_drops as u64;
+            ack_drops += r.hop_drops.get(i as u32, true, h as u8, route.fwd_len, rev.len() as u8, total);
         }
     }
     let mut groups = Map::new();
@@ -192,7 +195,7 @@ fn group_summary(r: &Run, d: &Derived, gi: usize, g: &GroupSpec) -> Value {
     let members = || idx.iter().map(|&i| d.window.get(i));
     let mut fcts: Vec<f64> = idx.iter().map(|&i| d.fct(i)).filter(|x| x.is_finite()).collect();
     let thr: Vec<f64> = idx.iter().map(|&i| d.thr(i)).collect();
-    let good: Vec<f64> = members().map(|c| d.rate(c.unique_bytes)).collect();
+    let good: Vec<f64> = idx.iter().map(|&i| d.goodput(i)).collect();
     let sum_thr: f64 = thr.iter().sum();
     let sum_good: f64 = good.iter().sum();
     // the share of the capacity of the flows' measured links: summed per link

@@ -138,11 +138,11 @@ impl Sim {
                 }
                 let c = &mut self.ctr[fi];
                 if pkt.flags & F_RETX != 0 {
-                    c.delivered_retx_bytes += pkt.size as u64;
+                    c.retransmission_received();
                 }
-                let App::Tcp { rx, .. } = &mut self.flows[fi].app else { return };
-                if rx.on_data(&pkt, now, c) {
-                    let mut ack = rx.ack();
+                let App::Tcp { tx, rx } = &mut self.flows[fi].app else { return };
+                if rx.on_data(&pkt, now, c, tx.cfg()) {
+                    let mut ack = rx.ack(tx.cfg());
                     ack.flow = pkt.flow;
                     c.ack_sent();
                     self.inject(ack);
@@ -184,8 +184,8 @@ impl Sim {
                     l.one_way(fi, self.flows[fi].group, pkt.sent, now);
                 }
                 let c = &mut self.ctr[fi];
-                c.packet_received(pkt.size, false);
-                c.new_packet_received(pkt.size, pkt.seq);
+                c.packet_received(false);
+                c.new_packet_received(pkt.seq);
                 if pkt.flags & F_ECHO != 0 {
                     // a probe's receiver sends it back at once, as a ping's would
                     c.ack_sent();
@@ -239,7 +239,7 @@ impl Sim {
             tx.on_timer(&mut Cx::new(now, &mut self.scratch, &mut self.ctr[fi]));
             self.inject_scratch(start);
         } else {
-            let mut ack = rx.ack();
+            let mut ack = rx.ack(tx.cfg());
             ack.flow = fi as u32;
             self.ctr[fi].ack_sent();
             self.inject(ack);
@@ -322,7 +322,7 @@ impl Sim {
             Packet { sent: now, flow: fi as u32, seq: src.seq, size, kind: PktKind::Udp, hop: 0, prio, flags, aux: 0 };
         let next = src.advance();
         let c = &mut self.ctr[fi];
-        c.packet_sent(size, false);
+        c.packet_sent(false);
         self.inject(pkt);
         if next < stop && next < self.sc.duration {
             self.ev.push(next, Kind::Send, fi as u32);
@@ -356,7 +356,6 @@ impl Sim {
         for m in &mut self.monitors {
             m.add_flow();
         }
-        self.hop_drops.add_flow();
         self.ctr.push(FlowCounters::default());
         self.timers.extend_from_slice(&[NO_TIMER, NO_TIMER]);
         Some(fid)

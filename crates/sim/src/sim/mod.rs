@@ -161,7 +161,7 @@ impl Sim {
             sessions: t.sessions,
             tcp_cfgs: t.tcp_cfgs,
             ctr: crate::mem::huge_filled(n, FlowCounters::default()),
-            hop_drops: HopDrops::new(max_paths, n),
+            hop_drops: HopDrops::new(max_paths),
             base: None,
             timers: crate::mem::huge_filled(2 * n, NO_TIMER),
             monitors,
@@ -548,7 +548,8 @@ impl Sim {
     #[inline]
     fn record_drop(&mut self, pkt: &Packet, reason: DropReason) {
         self.dropped += 1;
-        self.hop_drops.add(pkt, self.routes[pkt.flow as usize].fwd_len);
+        let route = &self.routes[pkt.flow as usize];
+        self.hop_drops.add(pkt, route.fwd_len, route.rev_len);
         let c = &mut self.ctr[pkt.flow as usize];
         match pkt.kind {
             PktKind::Ack | PktKind::Echo => c.ack_drops += 1,
@@ -654,10 +655,10 @@ mod tests {
         let mut sim = Sim::new(sc, None).expect("build");
         assert!(sim.check_counter_range().is_ok());
         sim.ctr[1].sent_pkts = u32::MAX - 2;
-        sim.ctr[1].packet_sent(1000, false);
+        sim.ctr[1].packet_sent(false);
         assert!(sim.check_counter_range().is_ok());
         for _ in 0..2 {
-            sim.ctr[1].packet_sent(1000, false);
+            sim.ctr[1].packet_sent(false);
         }
         assert_eq!(sim.ctr[1].sent_pkts, u32::MAX, "saturated, not wrapped");
         let e = sim.check_counter_range().expect_err("at 2^32 - 1").to_string();

@@ -4,6 +4,7 @@
 use super::Sim;
 use crate::event::Kind;
 use crate::hosts::App;
+use crate::measure::FlowCounters;
 use crate::net::NO_MONITOR;
 use aqm::rng::Rng;
 use aqm::{Time, NS_PER_SEC};
@@ -94,7 +95,7 @@ impl Sim {
             if f.start <= now {
                 let m = self.net.hosts[f.host as usize].measured;
                 let tx = if m == NO_MONITOR { 0 } else { self.monitors[m as usize].flows[i].tx_bytes };
-                let good = self.ctr[i].unique_bytes;
+                let good = FlowCounters::bytes(self.ctr[i].unique_pkts, f.packet_size());
                 let (ltx, lgood) = fs.last[i];
                 let (cwnd, pacing, srtt, finished) = match &f.app {
                     App::Tcp { tx, .. } => {

@@ -11,8 +11,9 @@ use aqm::Time;
 
 /// What a TCP sender or receiver reports to its host's measurement.
 pub trait TcpMeter {
-    /// A data segment of `bytes` left the sender, for the first time or again (`retransmission`).
-    fn segment_sent(&mut self, bytes: u16, retransmission: bool);
+    /// A data segment left the sender, for the first time or again (`retransmission`). (Every
+    /// segment is the connection's MSS, so the host counts bytes as segments times that.)
+    fn segment_sent(&mut self, retransmission: bool);
     /// The retransmission-timer estimator took an RTT sample of `ns` (RFC 6298).
     fn rtt_sample(&mut self, ns: f64);
     /// Loss recovery began with a fast retransmit.
@@ -21,11 +22,10 @@ pub trait TcpMeter {
     fn timeout(&mut self);
     /// The sender halved its window on an ECN-Echo (RFC 3168).
     fn ecn_reduction(&mut self);
-    /// A data segment of `bytes` reached the receiver (duplicates included), with the CE mark or
-    /// not.
-    fn segment_received(&mut self, bytes: u16, ce: bool);
+    /// A data segment reached the receiver (duplicates included), with the CE mark or not.
+    fn segment_received(&mut self, ce: bool);
     /// ... and it was new: segment `seq` had not been received before.
-    fn new_segment_received(&mut self, bytes: u16, seq: u32);
+    fn new_segment_received(&mut self, seq: u32);
 }
 
 /// The context of one call into a TCP end: the time, where the packets it sends go (in order),

@@ -13,18 +13,16 @@ use crate::packet::{Packet, PktKind, F_CE, F_CWR, F_ECE};
 use aqm::Time;
 
 /// Receiving side: cumulative ACKs with an out-of-order bitmap.
+///
+/// Its options (ACK size, delayed ACKs, the receive window) are the connection's `TcpConfig`,
+/// which the group's connections share: the methods that need them take it from the caller
+/// (the sender holds it) rather than each receiver keeping a copy (20 bytes a flow, issue 28).
 #[derive(Debug, Clone)]
 pub struct TcpReceiver {
     rcv_nxt: u32,
     /// Ring bitmap of segments received above `rcv_nxt` (index = seq mod capacity).
     ooo: Bitmap,
-    /// The bitmap grows (doubling, from one word) up to this many words: enough for `max_window`.
-    max_words: u32,
     ooo_count: u32,
-    ack_size: u16,
-    delayed: bool,
-    delack_count: u32,
-    delack_timeout: Time,
     unacked: u32,
     /// Delayed-ACK deadline, 0 when off.
     pub delack_deadline: Time,
@@ -32,8 +30,6 @@ pub struct TcpReceiver {
     prio: u8,
     /// ECN: echo ECE on every ACK from a CE mark until a CWR arrives (RFC 3168 §6.1.3).
     ece: bool,
-    /// Echo the CE state of every segment (DCTCP, Prague) instead of RFC 3168's sticky ECE.
-    echo_every_mark: bool,
     /// SACK blocks to report (SACK recovery only).
     sack: Option<Box<SackBlocks>>,
 }
@@ -79,22 +75,15 @@ impl Bitmap {
 
 impl TcpReceiver {
     pub fn new(cfg: &TcpConfig, prio: u8) -> Self {
-        let words = (cfg.max_window as usize).div_ceil(64).max(1);
         TcpReceiver {
             rcv_nxt: 0,
             ooo: Bitmap::default(),
-            max_words: words.next_power_of_two().min(1 << 31) as u32,
             ooo_count: 0,
-            ack_size: cfg.ack_size,
-            delayed: cfg.delayed_ack,
-            delack_count: cfg.delack_count,
-            delack_timeout: cfg.delack_timeout,
             unacked: 0,
             delack_deadline: 0,
             last_echo: 0,
             prio,
             ece: false,
-            echo_every_mark: cfg.cc.scalable(),
             sack: (cfg.recovery == Recovery::Sack).then(|| Box::new(SackBlocks::new(cfg.max_window))),
         }
     }
@@ -134,9 +123,15 @@ impl TcpReceiver {
 
     /// Make room for segment `s` (above `rcv_nxt`) if the receive window allows it: double the
     /// ring until it reaches `s`, moving the segments already held. Memory follows how far out of
-    /// order segments actually arrive, not `max_window`.
-    fn make_room(&mut self, s: u32) {
-        while s - self.rcv_nxt >= self.cap() && self.ooo.words().len() < self.max_words as usize {
+    /// order segments actually arrive, not `max_window`: the ring grows (doubling, from one word)
+    /// up to the power of two of words that covers `max_window`.
+    fn make_room(&mut self, s: u32, cfg: &TcpConfig) {
+        if s - self.rcv_nxt < self.cap() {
+            return;
+        }
+        let words = (cfg.max_window as usize).div_ceil(64).max(1);
+        let max_words = words.next_power_of_two().min(1 << 31);
+        while s - self.rcv_nxt >= self.cap() && self.ooo.words().len() < max_words {
             let old_cap = self.cap();
             let held: Vec<u32> =
                 (self.rcv_nxt..self.rcv_nxt + old_cap).filter(|&t| self.ooo_count > 0 && self.bit(t)).collect();
@@ -166,15 +161,15 @@ impl TcpReceiver {
         self.rcv_nxt
     }
 
-    /// The ACK packet for the current state.
-    pub fn ack(&mut self) -> Packet {
+    /// The ACK packet for the current state (`cfg`: the connection's options).
+    pub fn ack(&mut self, cfg: &TcpConfig) -> Packet {
         self.unacked = 0;
         self.delack_deadline = 0;
         Packet {
             sent: self.last_echo,
             flow: 0, // set by the caller
             seq: self.rcv_nxt,
-            size: self.ack_size,
+            size: cfg.ack_size,
             kind: PktKind::Ack,
             hop: 0,
             prio: self.prio,
@@ -183,17 +178,17 @@ impl TcpReceiver {
         }
     }
 
-    /// A data segment arrived. Returns true if an ACK must be sent now (otherwise the delayed-ACK
-    /// deadline may have been set).
+    /// A data segment arrived (`cfg`: the connection's options). Returns true if an ACK must be
+    /// sent now (otherwise the delayed-ACK deadline may have been set).
     #[inline]
-    pub fn on_data<M: TcpMeter>(&mut self, p: &Packet, now: Time, meter: &mut M) -> bool {
+    pub fn on_data<M: TcpMeter>(&mut self, p: &Packet, now: Time, meter: &mut M, cfg: &TcpConfig) -> bool {
         let ce = p.flags & F_CE != 0;
-        meter.segment_received(p.size, ce);
+        meter.segment_received(ce);
         self.last_echo = p.sent;
         // a scalable sender's receiver (RFC 8257 §3.2) echoes the CE state of the last segment,
         // and ACKs at once when that state changes; RFC 3168's holds ECE until CWR
         let mut ce_changed = false;
-        if self.echo_every_mark {
+        if cfg.cc.scalable() {
             ce_changed = self.ece != ce;
             self.ece = ce;
         } else {
@@ -219,7 +214,7 @@ impl TcpReceiver {
             }
         } else if s > self.rcv_nxt
             && {
-                self.make_room(s);
+                self.make_room(s, cfg);
                 s - self.rcv_nxt < self.cap()
             }
             && !self.bit(s)
@@ -234,9 +229,9 @@ impl TcpReceiver {
             self.sack.as_mut().expect("sack").update(blk, nxt);
         }
         if first {
-            meter.new_segment_received(p.size, s);
+            meter.new_segment_received(s);
         }
-        if !self.delayed || ce_changed {
+        if !cfg.delayed_ack || ce_changed {
             return true;
         }
         let in_order = s + 1 == self.rcv_nxt && !filled_hole && self.ooo_count == 0 && first;
@@ -244,11 +239,11 @@ impl TcpReceiver {
             return true;
         }
         self.unacked += 1;
-        if self.unacked >= self.delack_count {
+        if self.unacked >= cfg.delack_count {
             return true;
         }
         if self.delack_deadline == 0 {
-            self.delack_deadline = now.saturating_add(self.delack_timeout);
+            self.delack_deadline = now.saturating_add(cfg.delack_timeout);
         }
         false
     }
@@ -270,12 +265,11 @@ mod tests {
         let mut r = TcpReceiver::new(&cfg, 1);
         let mut c = FlowCounters::default();
         for s in [0, 1, 3, 4, 2, 2, 5, 1] {
-            assert!(r.on_data(&data(s), 0, &mut c));
+            assert!(r.on_data(&data(s), 0, &mut c, &cfg));
         }
         assert_eq!(r.rcv_nxt(), 6);
         assert_eq!(c.delivered_pkts, 8);
         assert_eq!(c.unique_pkts, 6);
-        assert_eq!(c.unique_bytes, 6000);
     }
 
     #[test]
@@ -285,14 +279,14 @@ mod tests {
         let mut c = FlowCounters::default();
         let mut d = data(0);
         d.flags = F_ECT | F_CE;
-        r.on_data(&d, 0, &mut c);
-        assert!(r.ack().flags & F_ECE != 0);
-        r.on_data(&data(1), 0, &mut c);
-        assert!(r.ack().flags & F_ECE != 0, "ECE stays until CWR");
+        r.on_data(&d, 0, &mut c, &cfg);
+        assert!(r.ack(&cfg).flags & F_ECE != 0);
+        r.on_data(&data(1), 0, &mut c, &cfg);
+        assert!(r.ack(&cfg).flags & F_ECE != 0, "ECE stays until CWR");
         let mut w = data(2);
         w.flags = F_ECT | F_CWR;
-        r.on_data(&w, 0, &mut c);
-        assert!(r.ack().flags & F_ECE == 0);
+        r.on_data(&w, 0, &mut c, &cfg);
+        assert!(r.ack(&cfg).flags & F_ECE == 0);
         assert_eq!(c.ce_marks, 1);
     }
 }

@@ -369,7 +369,7 @@ impl SenderCore {
             flags,
             aux: 0,
         });
-        cx.meter.segment_sent(self.cfg.mss, retx);
+        cx.meter.segment_sent(retx);
         if let Some(x) = self.extra.as_deref_mut() {
             if let Some(log) = x.log.as_mut() {
                 log.record(seq, now, retx);
