@@ -30,8 +30,7 @@ pub(super) fn summary(r: &Run, d: &Derived) -> Value {
     let probe: Vec<bool> = r.flows.iter().map(|fl| sc.groups[fl.group as usize].is_probe()).collect();
     let thr_all: Vec<f64> = d.thrs().zip(&probe).filter(|(_, p)| !**p).map(|(x, _)| x).collect();
     let tcp_thr: Vec<f64> = d.thrs().zip(&is_tcp).filter(|(_, t)| **t).map(|(x, _)| x).collect();
-    let tcp_good: Vec<f64> =
-        (0..r.flows.len()).zip(&is_tcp).filter(|(_, t)| **t).map(|(i, _)| d.goodput(i)).collect();
+    let tcp_good: Vec<f64> = (0..r.flows.len()).zip(&is_tcp).filter(|(_, t)| **t).map(|(i, _)| d.goodput(i)).collect();
     let topo = &sc.topology;
     let mut summary = json!({
         "scenario": {

@@ -36,12 +36,14 @@ pub struct TcpReceiver {
 
 /// The out-of-order bitmap's words: one held inline (most connections never need more: it covers
 /// 64 segments above `rcv_nxt`), or, once it has grown, all of them on the heap. A one-word heap
-/// bitmap took 32 bytes of allocator memory per connection besides its 16-byte pointer.
+/// bitmap took 32 bytes of allocator memory per connection besides its 16-byte pointer; the
+/// grown words sit behind one thin pointer (8 bytes, not a slice's 16), read through one more
+/// indirection by the few connections whose segments arrive that far out of order.
 #[derive(Debug, Clone, Default)]
 struct Bitmap {
     word: u64,
-    /// Empty (no allocation) while `word` is the bitmap.
-    more: Box<[u64]>,
+    /// `None` (no allocation) while `word` is the bitmap.
+    more: Option<Box<Box<[u64]>>>,
 }
 
 impl Bitmap {
@@ -50,25 +52,23 @@ impl Bitmap {
         if n <= 1 {
             Bitmap::default()
         } else {
-            Bitmap { word: 0, more: vec![0; n].into_boxed_slice() }
+            Bitmap { word: 0, more: Some(Box::new(vec![0; n].into_boxed_slice())) }
         }
     }
 
     #[inline]
     fn words(&self) -> &[u64] {
-        if self.more.is_empty() {
-            std::slice::from_ref(&self.word)
-        } else {
-            &self.more
+        match &self.more {
+            None => std::slice::from_ref(&self.word),
+            Some(m) => m,
         }
     }
 
     #[inline]
     fn words_mut(&mut self) -> &mut [u64] {
-        if self.more.is_empty() {
-            std::slice::from_mut(&mut self.word)
-        } else {
-            &mut self.more
+        match &mut self.more {
+            None => std::slice::from_mut(&mut self.word),
+            Some(m) => m,
         }
     }
 }
@@ -270,6 +270,28 @@ mod tests {
         assert_eq!(r.rcv_nxt(), 6);
         assert_eq!(c.delivered_pkts, 8);
         assert_eq!(c.unique_pkts, 6);
+    }
+
+    #[test]
+    fn a_receiver_is_one_cache_line_and_grows_its_bitmap_when_far_out_of_order() {
+        assert!(std::mem::size_of::<TcpReceiver>() <= 64);
+        let cfg = TcpConfig { max_window: 1000, ..TcpConfig::default() };
+        let mut r = TcpReceiver::new(&cfg, 1);
+        let mut c = FlowCounters::default();
+        // segments 1..300 arrive before 0: the bitmap grows from one word to eight
+        for s in 1..300 {
+            r.on_data(&data(s), 0, &mut c, &cfg);
+        }
+        assert_eq!(r.cap(), 512);
+        assert_eq!(r.rcv_nxt(), 0);
+        r.on_data(&data(0), 0, &mut c, &cfg);
+        assert_eq!(r.rcv_nxt(), 300);
+        assert_eq!(c.unique_pkts, 300);
+        // beyond the receive window's words nothing is held (and the bitmap does not grow)
+        let small = TcpConfig { max_window: 64, ..TcpConfig::default() };
+        let mut r = TcpReceiver::new(&small, 1);
+        r.on_data(&data(100), 0, &mut c, &small);
+        assert_eq!((r.cap(), r.rcv_nxt(), c.unique_pkts), (64, 0, 300));
     }
 
     #[test]
