@@ -192,13 +192,15 @@ impl crate::tcp::TcpMeter for FlowCounters {
 
 /// Drops of each flow at each hop of its two paths, data path first, kept where they are rare.
 ///
-/// A flow's drops on a path all but one hop's are counted here, keyed by flow and hop (a sorted
-/// map, empty for a flow that dropped nothing there); those at the path's *main hop*, its last
-/// link but one ([`HopDrops::main_hop`]: the bottleneck of a dumbbell, and of its ACK path the
-/// reverse link), are the flow's drops on that path (its counters' data drops, or its ACK drops)
-/// less the others. That is exact, and costs no memory per flow where drops happen at the main
-/// hop: a dense array took 24 bytes a flow of a dumbbell (issue 28). Any other hop's drop costs a
-/// look-up in the map.
+/// A flow's drops on a path at every hop but the *main hop* ([`HopDrops::MAIN_HOP`], a path's
+/// second link: the bottleneck of a dumbbell's data path and the reverse link of its ACK path, the
+/// first shared link of any path that starts with an access link) are counted here, keyed by
+/// flow and hop (a sorted map, empty for a flow that dropped nothing elsewhere); those at the main
+/// hop are the flow's drops on that path (its counters' data drops, or its ACK drops) less the
+/// others. That is exact, costs no memory per flow where drops happen at the main hop (a dense
+/// array took 24 bytes a flow of a dumbbell, issue 28) and no memory access at all for a drop
+/// there; a drop at any other hop costs a look-up in the map. (A path of one link has no main
+/// hop: its drops are all in the map.)
 #[derive(Debug, Clone, Default)]
 pub struct HopDrops {
     /// Room per flow in the keys: the longest data path plus ACK path of the scenario.
@@ -212,26 +214,21 @@ impl HopDrops {
         HopDrops { stride: stride as u64, counts: Default::default() }
     }
 
-    /// The hop whose drops are not kept but derived, on a path of `len` links: its last but one
-    /// (the first of a path of one link).
-    #[inline]
-    pub fn main_hop(len: u8) -> u8 {
-        len.saturating_sub(2)
-    }
+    /// The hop whose drops are not kept but derived: a path's second link.
+    pub const MAIN_HOP: u8 = 1;
 
     #[inline]
     fn key(&self, flow: u32, ack_path: bool, fwd_len: u8) -> u64 {
         flow as u64 * self.stride + if ack_path { fwd_len as u64 } else { 0 }
     }
 
-    /// Count `pkt`, dropped at the link at its current hop (`fwd_len`, `rev_len`: the lengths of
-    /// its flow's data and ACK paths).
+    /// Count `pkt`, dropped at the link at its current hop; `fwd_len` (the length of its flow's
+    /// data path, which places the ACK path's counts) is read only for a drop off the main hop.
     #[inline]
-    pub fn add(&mut self, pkt: &Packet, fwd_len: u8, rev_len: u8) {
-        let ack_path = matches!(pkt.kind, PktKind::Ack | PktKind::Request | PktKind::Echo);
-        let len = if ack_path { rev_len } else { fwd_len };
-        if pkt.hop != Self::main_hop(len) {
-            *self.counts.entry(self.key(pkt.flow, ack_path, fwd_len) + pkt.hop as u64).or_insert(0) += 1;
+    pub fn add(&mut self, pkt: &Packet, fwd_len: impl FnOnce() -> u8) {
+        if pkt.hop != Self::MAIN_HOP {
+            let ack_path = matches!(pkt.kind, PktKind::Ack | PktKind::Request | PktKind::Echo);
+            *self.counts.entry(self.key(pkt.flow, ack_path, fwd_len()) + pkt.hop as u64).or_insert(0) += 1;
         }
     }
 
@@ -240,7 +237,7 @@ impl HopDrops {
     /// as these counts).
     pub fn get(&self, flow: u32, ack_path: bool, hop: u8, fwd_len: u8, len: u8, total: u64) -> u64 {
         let first = self.key(flow, ack_path, fwd_len);
-        if hop == Self::main_hop(len) {
+        if hop == Self::MAIN_HOP {
             let others: u64 = self.counts.range(first..first + len as u64).map(|(_, &c)| c as u64).sum();
             total - others
         } else {
@@ -309,19 +306,19 @@ mod tests {
 
     #[test]
     fn drops_per_hop_read_back_exactly_with_the_main_hop_derived() {
-        // a data path of 3 links (main hop 1) and an ACK path of 2 (main hop 0), for flows 0 and 7
+        // a data path of 3 links and an ACK path of 2 (main hop 1 on both), for flows 0 and 7
         let (fwd, rev) = (3u8, 2u8);
         let mut h = HopDrops::new(5);
         let mut want = std::collections::HashMap::new();
         let drop = |h: &mut HopDrops, want: &mut std::collections::HashMap<_, u64>, flow, kind, hop| {
-            h.add(&Packet { flow, kind, hop, ..Packet::EMPTY }, fwd, rev);
+            h.add(&Packet { flow, kind, hop, ..Packet::EMPTY }, || fwd);
             *want.entry((flow, kind == PktKind::Ack, hop)).or_insert(0) += 1;
         };
         for (flow, kind, hop, times) in [
             (0, PktKind::Data, 1, 5),
             (0, PktKind::Data, 0, 2),
-            (0, PktKind::Ack, 0, 3),
-            (0, PktKind::Ack, 1, 1),
+            (0, PktKind::Ack, 1, 3),
+            (0, PktKind::Ack, 0, 1),
             (7, PktKind::Udp, 2, 4),
             (7, PktKind::Data, 1, 6),
         ] {
@@ -349,6 +346,10 @@ mod tests {
         let d = h.since(&base);
         assert_eq!((d.get(7, false, 2, fwd, fwd, 2), d.get(7, false, 1, fwd, fwd, 2)), (1, 1));
         assert_eq!(d.get(0, false, 0, fwd, fwd, 0), 0);
+        // a path of one link has no main hop: its drops are kept
+        let mut one = HopDrops::new(2);
+        one.add(&Packet { flow: 3, kind: PktKind::Data, hop: 0, ..Packet::EMPTY }, || 1);
+        assert_eq!(one.get(3, false, 0, 1, 1, 1), 1);
     }
 
     #[test]

@@ -548,8 +548,8 @@ impl Sim {
     #[inline]
     fn record_drop(&mut self, pkt: &Packet, reason: DropReason) {
         self.dropped += 1;
-        let route = &self.routes[pkt.flow as usize];
-        self.hop_drops.add(pkt, route.fwd_len, route.rev_len);
+        let routes = &self.routes;
+        self.hop_drops.add(pkt, || routes[pkt.flow as usize].fwd_len);
         let c = &mut self.ctr[pkt.flow as usize];
         match pkt.kind {
             PktKind::Ack | PktKind::Echo => c.ack_drops += 1,
