@@ -38,10 +38,26 @@ const CAT_CELL_BYTES: u64 = 16;
 /// with the ring buffers' growth slack).
 const PACKET_BYTES: u64 = 2 * std::mem::size_of::<Packet>() as u64;
 /// Heap a TCP connection holds beyond its structs — its congestion control's state (CUBIC's,
-/// DCTCP's; Reno has none), the out-of-order bitmap and SACK scoreboard once they outgrow their
-/// first word — and a flow's keys in the event set (its timers and its links' events, 16 bytes
-/// each).
+/// DCTCP's, Vegas's), its pacing state, the SACK blocks and scoreboard, the out-of-order bitmap
+/// once it outgrows its first word — and a flow's keys in the event set; for a connection whose
+/// options give it any heap state (see [`tcp_heap_bytes`]).
 const TCP_HEAP_BYTES: u64 = 256;
+/// A flow's keys in the event set, 16 bytes each: at most one for its start, one for each of its
+/// two timers and one for each of its host pair's four access links.
+const EVENT_KEY_BYTES: u64 = 7 * 16;
+
+/// Heap bytes of a TCP connection with options `cfg`, its event keys included. Reno and NewReno
+/// without pacing or SACK keep no state on the heap (their congestion control's is inline, the
+/// out-of-order bitmap's first word too), so only their event keys count; the others keep
+/// [`TCP_HEAP_BYTES`].
+fn tcp_heap_bytes(cfg: &crate::tcp::TcpConfig) -> u64 {
+    use crate::tcp::{CcConfig, Recovery};
+    if matches!(cfg.cc, CcConfig::Reno) && !cfg.pacing && cfg.recovery != Recovery::Sack {
+        EVENT_KEY_BYTES
+    } else {
+        TCP_HEAP_BYTES
+    }
+}
 /// Memory of the process before the run (the Python interpreter, numpy, pandas, the engine).
 pub const BASE_BYTES: u64 = 120 << 20;
 
@@ -93,7 +109,7 @@ fn flow_bytes(g: &GroupSpec, warmup: bool) -> u64 {
     let app = match g.transport {
         // BBR: its state and the delivery-rate ring (64 records to begin with) on the heap
         Transport::Tcp { cfg, .. } if cfg.cc.wants_rate_samples() => TCP_HEAP_BYTES + 256 + 64 * 40,
-        Transport::Tcp { .. } => TCP_HEAP_BYTES,
+        Transport::Tcp { cfg, .. } => tcp_heap_bytes(&cfg),
         Transport::Udp { .. } => 64,
     };
     host + flow + app
