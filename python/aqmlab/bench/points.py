@@ -65,8 +65,8 @@ GROUPS = {
     "scale": ["scale-1k", "scale-10k", "scale-100k", "scale-1m"],
 }
 
-#: the points run when none is named (the 1M-flow point takes a minute or two and 0.9 GiB, the
-#: 10M-flow point about 17 minutes and 8.5 GiB: by name only)
+#: the points run when none is named (the 1M-flow point takes a minute or two and 0.8 GiB, the
+#: 10M-flow point about 17 minutes and 7.5 GiB: by name only)
 DEFAULT = ["paper", "medium", "large", "a", "b", "c", "scale-1k", "scale-10k", "scale-100k"]
 
 
