@@ -73,7 +73,8 @@ pub fn start_time(spec: StartSpec, rng: &mut Rng) -> Time {
     }
 }
 
-/// A TCP flow's sender and receiver, with its group's shared options.
-pub fn tcp_app(cfg: &Arc<TcpConfig>, fid: u32, prio: u8, flags: u8, limit: u32) -> App {
-    App::Tcp { tx: TcpSender::new(Arc::clone(cfg), fid, prio, flags, limit), rx: TcpReceiver::new(cfg, prio) }
+/// A TCP flow's sender and receiver, with its group's shared options (the flow's number, priority
+/// and flags are its `Flow`'s, which its segments get as they leave, `Sim::stamp_sent`).
+pub fn tcp_app(cfg: &Arc<TcpConfig>, prio: u8, limit: u32) -> App {
+    App::Tcp { tx: TcpSender::new(Arc::clone(cfg), limit), rx: TcpReceiver::new(cfg, prio) }
 }

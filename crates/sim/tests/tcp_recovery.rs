@@ -44,7 +44,7 @@ fn run_twice(recovery: Recovery, warm: &[u32], burst: &[u32], twice: &[u32], unt
     let lost: Vec<u32> = warm.iter().chain(burst).copied().collect();
     let mut dropped_again: HashSet<u32> = HashSet::new();
     let cfg = TcpConfig { recovery, cc: CcConfig::Reno, max_window: 1000, ..TcpConfig::ns2() };
-    let mut tx = TcpSender::new(cfg, 0, 1, 0, u32::MAX);
+    let mut tx = TcpSender::new(cfg, u32::MAX);
     let mut rx = TcpReceiver::new(&cfg, 1);
     let mut c = FlowCounters::default();
     let mut dropped: HashSet<u32> = HashSet::new();

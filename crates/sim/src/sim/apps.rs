@@ -87,7 +87,7 @@ impl Traffic {
                             Transport::Tcp { cfg, app: TcpApp::Bulk { size } } => {
                                 let limit = bulk::segments(*size, cfg.mss);
                                 let cfg = tcp_cfgs[gi].as_ref().expect("a TCP group");
-                                tcp_app(cfg, fid, g.priority, flags, limit)
+                                tcp_app(cfg, g.priority, limit)
                             }
                             Transport::Udp { cbr, onoff, .. } => {
                                 let onoff =
@@ -159,6 +159,7 @@ impl Sim {
                 let samples = self.ctr[fi].rtt_samples;
                 tx.on_ack(&ack, &mut Cx::new(now, &mut self.scratch, &mut self.ctr[fi]));
                 let completed = !was && tx.completed_at().is_some();
+                self.stamp_sent(fi, start);
                 if let Some(l) = self.lat.as_deref_mut() {
                     let c = &self.ctr[fi];
                     if c.rtt_samples != samples {
@@ -237,6 +238,7 @@ impl Sim {
         if slot == 0 {
             let start = self.scratch.len();
             tx.on_timer(&mut Cx::new(now, &mut self.scratch, &mut self.ctr[fi]));
+            self.stamp_sent(fi, start);
             self.inject_scratch(start);
         } else {
             let mut ack = rx.ack(tx.cfg());
@@ -253,8 +255,21 @@ impl Sim {
         let App::Tcp { tx, .. } = &mut self.flows[fi].app else { return };
         let start = self.scratch.len();
         tx.start(&mut Cx::new(now, &mut self.scratch, &mut self.ctr[fi]));
+        self.stamp_sent(fi, start);
         self.inject_scratch(start);
         self.sync_timer(fi, 0);
+    }
+
+    /// Give the segments flow `fi`'s TCP sender put into `scratch` from `start` on the flow's
+    /// number, priority and flags (the sender keeps no copies of them).
+    #[inline]
+    fn stamp_sent(&mut self, fi: usize, start: usize) {
+        let f = &self.flows[fi];
+        for p in &mut self.scratch[start..] {
+            p.flow = fi as u32;
+            p.prio = f.prio;
+            p.flags |= f.flags;
+        }
     }
 
     pub(super) fn on_start(&mut self, fi: usize) {
@@ -340,7 +355,7 @@ impl Sim {
         let Some(cfg) = &self.tcp_cfgs[group as usize] else { unreachable!("connections are TCP") };
         let fid = self.flows.len();
         let flags = if g.in_profile { F_IN_PROFILE } else { 0 };
-        let app = tcp_app(cfg, fid as u32, g.priority, flags, limit);
+        let app = tcp_app(cfg, g.priority, limit);
         self.flows.push(Flow {
             group,
             host,

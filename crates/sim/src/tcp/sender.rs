@@ -44,10 +44,12 @@ pub struct TcpSender {
 }
 
 impl TcpSender {
-    /// A sender with options `cfg` (pass the group's shared `Arc` so that senders share them).
-    pub fn new(cfg: impl Into<Arc<TcpConfig>>, flow: u32, prio: u8, flags: u8, limit: u32) -> Self {
+    /// A sender with options `cfg` (pass the group's shared `Arc` so that senders share them)
+    /// offering `limit` segments. Its segments leave with flow number, priority and flags 0: its
+    /// host sets them (`Sim::stamp_sent`), and the sender keeps no copy (issue 28).
+    pub fn new(cfg: impl Into<Arc<TcpConfig>>, limit: u32) -> Self {
         let cfg: Arc<TcpConfig> = cfg.into();
-        TcpSender { rec: AnyRecovery::new(&cfg), c: SenderCore::new(cfg, flow, prio, flags, limit) }
+        TcpSender { rec: AnyRecovery::new(&cfg), c: SenderCore::new(cfg, limit) }
     }
 
     /// The options (shared by the group's senders).
@@ -338,7 +340,7 @@ mod tests {
     #[test]
     fn slow_start_then_fast_retransmit_then_partial_and_full_ack() {
         let cfg = TcpConfig { limited_transmit: false, ..TcpConfig::default() };
-        let mut s = TcpSender::new(cfg, 0, 1, 0, u32::MAX);
+        let mut s = TcpSender::new(cfg, u32::MAX);
         let mut out = Vec::new();
         let mut c = FlowCounters::default();
         s.start(&mut Cx::new(0, &mut out, &mut c));
@@ -375,7 +377,7 @@ mod tests {
 
     #[test]
     fn limited_transmit_sends_one_new_segment_per_early_dupack() {
-        let mut s = TcpSender::new(TcpConfig::default(), 0, 1, 0, u32::MAX);
+        let mut s = TcpSender::new(TcpConfig::default(), u32::MAX);
         let mut out = Vec::new();
         let mut c = FlowCounters::default();
         s.start(&mut Cx::new(0, &mut out, &mut c));
@@ -396,7 +398,7 @@ mod tests {
         assert_eq!(out[0].seq, 2);
         assert_eq!(s.ssthresh(), 2.0);
         // without it, nothing is sent before the third duplicate ACK
-        let mut s = TcpSender::new(TcpConfig { limited_transmit: false, ..TcpConfig::default() }, 0, 1, 0, u32::MAX);
+        let mut s = TcpSender::new(TcpConfig { limited_transmit: false, ..TcpConfig::default() }, u32::MAX);
         s.start(&mut Cx::new(0, &mut out, &mut c));
         ack(&mut s, 1, 0, 10, &mut out, &mut c);
         out.clear();
@@ -408,7 +410,7 @@ mod tests {
     #[test]
     fn ns2_2_1b9_backoff_stops_at_64() {
         let cfg = super::super::presets::preset("ns2-2.1b9").unwrap();
-        let mut s = TcpSender::new(cfg, 0, 1, 0, u32::MAX);
+        let mut s = TcpSender::new(cfg, u32::MAX);
         let mut out = Vec::new();
         let mut c = FlowCounters::default();
         s.start(&mut Cx::new(0, &mut out, &mut c));
@@ -419,7 +421,7 @@ mod tests {
             s.on_timeout(&mut Cx::new(now, &mut out, &mut c));
         }
         assert_eq!(s.rto(), 64 * 6 * NS_PER_SEC);
-        let mut s = TcpSender::new(super::super::presets::preset("ns2-2.35").unwrap(), 0, 1, 0, u32::MAX);
+        let mut s = TcpSender::new(super::super::presets::preset("ns2-2.35").unwrap(), u32::MAX);
         s.start(&mut Cx::new(0, &mut out, &mut c));
         for _ in 0..10 {
             now += s.rto();
@@ -431,7 +433,7 @@ mod tests {
     #[test]
     fn timeout_backs_off_and_goes_back_n() {
         let cfg = TcpConfig::default();
-        let mut s = TcpSender::new(cfg, 0, 1, 0, u32::MAX);
+        let mut s = TcpSender::new(cfg, u32::MAX);
         let mut out = Vec::new();
         let mut c = FlowCounters::default();
         s.start(&mut Cx::new(0, &mut out, &mut c));
@@ -458,7 +460,7 @@ mod tests {
     #[test]
     fn ecn_echo_halves_once_per_window_and_sets_cwr() {
         let cfg = TcpConfig { ecn: true, ..TcpConfig::default() };
-        let mut s = TcpSender::new(cfg, 0, 1, 0, u32::MAX);
+        let mut s = TcpSender::new(cfg, u32::MAX);
         let mut out = Vec::new();
         let mut c = FlowCounters::default();
         s.start(&mut Cx::new(0, &mut out, &mut c));
@@ -494,7 +496,7 @@ mod tests {
     #[test]
     fn a_paced_sender_spaces_its_segments_and_its_timer_wakes_it() {
         let cfg = TcpConfig { variant: "bbr", cc: crate::tcp::CcConfig::Bbr, pacing: true, ..TcpConfig::modern() };
-        let mut s = TcpSender::new(cfg, 0, 1, 0, u32::MAX);
+        let mut s = TcpSender::new(cfg, u32::MAX);
         let mut out = Vec::new();
         let mut c = FlowCounters::default();
         s.start(&mut Cx::new(0, &mut out, &mut c));
@@ -523,7 +525,7 @@ mod tests {
             l4s: true,
             ..TcpConfig::default()
         };
-        let mut s = TcpSender::new(cfg, 0, 1, 0, u32::MAX);
+        let mut s = TcpSender::new(cfg, u32::MAX);
         let mut out = Vec::new();
         let mut c = FlowCounters::default();
         s.start(&mut Cx::new(0, &mut out, &mut c));
@@ -544,7 +546,7 @@ mod tests {
     #[test]
     fn a_loss_reduction_is_the_ecn_response_for_its_window() {
         let cfg = TcpConfig { ecn: true, ..TcpConfig::default() };
-        let mut s = TcpSender::new(cfg, 0, 1, 0, u32::MAX);
+        let mut s = TcpSender::new(cfg, u32::MAX);
         let mut out = Vec::new();
         let mut c = FlowCounters::default();
         s.start(&mut Cx::new(0, &mut out, &mut c));

@@ -19,9 +19,6 @@ pub struct SenderCore {
     /// The group's options, shared by all its senders (128 bytes that were copied into each).
     pub(super) cfg: Arc<TcpConfig>,
     pub(super) cc: Cc,
-    flow: u32,
-    prio: u8,
-    flags: u8,
     /// Segments the application offers (u32::MAX = unlimited).
     pub(super) limit: u32,
     pub(super) snd_una: u32,
@@ -200,12 +197,9 @@ impl Extra {
 }
 
 impl SenderCore {
-    pub(super) fn new(cfg: Arc<TcpConfig>, flow: u32, prio: u8, flags: u8, limit: u32) -> Self {
+    pub(super) fn new(cfg: Arc<TcpConfig>, limit: u32) -> Self {
         SenderCore {
             cc: Cc::new(&cfg.cc, cfg.mss),
-            flow,
-            prio,
-            flags,
             limit,
             snd_una: 0,
             snd_nxt: 0,
@@ -349,7 +343,7 @@ impl SenderCore {
     pub(super) fn send_seg<M: TcpMeter>(&mut self, seq: u32, cx: &mut Cx<'_, M>) {
         let now = cx.now;
         let retx = seq < self.snd_max;
-        let mut flags = self.flags | if retx { F_RETX } else { 0 };
+        let mut flags = if retx { F_RETX } else { 0 };
         // RFC 3168 §6.1.5: retransmissions are not ECN-capable; CWR rides on new data
         if self.cfg.ecn && !retx {
             flags |= if self.cfg.l4s { F_ECT | F_ECT1 } else { F_ECT };
@@ -360,12 +354,12 @@ impl SenderCore {
         }
         cx.out.push(Packet {
             sent: now,
-            flow: self.flow,
+            flow: 0, // the flow's number, priority and flags: its host's (`Sim::stamp_sent`)
             seq,
             size: self.cfg.mss,
             kind: PktKind::Data,
             hop: 0,
-            prio: self.prio,
+            prio: 0,
             flags,
             aux: 0,
         });
