@@ -78,3 +78,13 @@ pub fn start_time(spec: StartSpec, rng: &mut Rng) -> Time {
 pub fn tcp_app(cfg: &Arc<TcpConfig>, prio: u8, limit: u32) -> App {
     App::Tcp { tx: TcpSender::new(Arc::clone(cfg), limit), rx: TcpReceiver::new(cfg, prio) }
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_tcp_flow_is_four_cache_lines() {
+        // the flows are one array on huge pages: at 256 bytes each starts a cache line (issue 28)
+        assert_eq!(std::mem::size_of::<super::Flow>(), 256);
+        assert!(std::mem::size_of::<crate::tcp::TcpSender>() <= 168);
+    }
+}
