@@ -74,7 +74,7 @@ pub fn start_time(spec: StartSpec, rng: &mut Rng) -> Time {
 }
 
 /// A TCP flow's sender and receiver, with its group's shared options (the flow's number, priority
-/// and flags are its `Flow`'s, which its segments get as they leave, `Sim::stamp_sent`).
+/// and flags are its `Flow`'s, which its segments get as they leave, `Sim::inject_sent`).
 pub fn tcp_app(cfg: &Arc<TcpConfig>, prio: u8, limit: u32) -> App {
     App::Tcp { tx: TcpSender::new(Arc::clone(cfg), limit), rx: TcpReceiver::new(cfg, prio) }
 }

@@ -12,7 +12,8 @@ use aqm::DropReason;
 ///
 /// Counts of packets and of events that each concern one packet are 32-bit, and there are no byte
 /// counts: every data packet of a flow has the same size (a TCP flow's MSS, a UDP source's packet
-/// size), so a flow's bytes are its packets times that size ([`FlowCounters::bytes`]), exactly. Every packet count is at most the number of packets the flow sent one way: each data
+/// size), so a flow's bytes are its packets times that size ([`FlowCounters::bytes`]), exactly.
+/// Every packet count is at most the number of packets the flow sent one way: each data
 /// packet is delivered (for the first time, or again) at most once, a retransmission is a sent
 /// packet, an ACK or a probe's echo answers a delivered one, and each drop, mark, timeout or RTT
 /// sample concerns one of them. The packet counts add with saturation, and `Sim::finish` refuses

@@ -159,14 +159,13 @@ impl Sim {
                 let samples = self.ctr[fi].rtt_samples;
                 tx.on_ack(&ack, &mut Cx::new(now, &mut self.scratch, &mut self.ctr[fi]));
                 let completed = !was && tx.completed_at().is_some();
-                self.stamp_sent(fi, start);
                 if let Some(l) = self.lat.as_deref_mut() {
                     let c = &self.ctr[fi];
                     if c.rtt_samples != samples {
                         l.round_trip(fi, self.flows[fi].group, c.rtt_last_ns as u64, now);
                     }
                 }
-                self.inject_scratch(start);
+                self.inject_sent(fi, start);
                 self.sync_timer(fi, 0);
                 if completed {
                     self.on_completed(fi);
@@ -238,8 +237,7 @@ impl Sim {
         if slot == 0 {
             let start = self.scratch.len();
             tx.on_timer(&mut Cx::new(now, &mut self.scratch, &mut self.ctr[fi]));
-            self.stamp_sent(fi, start);
-            self.inject_scratch(start);
+            self.inject_sent(fi, start);
         } else {
             let mut ack = rx.ack(tx.cfg());
             ack.flow = fi as u32;
@@ -255,21 +253,8 @@ impl Sim {
         let App::Tcp { tx, .. } = &mut self.flows[fi].app else { return };
         let start = self.scratch.len();
         tx.start(&mut Cx::new(now, &mut self.scratch, &mut self.ctr[fi]));
-        self.stamp_sent(fi, start);
-        self.inject_scratch(start);
+        self.inject_sent(fi, start);
         self.sync_timer(fi, 0);
-    }
-
-    /// Give the segments flow `fi`'s TCP sender put into `scratch` from `start` on the flow's
-    /// number, priority and flags (the sender keeps no copies of them).
-    #[inline]
-    fn stamp_sent(&mut self, fi: usize, start: usize) {
-        let f = &self.flows[fi];
-        for p in &mut self.scratch[start..] {
-            p.flow = fi as u32;
-            p.prio = f.prio;
-            p.flags |= f.flags;
-        }
     }
 
     pub(super) fn on_start(&mut self, fi: usize) {

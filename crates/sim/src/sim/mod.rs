@@ -567,11 +567,18 @@ impl Sim {
         }
     }
 
-    /// Inject the packets a sender put into `scratch` from index `start` on (what it found there
-    /// before belongs to a caller further up), in order, and leave `scratch` as it was before. The
-    /// vector works as a stack, so it stays in place (no `take` and give back per ACK) and is still
-    /// correct if a packet's injection leads to a host sending again.
-    fn inject_scratch(&mut self, start: usize) {
+    /// Inject the segments flow `fi`'s TCP sender put into `scratch` from index `start` on (what
+    /// it found there before belongs to a caller further up), in order, each with the flow's
+    /// number, priority and flags (the sender keeps no copies of them), and leave `scratch` as it
+    /// was before. The vector works as a stack, so it stays in place (no `take` and give back per
+    /// ACK) and is still correct if a packet's injection leads to a host sending again.
+    fn inject_sent(&mut self, fi: usize, start: usize) {
+        let f = &self.flows[fi];
+        for p in &mut self.scratch[start..] {
+            p.flow = fi as u32;
+            p.prio = f.prio;
+            p.flags |= f.flags;
+        }
         let mut i = start;
         while let Some(&p) = self.scratch.get(i) {
             self.inject(p);

@@ -46,7 +46,7 @@ pub struct TcpSender {
 impl TcpSender {
     /// A sender with options `cfg` (pass the group's shared `Arc` so that senders share them)
     /// offering `limit` segments. Its segments leave with flow number, priority and flags 0: its
-    /// host sets them (`Sim::stamp_sent`), and the sender keeps no copy (issue 28).
+    /// host sets them (`Sim::inject_sent`), and the sender keeps no copy (issue 28).
     pub fn new(cfg: impl Into<Arc<TcpConfig>>, limit: u32) -> Self {
         let cfg: Arc<TcpConfig> = cfg.into();
         TcpSender { rec: AnyRecovery::new(&cfg), c: SenderCore::new(cfg, limit) }

@@ -354,7 +354,7 @@ impl SenderCore {
         }
         cx.out.push(Packet {
             sent: now,
-            flow: 0, // the flow's number, priority and flags: its host's (`Sim::stamp_sent`)
+            flow: 0, // the flow's number, priority and flags: its host's (`Sim::inject_sent`)
             seq,
             size: self.cfg.mss,
             kind: PktKind::Data,
