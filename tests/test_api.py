@@ -23,6 +23,24 @@ def test_run_returns_summary_and_dataframes(small):
     assert math.isclose(g["tcp"]["throughput_bps"], tcp.throughput_bps.sum(), rel_tol=1e-12)
 
 
+def test_a_table_read_as_a_dataframe_views_the_engine_columns(small):
+    """Reading a table does not copy its numeric columns (docs/scenarios.md, "Resources"): the
+    DataFrame's columns are the engine's arrays, with their values and types."""
+    res = aqmlab.run(small, seed=3)
+    cols = res.columns("flows")
+    arrays = {name: v for name, v in cols if not isinstance(v, list)}
+    assert arrays and all(v.typecode in "dq" for v in arrays.values())
+    df = res.flows
+    for name, v in arrays.items():
+        col = df[name].to_numpy()
+        assert col.dtype == ("float64" if v.typecode == "d" else "int64")
+        assert np.shares_memory(col, np.frombuffer(v, dtype=col.dtype)), name
+        assert np.array_equal(col, np.array(v), equal_nan=v.typecode == "d")
+    for name, v in cols:
+        if isinstance(v, list):
+            assert df[name].tolist() == v
+
+
 def test_accepts_a_toml_string_and_a_dict(small):
     a = aqmlab.run(SMALL, seed=1).summary
     b = aqmlab.run(small, seed=1).summary

@@ -112,12 +112,12 @@ def _ulimit_v(kib: int):
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS is read from /proc")
 def test_a_run_beyond_ulimit_v_is_refused_at_once_with_the_estimate(small, tmp_path):
-    """Under `ulimit -v 8388608` (8 GiB), 7 million flows (an estimate of about 10.5 GB) are refused
+    """Under `ulimit -v 4194304` (4 GiB), 7 million flows (an estimate of about 5.8 GB) are refused
     before any work, although they fit half of a 24 GB machine's memory."""
     t0 = time.monotonic()
     r = subprocess.run([sys.executable, "-m", "aqmlab.cli", "run", str(small), "--set", "flows[0].count=7000000",
                         "--out", str(tmp_path / "o")], capture_output=True, text=True, timeout=120,
-                       preexec_fn=_ulimit_v(8388608))
+                       preexec_fn=_ulimit_v(4194304))
     assert r.returncode == 2, r.stderr
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and "flows: the run would need about" in lines[0], r.stderr
@@ -126,15 +126,15 @@ def test_a_run_beyond_ulimit_v_is_refused_at_once_with_the_estimate(small, tmp_p
     # --max-memory cannot raise it either
     r = subprocess.run([sys.executable, "-m", "aqmlab.cli", "validate", str(small), "--set", "flows[0].count=7000000",
                         "--max-memory", "64GB"], capture_output=True, text=True, timeout=120,
-                       preexec_fn=_ulimit_v(8388608))
+                       preexec_fn=_ulimit_v(4194304))
     assert r.returncode == 2 and "ulimit -v" in r.stderr, r.stderr
     # and validate says where the limit comes from
     r = subprocess.run([sys.executable, "-c", "import aqmlab, json, sys; print(json.dumps(aqmlab.validate(sys.argv[1])))",
-                        str(small)], capture_output=True, text=True, timeout=120, preexec_fn=_ulimit_v(8388608))
+                        str(small)], capture_output=True, text=True, timeout=120, preexec_fn=_ulimit_v(4194304))
     import json
 
     info = json.loads(r.stdout)
-    assert info["memory_limit_source"] == "address-space" and info["memory_limit_bytes"] <= 8388608 * 1024
+    assert info["memory_limit_source"] == "address-space" and info["memory_limit_bytes"] <= 4194304 * 1024
 
 
 # lowers the address-space limit to what the process uses plus 64 MiB at the run's first progress

@@ -218,11 +218,13 @@ fn numeric_array<'py, T: Copy>(
     Ok(a)
 }
 
-fn table_to_py<'py>(py: Python<'py>, t: &Table) -> PyResult<Bound<'py, PyList>> {
+/// A table as a list of `(name, values)` pairs. It takes the table so that each Rust column is
+/// freed as soon as it is converted: the peak holds one column twice, not the whole table.
+fn table_to_py<'py>(py: Python<'py>, t: Table) -> PyResult<Bound<'py, PyList>> {
     let out = PyList::empty(py);
-    for (name, col) in &t.columns {
+    for (name, col) in t.columns {
         py.check_signals()?;
-        let values = match col {
+        let values = match &col {
             Column::F64(v) => numeric_array(py, "d", v, f64::to_ne_bytes)?,
             Column::I64(v) => numeric_array(py, "q", v, i64::to_ne_bytes)?,
             Column::Str(v) => chunked_list(py, v.len(), |a, b| PyList::new(py, &v[a..b]))?.into_any(),
@@ -305,15 +307,15 @@ fn run<'py>(
     let d = PyDict::new(py);
     d.set_item("summary", res.summary.to_string())?;
     d.set_item("pcap", pcap.iter().map(|p| p.to_string_lossy().into_owned()).collect::<Vec<_>>())?;
-    d.set_item("flows", table_to_py(py, &res.flows)?)?;
-    d.set_item("timeseries", table_to_py(py, &res.timeseries)?)?;
-    if let Some(snap) = &res.snapshots {
+    d.set_item("flows", table_to_py(py, res.flows)?)?;
+    d.set_item("timeseries", table_to_py(py, res.timeseries)?)?;
+    if let Some(snap) = res.snapshots {
         d.set_item("snapshots", table_to_py(py, snap)?)?;
     }
-    if let Some(fs) = &res.flow_series {
+    if let Some(fs) = res.flow_series {
         d.set_item("flow_series", table_to_py(py, fs)?)?;
     }
-    if let Some(l) = &res.latency {
+    if let Some(l) = res.latency {
         d.set_item("latency", table_to_py(py, l)?)?;
     }
     Ok(d)

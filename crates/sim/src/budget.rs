@@ -5,8 +5,8 @@
 //! the short and web connections it will open, the packets that can wait in queues and travel on
 //! links, and the tables it returns (per-flow results, time series, queue snapshots, per-flow
 //! series), counted as they are when a run goes through `aqmlab` (Rust columns, then Python
-//! arrays, then pandas frames if a table is read: [`CELL_BYTES`] a value) — and the number of
-//! events it will process. The total is the largest of the run's three peaks (the event loop's
+//! arrays, then pandas frames if a table is read: [`CELL_BYTES`] a numeric value, [`cat_bytes`] a
+//! categorical one) — and the number of events it will process. The total is the largest of the run's three peaks (the event loop's
 //! end, the results being built, the tables converted), not their sum.
 //! [`check`] refuses a scenario whose estimate is above a limit, with the estimate, its largest
 //! parts and the limit in the message; [`process_limit`] is the limit of a run in this process:
@@ -23,17 +23,97 @@ use crate::packet::Packet;
 use crate::scenario::{GroupSpec, Scenario, ScenarioError, TcpApp, Transport};
 use aqm::{LinkInfo, QueueUnit, NS_PER_SEC};
 
-/// Bytes one numeric table value costs at its peak in a run through `aqmlab`: two 8-byte copies
-/// at any time — the Rust column and the Python `array.array` it becomes while the results are
-/// converted, or the array and the pandas frame built from it when a table is read in Python.
-pub const CELL_BYTES: u64 = 16;
+/// Bytes one numeric table value costs in a run through `aqmlab`: 8 in its Rust column while the
+/// results are built, then 8 in the Python `array.array` it becomes (each Rust column is freed as
+/// soon as it is converted), which a DataFrame read from the table views without a copy.
+pub const CELL_BYTES: u64 = 8;
 /// Columns of the per-flow results table: numeric ones, and categorical ones (group, transport,
 /// app, variant, recovery, measured link, paths and hop drops).
 const FLOW_NUM_COLUMNS: u64 = 36;
 const FLOW_CAT_COLUMNS: u64 = 10;
-/// A categorical column's value (a code in Rust; a pointer to a shared `str` in the Python list,
-/// and one in the pandas frame).
-const CAT_CELL_BYTES: u64 = 16;
+/// A categorical column's value (group, link, path) in Rust: a 4-byte code.
+const CAT_RUST_BYTES: u64 = 4;
+
+/// Bytes a categorical value of `len` bytes of text costs in Python at its peak: a pointer in a
+/// list to one shared `str` per level (8), and, while the table is read as a DataFrame, pandas'
+/// string column built beside the list: an 8-byte offset and the text, in buffers that grow by
+/// doubling (measured with pandas 3 for 2 000 000 values: 21, 32 and 52 bytes a value for 3, 9
+/// and 21 characters).
+fn cat_bytes(len: u64) -> u64 {
+    8 + 2 * (8 + len)
+}
+
+/// The values of a result table: numeric and categorical (their count, and their bytes in Python).
+#[derive(Debug, Clone, Copy, Default)]
+struct Cells {
+    num: u64,
+    cat: u64,
+    cat_py: u64,
+}
+
+impl Cells {
+    /// A row: `num` numeric values and categorical values of the text lengths `cat`.
+    fn row(num: u64, cat: &[u64]) -> Cells {
+        Cells { num, cat: cat.len() as u64, cat_py: cat.iter().map(|&l| cat_bytes(l)).sum() }
+    }
+    fn rows(self, n: u64) -> Cells {
+        Cells {
+            num: self.num.saturating_mul(n),
+            cat: self.cat.saturating_mul(n),
+            cat_py: self.cat_py.saturating_mul(n),
+        }
+    }
+    fn add(self, o: Cells) -> Cells {
+        Cells {
+            num: self.num.saturating_add(o.num),
+            cat: self.cat.saturating_add(o.cat),
+            cat_py: self.cat_py.saturating_add(o.cat_py),
+        }
+    }
+    /// Bytes in the engine's columns.
+    fn rust(self) -> u64 {
+        self.num.saturating_mul(CELL_BYTES).saturating_add(self.cat.saturating_mul(CAT_RUST_BYTES))
+    }
+    /// Bytes in Python at their peak (the table read as a DataFrame).
+    fn python(self) -> u64 {
+        self.num.saturating_mul(CELL_BYTES).saturating_add(self.cat_py)
+    }
+}
+
+/// Text lengths of the names in the result tables: the longest group name, the longest link name
+/// ("access" at least), and the longest path as the results write it ("access", its links,
+/// "access", separated by spaces) with its number of links.
+struct Names {
+    group: u64,
+    link: u64,
+    path: u64,
+    hops: u64,
+}
+
+/// The names' lengths of a transport ("tcp", "udp"), an app ("onoff") and a TCP variant or
+/// recovery ("newreno").
+const TRANSPORT_LEN: u64 = 3;
+const APP_LEN: u64 = 5;
+const VARIANT_LEN: u64 = 7;
+
+fn name_lengths(sc: &Scenario) -> Names {
+    let t = &sc.topology;
+    let group = sc.groups.iter().map(|g| g.name.len() as u64).max().unwrap_or(0);
+    let link = t.links.iter().map(|l| l.name.len() as u64).max().unwrap_or(0).max(6);
+    let route = |r: u32| {
+        let links = &t.routes[r as usize];
+        (links.iter().map(|&l| t.links[l as usize].name.len() as u64 + 1).sum::<u64>() + 13, links.len() as u64 + 2)
+    };
+    let (mut path, mut hops) = (0, 0);
+    for g in &sc.groups {
+        for r in [g.endpoints[0].fwd, g.endpoints[0].rev] {
+            let (p, h) = route(r);
+            path = path.max(p);
+            hops = hops.max(h);
+        }
+    }
+    Names { group, link, path, hops }
+}
 /// Bytes a waiting or travelling packet costs (the 24-byte packet in a queue or a link's pipe,
 /// with the ring buffers' growth slack).
 const PACKET_BYTES: u64 = 2 * std::mem::size_of::<Packet>() as u64;
@@ -115,9 +195,15 @@ fn flow_bytes(g: &GroupSpec, warmup: bool) -> u64 {
     host + flow + app
 }
 
-/// Per-flow results table: numeric and categorical values a row.
-fn flow_row_bytes() -> u64 {
-    FLOW_NUM_COLUMNS * CELL_BYTES + FLOW_CAT_COLUMNS * CAT_CELL_BYTES
+/// A row of the per-flow results table: numeric values, and categorical ones — group, transport,
+/// app, variant, recovery and measured link (names), the data and ACK paths, and their drops per
+/// hop (a number and a space a hop).
+fn flow_row(sc: &Scenario) -> Cells {
+    let n = name_lengths(sc);
+    let names = [n.group, TRANSPORT_LEN, APP_LEN, VARIANT_LEN, VARIANT_LEN, n.link];
+    let row = Cells::row(FLOW_NUM_COLUMNS, &[&names[..], &[n.path, n.path, 2 * n.hops, 2 * n.hops]].concat());
+    debug_assert_eq!(row.cat, FLOW_CAT_COLUMNS);
+    row
 }
 
 /// A Poisson count of mean `m` is below this with probability above 1 − 10⁻⁴ (the mean, four
@@ -405,6 +491,7 @@ impl Estimate {
         let mut burst_pkts = 0.0f64;
         let mut udp_pps = 0.0f64;
         let conns: Vec<Conns> = sc.groups.iter().map(|g| connections(g, sc)).collect();
+        let rtt_s = rtt_guess(sc) + 0.01;
         for (g, c) in sc.groups.iter().zip(&conns) {
             let per_flow = flow_bytes(g, sc.warmup > 0);
             e.flows = e.flows.saturating_add(g.count as u64 * per_flow);
@@ -414,9 +501,20 @@ impl Estimate {
             let open = c.open;
             concurrent += open;
             match &g.transport {
-                Transport::Tcp { cfg, .. } => {
+                Transport::Tcp { cfg, app } => {
                     window_pkts += open * cfg.max_window as f64;
-                    burst_pkts += open * cfg.initial_window.min(cfg.max_window as f64);
+                    // the initial windows out at once: of flows that exist from the start, those
+                    // that start within a round trip of each other (all of them for one start
+                    // time; a round trip's share of a uniform start's span); later, a flow's
+                    // window is clocked by its ACKs, and its packets are in the round trip and
+                    // the buffers counted below
+                    let starting = match (app, g.start) {
+                        (TcpApp::Bulk { .. }, crate::scenario::StartSpec::Uniform(lo, hi)) if hi > lo => {
+                            open * (rtt_s * NS_PER_SEC as f64 / (hi - lo) as f64).min(1.0)
+                        }
+                        _ => open,
+                    };
+                    burst_pkts += starting * cfg.initial_window.min(cfg.max_window as f64);
                 }
                 Transport::Udp { cbr, .. } => {
                     udp_pps += g.count as f64 * cbr.rate_bps as f64 / (8.0 * cbr.size as f64);
@@ -438,7 +536,6 @@ impl Estimate {
             .fold(f64::MAX, f64::min)
             .max(40.0);
         let bneck_pps = 2.0 * measured(sc).map(|l| l.spec.rate_bps).sum::<f64>() / (8.0 * smallest);
-        let rtt_s = rtt_guess(sc) + 0.01;
         let bdp = bneck_pps * rtt_s;
         let udp_access = (udp_pps * rtt_s).min(concurrent * sc.access_limit as f64);
         let pkts = buffer_packets(sc) as f64 + (window_pkts + udp_pps * rtt_s).min(bdp + burst_pkts + udp_access);
@@ -446,7 +543,9 @@ impl Estimate {
         e.packets = e.n_packets.saturating_mul(PACKET_BYTES);
         // result tables
         let rows = sc.n_static_flows() as u64 + e.n_connections;
-        e.flow_table = rows.saturating_mul(flow_row_bytes());
+        let flow_table = flow_row(sc).rows(rows);
+        let names = name_lengths(sc);
+        e.flow_table = flow_table.python();
         let samples = sc.duration / sc.sample_interval + 1;
         // a row per sample per measured link; the columns: time, link, queue (packets, bytes),
         // utilisation, drops, and every state variable any measured link's AQM has (NaN where
@@ -462,45 +561,54 @@ impl Estimate {
             }
             links += 1;
         }
-        let cols = if links > 0 { 6 + state.len() as u64 } else { 0 };
-        e.timeseries = samples.saturating_mul(links).saturating_mul(cols * CELL_BYTES);
+        let row = if links > 0 { Cells::row(5 + state.len() as u64, &[names.link]) } else { Cells::default() };
+        let mut series = row.rows(samples.saturating_mul(links));
+        e.timeseries = series.python();
         if sc.queue_snapshots {
             let after_warmup = (sc.duration - sc.warmup) / sc.sample_interval + 1;
             // a row per waiting packet: time, position, queue length, flow; link, group, transport
-            e.snapshots =
-                after_warmup.saturating_mul(buffer_packets(sc)).saturating_mul(4 * CELL_BYTES + 3 * CAT_CELL_BYTES);
+            let snapshots = Cells::row(4, &[names.link, names.group, TRANSPORT_LEN])
+                .rows(after_warmup.saturating_mul(buffer_packets(sc)));
+            e.snapshots = snapshots.python();
+            series = series.add(snapshots);
         }
         let carried = carried(sc, &conns);
         if let Some(iv) = sc.flow_series_interval {
             let n = flow_series_rows(sc, iv, &conns, &carried);
             e.flow_series_rows = n.min(u64::MAX as f64 / 8.0) as u64;
             // time, flow, throughput, goodput, cwnd, pacing rate, srtt, retransmissions; group, transport
-            e.flow_series = (n.min(u64::MAX as f64 / 8.0) as u64).saturating_mul(8 * CELL_BYTES + 2 * CAT_CELL_BYTES);
+            let flow_series = Cells::row(8, &[names.group, TRANSPORT_LEN]).rows(e.flow_series_rows);
+            e.flow_series = flow_series.python();
+            series = series.add(flow_series);
         }
         if let Some(l) = crate::latency::Latency::new(sc) {
             // two histograms per slot, and the latency table's rows: one per non-empty bucket, a
             // few hundred in practice (256 assumed): flow, delay, count, cdf; group, metric
-            let per = 2 * (crate::latency::BUCKETS as u64 * 4 + 256 * (4 * CELL_BYTES + 2 * CAT_CELL_BYTES));
+            let per = 2
+                * (crate::latency::BUCKETS as u64 * 4 + Cells::row(4, &[names.group, VARIANT_LEN]).rows(256).python());
             e.latency = (l.slots.len() as u64).saturating_mul(per);
         }
         e.events = events(sc, &conns, &carried, samples);
         // The peak is the largest of three moments: the event loop's end (the engine's state, and
-        // the Rust half of the tables that grow during the run), the results being built (the
-        // access links freed, every table's Rust half), and the tables in Python: the Rust columns
-        // and the arrays while they are converted, and, when a table is read as a DataFrame, the
-        // arrays, the frame and the copy pandas makes while it builds it (measured: about 27 bytes
-        // a numeric value for a million-sample time series, so twice [`CELL_BYTES`]).
-        let series = e.timeseries.saturating_add(e.snapshots).saturating_add(e.flow_series);
-        let tables = series.saturating_add(e.flow_table);
+        // the Rust columns of the tables that grow during the run), the results being built (the
+        // access links freed, every table's Rust columns), and the tables in Python (each Rust
+        // column freed as it is converted; read as DataFrames: the numeric columns viewed, the
+        // categorical ones as pandas strings beside their lists).
+        let tables = series.add(flow_table);
         let engine = e.flows.saturating_add(e.connections).saturating_add(e.packets).saturating_add(e.latency);
         // (and every flow's TCP state, the results keeping a small record of each flow)
         let flows_freed = crate::sim::FLOW_BYTES
             .saturating_sub(RECORD_BYTES)
             .saturating_mul((sc.n_static_flows() as u64).saturating_add(e.n_connections));
         let released = (sc.n_static_flows() as u64).saturating_mul(RELEASED_BYTES).saturating_add(flows_freed);
-        let run = engine.saturating_add(series / 2);
-        let results = engine.saturating_sub(released).saturating_sub(e.packets).saturating_add(tables / 2);
-        e.total = BASE_BYTES.saturating_add(run.max(results).max(tables.saturating_mul(2)));
+        let run = engine.saturating_add(series.rust());
+        // (the engine's own series are copied into the tables: they are there twice)
+        let results = engine
+            .saturating_sub(released)
+            .saturating_sub(e.packets)
+            .saturating_add(series.rust())
+            .saturating_add(tables.rust());
+        e.total = BASE_BYTES.saturating_add(run.max(results).max(tables.python()));
         e
     }
 
@@ -785,9 +893,11 @@ mod tests {
     #[test]
     fn ten_million_flows_are_refused_with_the_estimate_and_the_limit() {
         let sc = scenario("", "[[flows]]\ntransport = \"tcp\"\ncount = 10000000\n");
-        let e = check(&sc, 8_000_000_000).unwrap_err();
+        // (about 0.7 kB of engine state a flow: they fit in 8 GB, not in 4)
+        assert!(check(&sc, 8_000_000_000).is_ok());
+        let e = check(&sc, 4_000_000_000).unwrap_err();
         assert_eq!(e.path, "flows");
-        assert!(e.msg.contains("GB") && e.msg.contains("more than the limit of 8.0 GB"), "{e}");
+        assert!(e.msg.contains("GB") && e.msg.contains("more than the limit of 4.0 GB"), "{e}");
     }
 
     #[test]

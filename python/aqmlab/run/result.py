@@ -19,9 +19,22 @@ if TYPE_CHECKING:
     import pandas as pd
 
 def _frame(columns):
+    """A DataFrame over the engine's columns without copying the numeric ones: each becomes a
+    numpy view of its ``array.array`` (which the view keeps alive), and the frame is built with
+    ``copy=False``, so pandas neither copies them nor consolidates them into one 2-D block. The
+    default constructor held three copies of every value at once (the array, pandas' copy and the
+    consolidated block, about 25 bytes a value); this holds one (docs/scenarios.md, "Resources")."""
+    import array
+
+    import numpy as np
     import pandas as pd
 
-    return pd.DataFrame({name: values for name, values in columns})
+    data = {}
+    for name, values in columns:
+        if isinstance(values, array.array):
+            values = np.frombuffer(values, dtype="f8" if values.typecode == "d" else "i8")
+        data[name] = values
+    return pd.DataFrame(data, copy=False)
 
 
 #: result tables: attribute -> file stem
