@@ -43,7 +43,7 @@ def test_same_seed_same_summary_other_seed_differs(tmp_path, small):
 
 #: examples too large for CI at full size: the limit their header says to give for `validate`, and
 #: the overrides that make the run a small one of the same shape
-BIG_EXAMPLES = {"core-10m.toml": ("24GB", ["--set", "flows[0].count=2000", "--set", "flows[1].rate=10Mb/s",
+BIG_EXAMPLES = {"core-10m.toml": ("10GB", ["--set", "flows[0].count=2000", "--set", "flows[1].rate=10Mb/s",
                                             "--set", "bottleneck.rate=200Mb/s", "--set", "bottleneck.limit=1000",
                                             "--set", "bottleneck.aqm={type='choke', min_th=200, max_th=600}"])}
 
