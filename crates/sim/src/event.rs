@@ -385,6 +385,15 @@ impl EventQueue {
         (self.base + (k >> 32), kind, index)
     }
 
+    /// The kind and index of the `i`-th event after the one just taken (0: the next), if it is in
+    /// the current granule (a hint for prefetching: an event pushed before it is taken may come
+    /// first).
+    #[inline(always)]
+    pub fn peek_next(&self, i: usize) -> Option<(Kind, u32)> {
+        let n = self.cur.len();
+        (i < n).then(|| kind_index(self.cur[n - 1 - i] as u32))
+    }
+
     pub fn len(&self) -> usize {
         self.len
     }

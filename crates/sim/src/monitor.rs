@@ -192,7 +192,8 @@ impl LinkMonitor {
         LinkMonitor {
             link,
             queue: QueueMeasure::new(warmup),
-            flows: vec![AtLink::default(); flows],
+            // (on huge pages at scale: a flow's entry is touched as its packet arrives and leaves)
+            flows: crate::mem::huge_filled(flows, AtLink::default()),
             acks: AtLinkSum::default(),
             lost: 0,
             window_start: None,

@@ -182,6 +182,24 @@ impl Pipe {
         }
     }
 
+    /// Start loading the front entry into the cache (a hint; nothing changes).
+    #[inline(always)]
+    pub fn prefetch_front(&self, s: &Store) {
+        match &self.ring {
+            None if self.len > 0 => {
+                if let Some(e) = s.slots.get(self.head as usize) {
+                    crate::mem::prefetch(e);
+                }
+            }
+            Some(r) => {
+                if let Some(e) = r.get(self.head as usize) {
+                    crate::mem::prefetch(e);
+                }
+            }
+            None => {}
+        }
+    }
+
     /// The `i`-th entry from the front.
     #[inline(always)]
     pub fn get(&self, s: &Store, i: usize) -> Entry {
