@@ -6,8 +6,9 @@
 //! links, and the tables it returns (per-flow results, time series, queue snapshots, per-flow
 //! series), counted as they are when a run goes through `aqmlab` (Rust columns, then Python
 //! arrays, then pandas frames if a table is read: [`CELL_BYTES`] a numeric value, [`cat_bytes`] a
-//! categorical one) — and the number of events it will process. The total is the largest of the run's three peaks (the event loop's
-//! end, the results being built, the tables converted), not their sum.
+//! categorical one) — and the number of events it will process. The total is the largest of the
+//! run's three peaks (the event loop's end, the results being built, the tables converted), not
+//! their sum.
 //! [`check`] refuses a scenario whose estimate is above a limit, with the estimate, its largest
 //! parts and the limit in the message; [`process_limit`] is the limit of a run in this process:
 //! the one given, or half the machine's physical memory (or of a cgroup limit, if lower), lowered
@@ -27,10 +28,8 @@ use aqm::{LinkInfo, QueueUnit, NS_PER_SEC};
 /// results are built, then 8 in the Python `array.array` it becomes (each Rust column is freed as
 /// soon as it is converted), which a DataFrame read from the table views without a copy.
 pub const CELL_BYTES: u64 = 8;
-/// Columns of the per-flow results table: numeric ones, and categorical ones (group, transport,
-/// app, variant, recovery, measured link, paths and hop drops).
+/// Numeric columns of the per-flow results table (its categorical ones: [`flow_row`]).
 const FLOW_NUM_COLUMNS: u64 = 36;
-const FLOW_CAT_COLUMNS: u64 = 10;
 /// A categorical column's value (group, link, path) in Rust: a 4-byte code.
 const CAT_RUST_BYTES: u64 = 4;
 
@@ -198,12 +197,10 @@ fn flow_bytes(g: &GroupSpec, warmup: bool) -> u64 {
 /// A row of the per-flow results table: numeric values, and categorical ones — group, transport,
 /// app, variant, recovery and measured link (names), the data and ACK paths, and their drops per
 /// hop (a number and a space a hop).
-fn flow_row(sc: &Scenario) -> Cells {
-    let n = name_lengths(sc);
-    let names = [n.group, TRANSPORT_LEN, APP_LEN, VARIANT_LEN, VARIANT_LEN, n.link];
-    let row = Cells::row(FLOW_NUM_COLUMNS, &[&names[..], &[n.path, n.path, 2 * n.hops, 2 * n.hops]].concat());
-    debug_assert_eq!(row.cat, FLOW_CAT_COLUMNS);
-    row
+fn flow_row(n: &Names) -> Cells {
+    let cat =
+        [n.group, TRANSPORT_LEN, APP_LEN, VARIANT_LEN, VARIANT_LEN, n.link, n.path, n.path, 2 * n.hops, 2 * n.hops];
+    Cells::row(FLOW_NUM_COLUMNS, &cat)
 }
 
 /// A Poisson count of mean `m` is below this with probability above 1 − 10⁻⁴ (the mean, four
@@ -543,8 +540,8 @@ impl Estimate {
         e.packets = e.n_packets.saturating_mul(PACKET_BYTES);
         // result tables
         let rows = sc.n_static_flows() as u64 + e.n_connections;
-        let flow_table = flow_row(sc).rows(rows);
         let names = name_lengths(sc);
+        let flow_table = flow_row(&names).rows(rows);
         e.flow_table = flow_table.python();
         let samples = sc.duration / sc.sample_interval + 1;
         // a row per sample per measured link; the columns: time, link, queue (packets, bytes),

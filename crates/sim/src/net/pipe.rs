@@ -185,28 +185,23 @@ impl Pipe {
     /// Start loading the front entry into the cache (a hint; nothing changes).
     #[inline(always)]
     pub fn prefetch_front(&self, s: &Store) {
-        match &self.ring {
-            None if self.len > 0 => {
-                if let Some(e) = s.slots.get(self.head as usize) {
-                    crate::mem::prefetch(e);
-                }
-            }
-            Some(r) => {
-                if let Some(e) = r.get(self.head as usize) {
-                    crate::mem::prefetch(e);
-                }
-            }
-            None => {}
+        if !self.is_empty() {
+            crate::mem::prefetch(self.entry(s, 0));
         }
     }
 
     /// The `i`-th entry from the front.
     #[inline(always)]
     pub fn get(&self, s: &Store, i: usize) -> Entry {
+        *self.entry(s, i)
+    }
+
+    #[inline(always)]
+    fn entry<'a>(&'a self, s: &'a Store, i: usize) -> &'a Entry {
         debug_assert!(i < self.len());
         match &self.ring {
-            None => s.slots[self.head as usize],
-            Some(r) => r[Self::ring_index(r, self.head, i)],
+            None => &s.slots[self.head as usize],
+            Some(r) => &r[Self::ring_index(r, self.head, i)],
         }
     }
 

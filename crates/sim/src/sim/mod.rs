@@ -100,9 +100,6 @@ pub struct Sim {
     next_flow_sample: Time,
     /// Inside an early delivery (shortcuts never nest).
     early: bool,
-    /// Request each next link event's packet ahead ([`Sim::prefetch_ahead`]): in runs of
-    /// [`PREFETCH_FLOWS`] flows or more, whose per-flow state is far larger than the caches.
-    prefetch: bool,
     /// The `[[pcap]]` traces, once [`Sim::capture_to`] has opened their files.
     cap: Option<Box<capture::Captures>>,
     /// CSFQ's edge labelling, if a link runs CSFQ on labels (`edge`).
@@ -185,7 +182,6 @@ impl Sim {
             horizon: 0,
             next_flow_sample,
             early: false,
-            prefetch: n >= PREFETCH_FLOWS,
             cap: None,
             edges: edge::Edges::new(&sc, n),
             lat: crate::latency::Latency::new(&sc).map(Box::new),
@@ -227,7 +223,7 @@ impl Sim {
     /// entries, or the next packet's flow as well, measured no better.)
     #[inline(always)]
     fn prefetch_ahead(&self) {
-        if !self.prefetch {
+        if self.flows.len() < PREFETCH_FLOWS {
             return;
         }
         if let Some((Kind::Link, j)) = self.ev.peek_next(0) {
