@@ -74,4 +74,22 @@ mod tests {
         // FIFO order
         assert_eq!(q.dequeue(&mut cx).unwrap().0.size, 100);
     }
+
+    #[test]
+    fn the_upcoming_packets_are_those_that_leave_next() {
+        let mut rng = Rng::stream(1, "t", 0);
+        let mut drops = Vec::new();
+        let mut cx = Cx { now: 0, rng: &mut rng, drops: &mut drops };
+        let mut q = DropTail::new(Limit::packets(10));
+        for i in 0..6 {
+            assert!(q.enqueue(P::new(i, 100 + i), &mut cx));
+        }
+        let ahead: Vec<Option<u32>> = (0..7).map(|k| q.upcoming(k).map(|p| p.size)).collect();
+        let mut left = Vec::new();
+        while let Some((p, _)) = q.dequeue(&mut cx) {
+            left.push(Some(p.size));
+        }
+        left.push(None);
+        assert_eq!(ahead, left);
+    }
 }

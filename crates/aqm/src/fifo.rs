@@ -46,6 +46,11 @@ impl<P: Pkt> Fifo<P> {
     pub fn bytes(&self) -> u64 {
         self.bytes
     }
+    /// The packet `k` places behind the head.
+    #[inline]
+    pub fn get(&self, k: usize) -> Option<&P> {
+        self.q.get(k).map(|(p, _)| p)
+    }
     /// Packets from head (index 0) to tail.
     pub fn iter(&self) -> impl Iterator<Item = &(P, Time)> {
         self.q.iter()
@@ -70,6 +75,10 @@ macro_rules! fifo_views {
         }
         fn for_each_waiting(&self, f: &mut dyn FnMut(&P, Time)) {
             self.$f.for_each(f)
+        }
+        #[inline]
+        fn upcoming(&self, k: usize) -> Option<&P> {
+            self.$f.get(k)
         }
     };
     ($f:ident, pop) => {

@@ -230,6 +230,10 @@ macro_rules! registry {
             fn for_each_waiting(&self, f: &mut dyn FnMut(&P, Time)) {
                 match self { $( AnyQdisc::$variant(q) => q.for_each_waiting(f), )* }
             }
+            #[inline]
+            fn upcoming(&self, k: usize) -> Option<&P> {
+                match self { $( AnyQdisc::$variant(q) => q.upcoming(k), )* }
+            }
             fn state_names(&self) -> &'static [&'static str] {
                 match self { $( AnyQdisc::$variant(q) => q.state_names(), )* }
             }

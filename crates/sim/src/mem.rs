@@ -95,6 +95,23 @@ pub fn prefetch<T>(x: &T) {
     let _ = x;
 }
 
+/// Start loading every cache line of `x` into the cache (a hint, as [`prefetch`]).
+#[inline(always)]
+pub fn prefetch_all<T>(x: &T) {
+    let p = x as *const T as *const u8;
+    let n = std::mem::size_of::<T>();
+    let mut off = 0;
+    while off < n {
+        // SAFETY: an address inside `x`, only prefetched
+        prefetch(unsafe { &*p.add(off) });
+        off += 64;
+    }
+    if n > 1 && (p as usize + n - 1) / 64 != (p as usize + off - 64) / 64 {
+        // its last line, when `x` does not start a line
+        prefetch(unsafe { &*p.add(n - 1) });
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

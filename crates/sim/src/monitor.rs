@@ -206,6 +206,14 @@ impl LinkMonitor {
         self.flows.push(AtLink::default());
     }
 
+    /// Start loading flow `f`'s counters here (a hint).
+    #[inline(always)]
+    pub fn prefetch_flow(&self, f: usize) {
+        if let Some(c) = self.flows.get(f) {
+            crate::mem::prefetch(c);
+        }
+    }
+
     /// `pkt` was offered to the queue at `now`, which now holds `pkts`/`bytes`.
     #[inline(always)]
     pub fn arrived(&mut self, pkt: &Packet, now: Time, pkts: usize, bytes: u64) {

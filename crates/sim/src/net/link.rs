@@ -172,8 +172,11 @@ impl Link {
                 self.pipe.pop_front(s);
             }
         }
-        // Entries whose transmission starts after `now` are waiting; they are at the back.
-        let waiting = match self.pipe.back(s) {
+        // Entries whose transmission starts after `now` are waiting; they are at the back. None
+        // is if the transmitter is free by `now` (every entry's transmission starts before
+        // `free_at`): then the back entry, often not in the cache, is not read.
+        let last = if self.free_at > now { self.pipe.back(s) } else { None };
+        let waiting = match last {
             Some(last) if c.start_of(&last) > now => {
                 let first_waiting = self.pipe.partition_point(s, |e| c.start_of(e) <= now);
                 self.pipe.len() - first_waiting
@@ -224,6 +227,35 @@ mod tests {
         ) {
             let l = LinkClass::simple(rate as f64, 0, 1);
             prop_assert_eq!(l.tx_time(size), (size as u64 * 8 * NS_PER_SEC).div_ceil(rate));
+        }
+    }
+
+    proptest! {
+        /// Whether a packet fits is decided by the entries still waiting to be transmitted,
+        /// whichever way they are found: the same answers as counting them all, at any load, with
+        /// or without early departures (`simple_arrive` reads no entry while the transmitter is
+        /// free, and the back entry at most while it is busy).
+        #[test]
+        fn admission_counts_the_waiting_entries(
+            steps in proptest::collection::vec((0u64..3_000_000, 0u8..4), 1..60),
+            limit in 1u32..5,
+        ) {
+            let r = &mut Store::default();
+            let c = LinkClass::simple(8e6, 2_000_000, limit); // 1 ms a packet, 2 ms away
+            let mut l = Link::new(0);
+            l.next = NEXT_HOST;
+            let mut now = 0;
+            for (i, (gap, early)) in steps.into_iter().enumerate() {
+                now += gap;
+                // the plain count: entries whose transmission starts after `now`, less those
+                // whose transmission started (and that left early) as the link drops them
+                let waiting = (0..l.pipe.len()).filter(|&k| c.start_of(&l.pipe.get(r, k)) > now).count();
+                let got = l.simple_arrive(&c, pkt(i as u32), now, r);
+                prop_assert_eq!(got.is_some(), waiting < limit as usize);
+                if let (Some((start, _)), 0) = (got, early) {
+                    l.left_early(start, now, r);
+                }
+            }
         }
     }
 

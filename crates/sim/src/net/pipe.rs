@@ -182,6 +182,15 @@ impl Pipe {
         }
     }
 
+    /// Start loading the ring's own header (where its entries are), if the pipe has a ring (a
+    /// hint; nothing changes).
+    #[inline(always)]
+    pub fn prefetch_ring(&self) {
+        if let Some(r) = &self.ring {
+            crate::mem::prefetch::<Box<[Entry]>>(r);
+        }
+    }
+
     /// Start loading the front entry into the cache (a hint; nothing changes).
     #[inline(always)]
     pub fn prefetch_front(&self, s: &Store) {

@@ -60,6 +60,10 @@ pub(crate) const LINK_BYTES: u64 = std::mem::size_of::<crate::net::Link>() as u6
 /// bench's point `a`, 1 000 flows).
 const PREFETCH_FLOWS: usize = 50_000;
 
+/// How far behind its head a queue's packet is when its flow's state is requested (at the
+/// departures of runs with `PREFETCH_FLOWS`; `Sim::prefetch_flow`).
+const QUEUE_AHEAD: usize = 4;
+
 /// A runnable simulation.
 pub struct Sim {
     sc: Scenario,
@@ -215,20 +219,90 @@ impl Sim {
         self.finish()
     }
 
-    /// Start loading the packet the next link event will forward (a hint only: nothing changes).
-    /// At scale a link event misses the cache twice in a row before any work, the second load
-    /// needing the first: the link, then its pipe's front entry (the packet). The links of the
-    /// current granule's events were requested at its refill (`pop_before`); here the front entry
-    /// of the next one is, so that its miss overlaps this event's work. (Requesting the next two
-    /// entries, or the next packet's flow as well, measured no better.)
+    /// Start loading what the next events will read (a hint only: nothing changes), and return
+    /// the flow whose state was requested. At scale an event misses the cache several times in a
+    /// row before any work, each load needing the one before: the link, its pipe's ring, the
+    /// ring's front entry (the packet), then the packet's flow. The links of the current
+    /// granule's events were requested at its refill (`pop_before`); here each step of that
+    /// chain is requested one event ahead of the next, as a pipeline over the events to come, so
+    /// that every miss overlaps an event's work. (One step alone, the next event's front entry,
+    /// was the tenth round's; the eleventh added the others, docs/engine.md.)
     #[inline(always)]
-    fn prefetch_ahead(&self) {
+    fn prefetch_ahead(&self) -> Option<usize> {
+        if self.flows.len() < PREFETCH_FLOWS {
+            return None;
+        }
+        // four events ahead, as a pipeline: a link, then its pipe's ring, then the ring's front
+        // entry, then the state of that entry's flow (each step reads what the one before
+        // requested)
+        let net = &self.net;
+        if let Some((Kind::Link, j)) = self.ev.peek_next(3) {
+            crate::mem::prefetch(&net.links[j as usize]);
+        }
+        if let Some((Kind::Link, j)) = self.ev.peek_next(2) {
+            net.links[j as usize].pipe.prefetch_ring();
+        }
+        if let Some((Kind::Link, j)) = self.ev.peek_next(1) {
+            net.links[j as usize].pipe.prefetch_front(&net.store);
+        }
+        let f = match self.ev.peek_next(0) {
+            Some((Kind::Link, j)) => match net.links[j as usize].pipe.front(&net.store) {
+                Some(Entry::InFlight { pkt, .. }) => pkt.flow as usize,
+                _ => return None,
+            },
+            Some((Kind::Timer, k)) => k as usize / 2,
+            _ => return None,
+        };
+        self.prefetch_flow(f);
+        Some(f)
+    }
+
+    /// The links of flow `f`'s paths where its host puts a packet and where its host takes one
+    /// (`f`'s route, requested before, is read): start loading them. A hint only.
+    #[inline(always)]
+    fn prefetch_links(&self, f: usize) {
+        if let Some(r) = self.routes.get(f) {
+            let links = &self.net.links;
+            for l in [r.first_fwd, r.first_rev, r.last_fwd, r.last_rev] {
+                if let Some(link) = links.get(l as usize) {
+                    crate::mem::prefetch(link);
+                }
+            }
+        }
+    }
+
+    /// A busy link's pipe says which packets its next events forward: start loading the state of
+    /// the flow of the packet `AHEAD` entries behind its front, so that those misses overlap the
+    /// events in between. A hint only.
+    #[inline(always)]
+    fn prefetch_behind(&self, l: usize) {
+        const AHEAD: usize = 2;
         if self.flows.len() < PREFETCH_FLOWS {
             return;
         }
-        if let Some((Kind::Link, j)) = self.ev.peek_next(0) {
-            let net = &self.net;
-            net.links[j as usize].pipe.prefetch_front(&net.store);
+        let net = &self.net;
+        let pipe = &net.links[l].pipe;
+        if pipe.len() > AHEAD {
+            if let Entry::InFlight { pkt, .. } = pipe.get(&net.store, AHEAD) {
+                self.prefetch_flow(pkt.flow as usize);
+            }
+        }
+    }
+
+    /// Start loading what an event for flow `f` reads: its route, its TCP state, its counters,
+    /// its timer slots and its entries at the measured links. A hint only.
+    #[inline(always)]
+    fn prefetch_flow(&self, f: usize) {
+        use crate::mem::{prefetch, prefetch_all};
+        if f >= self.flows.len() {
+            return;
+        }
+        prefetch(&self.routes[f]);
+        prefetch_all(&self.flows[f]);
+        prefetch_all(&self.ctr[f]);
+        prefetch(&self.timers[2 * f]);
+        for m in &self.monitors {
+            m.prefetch_flow(f);
         }
     }
 
@@ -236,6 +310,7 @@ impl Sim {
     /// before the run's end. Follow it with [`Sim::finish`].
     pub fn run_events(&mut self, progress: &mut dyn FnMut(f64) -> bool) -> Result<(), SimError> {
         let end = self.sc.duration;
+        let mut ahead = None;
         loop {
             // the events a refill brings near are the next ones: start loading their links
             let links = &self.net.links;
@@ -248,7 +323,11 @@ impl Sim {
             };
             self.now = t;
             self.events += 1;
-            self.prefetch_ahead();
+            if let Some(f) = ahead {
+                // the flow requested at the last event is likely this one's: its links
+                self.prefetch_links(f);
+            }
+            ahead = self.prefetch_ahead();
             match kind {
                 Kind::Link => self.on_link_event(idx as usize),
                 Kind::AqmTimer => self.on_aqm_timer(idx as usize),
@@ -425,9 +504,21 @@ impl Sim {
             let a = class.aqm.as_deref_mut().expect("aqm");
             a.idle_reported = false;
             let (n, b, monitor) = (a.queue.len(), a.queue.bytes(), a.monitor);
+            let coming = if self.flows.len() >= PREFETCH_FLOWS {
+                let q = &a.queue.disc;
+                (q.upcoming(QUEUE_AHEAD).map(|p| p.flow as usize), q.upcoming(QUEUE_AHEAD / 2).map(|p| p.flow as usize))
+            } else {
+                (None, None)
+            };
             link.free_at = start.saturating_add(class.tx_time(pkt.size));
             let arrive = link.free_at.saturating_add(class.delay);
             let shared = link.next == NEXT_SHARED;
+            if let Some(f) = coming.0 {
+                self.prefetch_flow(f);
+            }
+            if let Some(f) = coming.1 {
+                self.prefetch_links(f);
+            }
             if monitor != NO_MONITOR {
                 self.monitors[monitor as usize].departed(&pkt, start, enq, n, b);
             }
@@ -486,6 +577,7 @@ impl Sim {
     fn on_link_event(&mut self, l: usize) {
         let now = self.now;
         self.net.links[l].set_pending(false);
+        self.prefetch_behind(l);
         loop {
             let net = &mut self.net;
             let link = &mut net.links[l];
