@@ -191,6 +191,17 @@ impl Pipe {
         }
     }
 
+    /// Start loading where the pipe's entries are: its ring's header, or its one entry (a hint;
+    /// nothing changes).
+    #[inline(always)]
+    pub fn prefetch_where(&self, s: &Store) {
+        match &self.ring {
+            Some(r) => crate::mem::prefetch::<Box<[Entry]>>(r),
+            None if self.len == 1 => crate::mem::prefetch(&s.slots[self.head as usize]),
+            None => {}
+        }
+    }
+
     /// Start loading the front entry into the cache (a hint; nothing changes).
     #[inline(always)]
     pub fn prefetch_front(&self, s: &Store) {

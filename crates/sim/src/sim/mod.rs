@@ -271,6 +271,21 @@ impl Sim {
         }
     }
 
+    /// The pipes of flow `f`'s links where its host puts a packet and where its host takes one
+    /// (its route and those links, requested before, are read): start loading their rings, or
+    /// their one entry. A hint only.
+    #[inline(always)]
+    fn prefetch_pipes(&self, f: usize) {
+        if let Some(r) = self.routes.get(f) {
+            let net = &self.net;
+            for l in [r.first_fwd, r.first_rev, r.last_fwd, r.last_rev] {
+                if let Some(link) = net.links.get(l as usize) {
+                    link.pipe.prefetch_where(&net.store);
+                }
+            }
+        }
+    }
+
     /// A busy link's pipe says which packets its next events forward: start loading the state of
     /// the flow of the packet `AHEAD` entries behind its front, so that those misses overlap the
     /// events in between. A hint only.
@@ -506,9 +521,10 @@ impl Sim {
             let (n, b, monitor) = (a.queue.len(), a.queue.bytes(), a.monitor);
             let coming = if self.flows.len() >= PREFETCH_FLOWS {
                 let q = &a.queue.disc;
-                (q.upcoming(QUEUE_AHEAD).map(|p| p.flow as usize), q.upcoming(QUEUE_AHEAD / 2).map(|p| p.flow as usize))
+                let flow = |k| q.upcoming(k).map(|p| p.flow as usize);
+                (flow(QUEUE_AHEAD), flow(QUEUE_AHEAD / 2), flow(QUEUE_AHEAD / 4))
             } else {
-                (None, None)
+                (None, None, None)
             };
             link.free_at = start.saturating_add(class.tx_time(pkt.size));
             let arrive = link.free_at.saturating_add(class.delay);
@@ -518,6 +534,9 @@ impl Sim {
             }
             if let Some(f) = coming.1 {
                 self.prefetch_links(f);
+            }
+            if let Some(f) = coming.2 {
+                self.prefetch_pipes(f);
             }
             if monitor != NO_MONITOR {
                 self.monitors[monitor as usize].departed(&pkt, start, enq, n, b);
