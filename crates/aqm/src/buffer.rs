@@ -524,6 +524,19 @@ impl<P: Pkt> LeakyBuffer<P> {
         None
     }
 
+    /// The packet `k` places behind the head's position, if that place holds one (live or
+    /// doomed): the one likely to leave `k` places after the next, for a prefetch hint
+    /// ([`crate::Qdisc::upcoming`]).
+    #[inline]
+    pub fn upcoming(&self, k: usize) -> Option<&P> {
+        let pos = self.head + k as u64;
+        if pos < self.tail {
+            self.ring[self.slot(pos)].as_ref().map(|e| &e.pkt)
+        } else {
+            None
+        }
+    }
+
     /// The packet at `pos` (live or doomed).
     #[inline]
     pub fn get(&self, pos: u64) -> &P {
@@ -854,6 +867,16 @@ mod tests {
                     let mut seen = Vec::new();
                     b.for_each(&mut |p, _| seen.push(p.flow));
                     prop_assert_eq!(&seen, &model);
+                    // the prefetch hint: without holes, the packet k places behind the head is
+                    // the k-th to leave; with them, a packet the buffer holds, live or doomed
+                    let solid = b.tail - b.head == model.len() as u64;
+                    for k in 0..model.len() + 2 {
+                        match b.upcoming(k) {
+                            Some(p) if solid => prop_assert_eq!(Some(&p.flow), model.get(k)),
+                            Some(p) => prop_assert!(p.flow < id),
+                            None => prop_assert!(!solid || k >= model.len()),
+                        }
+                    }
                     if ranks && mode.population == DrawPopulation::Live {
                         for (k, m) in model.iter().enumerate() {
                             prop_assert_eq!(b.get(b.nth_live(k)).flow, *m);
