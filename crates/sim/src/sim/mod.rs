@@ -55,9 +55,10 @@ impl std::fmt::Display for SimError {
 pub(crate) const FLOW_BYTES: u64 = std::mem::size_of::<Flow>() as u64;
 pub(crate) const LINK_BYTES: u64 = std::mem::size_of::<crate::net::Link>() as u64;
 
-/// Runs with this many flows or more request link events' packets ahead (below it, a run's state
-/// mostly stays in the caches, and the requests only add work: 2 % more instructions at the
-/// bench's point `a`, 1 000 flows).
+/// Runs with this many flows or more request the state of the next events and departures ahead
+/// (`Sim::prefetch_ahead`, `Sim::prefetch_flow`; below it, a run's state mostly stays in the
+/// caches, and the requests only add work: 2 % more instructions at the bench's point `a`, 1 000
+/// flows, for the tenth round's first request alone).
 const PREFETCH_FLOWS: usize = 50_000;
 
 /// How far behind its head a queue's packet is when its flow's state is requested (at the
