@@ -195,11 +195,10 @@ impl Pipe {
     /// nothing changes).
     #[inline(always)]
     pub fn prefetch_where(&self, s: &Store) {
-        match &self.ring {
-            Some(r) => crate::mem::prefetch::<Box<[Entry]>>(r),
-            None if self.len == 1 => crate::mem::prefetch(&s.slots[self.head as usize]),
-            None => {}
+        if self.ring.is_none() && self.len == 1 {
+            crate::mem::prefetch(&s.slots[self.head as usize]);
         }
+        self.prefetch_ring();
     }
 
     /// Start loading the front entry into the cache (a hint; nothing changes).

@@ -230,7 +230,7 @@ impl Sim {
     /// was the tenth round's; the eleventh added the others, docs/engine.md.)
     #[inline(always)]
     fn prefetch_ahead(&self) -> Option<usize> {
-        if self.flows.len() < PREFETCH_FLOWS {
+        if !self.prefetching() {
             return None;
         }
         // four events ahead, as a pipeline: a link, then its pipe's ring, then the ring's front
@@ -258,33 +258,31 @@ impl Sim {
         Some(f)
     }
 
-    /// The links of flow `f`'s paths where its host puts a packet and where its host takes one
-    /// (`f`'s route, requested before, is read): start loading them. A hint only.
+    /// Whether this run requests state ahead (`PREFETCH_FLOWS`).
     #[inline(always)]
-    fn prefetch_links(&self, f: usize) {
-        if let Some(r) = self.routes.get(f) {
-            let links = &self.net.links;
-            for l in [r.first_fwd, r.first_rev, r.last_fwd, r.last_rev] {
-                if let Some(link) = links.get(l as usize) {
-                    crate::mem::prefetch(link);
-                }
-            }
-        }
+    fn prefetching(&self) -> bool {
+        self.flows.len() >= PREFETCH_FLOWS
     }
 
-    /// The pipes of flow `f`'s links where its host puts a packet and where its host takes one
-    /// (its route and those links, requested before, are read): start loading their rings, or
-    /// their one entry. A hint only.
+    /// The links of flow `f`'s paths where its host puts a packet and where its host takes one
+    /// (reading `f`'s route).
+    #[inline(always)]
+    fn end_links(&self, f: usize) -> impl Iterator<Item = &crate::net::Link> {
+        let ends = self.routes.get(f).map(|r| [r.first_fwd, r.first_rev, r.last_fwd, r.last_rev]);
+        ends.into_iter().flatten().filter_map(|l| self.net.links.get(l as usize))
+    }
+
+    /// Start loading flow `f`'s end links (its route was requested before). A hint only.
+    #[inline(always)]
+    fn prefetch_links(&self, f: usize) {
+        self.end_links(f).for_each(crate::mem::prefetch);
+    }
+
+    /// Start loading the rings, or the one entry, of flow `f`'s end links' pipes (its route and
+    /// those links were requested before). A hint only.
     #[inline(always)]
     fn prefetch_pipes(&self, f: usize) {
-        if let Some(r) = self.routes.get(f) {
-            let net = &self.net;
-            for l in [r.first_fwd, r.first_rev, r.last_fwd, r.last_rev] {
-                if let Some(link) = net.links.get(l as usize) {
-                    link.pipe.prefetch_where(&net.store);
-                }
-            }
-        }
+        self.end_links(f).for_each(|link| link.pipe.prefetch_where(&self.net.store));
     }
 
     /// A busy link's pipe says which packets its next events forward: start loading the state of
@@ -293,7 +291,7 @@ impl Sim {
     #[inline(always)]
     fn prefetch_behind(&self, l: usize) {
         const AHEAD: usize = 2;
-        if self.flows.len() < PREFETCH_FLOWS {
+        if !self.prefetching() {
             return;
         }
         let net = &self.net;
@@ -520,6 +518,8 @@ impl Sim {
             let a = class.aqm.as_deref_mut().expect("aqm");
             a.idle_reported = false;
             let (n, b, monitor) = (a.queue.len(), a.queue.bytes(), a.monitor);
+            // the flows of the packets `QUEUE_AHEAD`, half and a quarter of it behind the head
+            // (`prefetching`, read where the queue is borrowed)
             let coming = if self.flows.len() >= PREFETCH_FLOWS {
                 let q = &a.queue.disc;
                 let flow = |k| q.upcoming(k).map(|p| p.flow as usize);
@@ -530,6 +530,8 @@ impl Sim {
             link.free_at = start.saturating_add(class.tx_time(pkt.size));
             let arrive = link.free_at.saturating_add(class.delay);
             let shared = link.next == NEXT_SHARED;
+            // request the first's state, the second's end links and the third's pipes, each
+            // reading what was requested for it at earlier departures
             if let Some(f) = coming.0 {
                 self.prefetch_flow(f);
             }
