@@ -12,14 +12,18 @@
 //! Rings come in sizes 8, 12, 16, 24, 32, … (powers of two and one and a half times them: a
 //! burst of ten packets takes 12 places, not 16); a pipe back to one entry moves it to a slot and
 //! returns its ring to the pool, where the next burst on any link takes it, so the rings in memory
-//! are those of the most pipes in a burst at once. Nothing is allocated per packet: the store
-//! grows only while more entries are held at once than ever before. The order of entries, and
-//! therefore every result, is that of a plain FIFO.
+//! are, for each size, those of the most pipes in a burst of that size at once. Rings are carved
+//! from the store's blocks (on huge pages once large) and named by one word, their block, line and
+//! size, so that where an entry is follows from the link alone (issue 28's twelfth round: before,
+//! a ring was a heap allocation behind a thin pointer, whose header was one more dependent miss).
+//! Nothing is allocated per packet: the store grows only while more entries are held at once than
+//! ever before. The order of entries, and therefore every result, is that of a plain FIFO.
 //!
-//! The cost is one more memory access per packet on a link (the link, then its slot).
+//! The cost is one more memory access per packet on a link (the link, then its slot or ring).
 
 use crate::packet::Packet;
 use aqm::Time;
+use std::num::NonZeroU64;
 
 /// One pipe entry, in the FIFO order of the link's transmitter.
 ///
@@ -54,33 +58,76 @@ const fn ring_capacity(k: usize) -> usize {
     }
 }
 
-/// The size class of a ring of `cap` entries (one of [`ring_capacity`]'s values).
-#[inline]
-fn ring_class(cap: usize) -> usize {
-    let k = if cap.is_power_of_two() {
-        2 * (cap.trailing_zeros() as usize - 3)
-    } else {
-        2 * ((cap / 3).trailing_zeros() as usize - 2) + 1
-    };
-    debug_assert_eq!(ring_capacity(k), cap);
-    k
-}
-
-/// The largest ring kept for reuse once free, in entries (128 KiB).
+/// The largest ring kept for reuse once free, in entries (128 KiB): smaller rings are carved from
+/// the store's blocks and go back to its pool; larger ones (a shared link's pipe growing through
+/// its sizes: rare, and each of them megabytes) have a block of their own, freed with them.
 const POOLED: usize = 4096;
 
-/// A ring on the heap: a thin pointer (to the slice's own box), so that a pipe is 16 bytes.
-#[allow(clippy::redundant_allocation)]
-type Ring = Box<Box<[Entry]>>;
+/// Two entries: the unit in which rings are carved, aligned so that no entry straddles two cache
+/// lines.
+#[derive(Clone, Copy)]
+#[repr(align(64))]
+struct Line([Entry; 2]);
 
-/// The entries of every pipe of a network: the slots of pipes holding one entry, and the rings
-/// not in use, by size.
+/// The first block of the rings' arena, in lines (64 KiB); each next block is twice as large, up
+/// to [`BLOCK_LINES`], so that a small run holds little and a large one's rings are on huge pages.
+const FIRST_BLOCK_LINES: usize = 1 << 10;
+/// The largest block of the rings' arena, in lines (16 MiB).
+const BLOCK_LINES: usize = 1 << 18;
+
+/// Where a ring is: a block of the store, its first line there, and its size class, in one word
+/// (so that a pipe is 16 bytes). An entry's address follows from the link and the store's short
+/// table of blocks alone (a ring on the heap behind a thin pointer needed the slice's header
+/// loaded first: a dependent cache miss per packet at core-router scale).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Ring(NonZeroU64);
+
+impl Ring {
+    fn new(block: usize, line: usize, class: usize) -> Ring {
+        assert!(block < 1 << 31 && line < 1 << 26 && class < 1 << 6, "a ring's place fits in 64 bits");
+        let word = 1 << 63 | (block as u64) << 32 | (line as u64) << 6 | class as u64;
+        Ring(NonZeroU64::new(word).expect("the top bit is set"))
+    }
+
+    #[inline(always)]
+    fn class(self) -> usize {
+        (self.0.get() & 63) as usize
+    }
+
+    /// Entries it holds.
+    #[inline(always)]
+    fn len(self) -> usize {
+        ring_capacity(self.class())
+    }
+
+    #[inline(always)]
+    fn block(self) -> usize {
+        (self.0.get() >> 32) as usize & ((1 << 31) - 1)
+    }
+
+    #[inline(always)]
+    fn line(self) -> usize {
+        (self.0.get() >> 6) as usize & ((1 << 26) - 1)
+    }
+}
+
+/// The entries of every pipe of a network: the slots of pipes holding one entry, and the rings of
+/// pipes holding more, carved from blocks (on huge pages when large: rings are read at random, one
+/// touch per packet, so at core-router scale small pages made most of those touches miss the TLB
+/// too), with the rings not in use by size.
 #[derive(Default)]
 pub struct Store {
     slots: Vec<Entry>,
     free_slots: Vec<u32>,
     /// `rings[k]`: rings of [`ring_capacity`]`(k)` entries not in use.
     rings: Vec<Vec<Ring>>,
+    /// The rings' memory: blocks from which rings are carved (the last one being carved), and
+    /// the blocks of rings larger than [`POOLED`] (empty once such a ring is freed).
+    blocks: Vec<Vec<Line>>,
+    /// The block rings are carved from now (`blocks.len()` if none yet).
+    carving: usize,
+    /// Blocks of freed large rings, for the next large ring.
+    free_blocks: Vec<usize>,
 }
 
 impl Store {
@@ -106,38 +153,64 @@ impl Store {
         i as u32
     }
 
-    /// A ring of size class `k`: a free one, or a new one. A new one is made when more rings of
-    /// this size are in use than ever before; smaller free rings as large in all are then given
-    /// back to the allocator (from the smallest up), whose memory the new one can take: the free
-    /// rings of the sizes a burst grew through would otherwise stay as they were at their own
-    /// peaks, where the pipes' bursts (slow-start windows that double) now need larger rings.
+    /// A ring of size class `k`: a free one, or a new one (carved from the current block, or a
+    /// block of its own if it is larger than [`POOLED`]).
     fn take_ring(&mut self, k: usize) -> Ring {
         if let Some(r) = self.rings.get_mut(k).and_then(|f| f.pop()) {
             return r;
         }
-        let mut need = ring_capacity(k);
-        for free in self.rings.iter_mut().take(k) {
-            while need > 0 {
-                match free.pop() {
-                    Some(r) => need = need.saturating_sub(r.len()),
-                    None => break,
+        let lines = ring_capacity(k) / 2;
+        if ring_capacity(k) > POOLED {
+            let mut v = crate::mem::huge_vec(lines);
+            v.resize(lines, Line([EMPTY; 2]));
+            let b = match self.free_blocks.pop() {
+                Some(b) => {
+                    self.blocks[b] = v;
+                    b
                 }
-            }
+                None => {
+                    self.blocks.push(v);
+                    self.blocks.len() - 1
+                }
+            };
+            return Ring::new(b, 0, k);
         }
-        Box::new(vec![EMPTY; ring_capacity(k)].into_boxed_slice())
+        let room = |v: &Vec<Line>| v.capacity() - v.len();
+        if self.blocks.get(self.carving).is_none_or(|v| room(v) < lines) {
+            let last = self.blocks.get(self.carving).map_or(0, Vec::capacity);
+            let size = (2 * last).clamp(FIRST_BLOCK_LINES, BLOCK_LINES);
+            self.blocks.push(crate::mem::huge_vec(size));
+            self.carving = self.blocks.len() - 1;
+        }
+        let block = &mut self.blocks[self.carving];
+        let line = block.len();
+        block.resize(line + lines, Line([EMPTY; 2]));
+        Ring::new(self.carving, line, k)
     }
 
-    /// A ring no longer in use: kept for the next burst, unless it is larger than [`POOLED`]
-    /// (the rings a shared link's pipe grew through: rare, and each of them megabytes).
+    /// A ring no longer in use: kept for the next burst if carved, its block freed if not.
     fn put_ring(&mut self, ring: Ring) {
         if ring.len() > POOLED {
+            self.blocks[ring.block()] = Vec::new();
+            self.free_blocks.push(ring.block());
             return;
         }
-        let k = ring_class(ring.len());
+        let k = ring.class();
         if self.rings.len() <= k {
             self.rings.resize_with(k + 1, Vec::new);
         }
         self.rings[k].push(ring);
+    }
+
+    /// Ring `r`'s `i`-th entry (from its start, not its pipe's head).
+    #[inline(always)]
+    fn at(&self, r: Ring, i: usize) -> &Entry {
+        &self.blocks[r.block()][r.line() + i / 2].0[i % 2]
+    }
+
+    #[inline(always)]
+    fn at_mut(&mut self, r: Ring, i: usize) -> &mut Entry {
+        &mut self.blocks[r.block()][r.line() + i / 2].0[i % 2]
     }
 
     /// Slots, in use or free (for tests and the memory account).
@@ -173,7 +246,7 @@ impl Pipe {
 
     /// The ring's index of its `i`-th entry from the front.
     #[inline(always)]
-    fn ring_index(r: &[Entry], head: u32, i: usize) -> usize {
+    fn ring_index(r: Ring, head: u32, i: usize) -> usize {
         let s = head as usize + i;
         if s >= r.len() {
             s - r.len()
@@ -182,23 +255,23 @@ impl Pipe {
         }
     }
 
-    /// Start loading the ring's own header (where its entries are), if the pipe has a ring (a
-    /// hint; nothing changes).
-    #[inline(always)]
-    pub fn prefetch_ring(&self) {
-        if let Some(r) = &self.ring {
-            crate::mem::prefetch::<Box<[Entry]>>(r);
-        }
-    }
-
-    /// Start loading where the pipe's entries are: its ring's header, or its one entry (a hint;
-    /// nothing changes).
+    /// Start loading where the pipe's next entry goes and its last entry is (what an arrival at
+    /// its link reads and writes): its ring's place after the back, and the back entry's, or its
+    /// one entry's slot (a hint; nothing changes).
     #[inline(always)]
     pub fn prefetch_where(&self, s: &Store) {
-        if self.ring.is_none() && self.len == 1 {
-            crate::mem::prefetch(&s.slots[self.head as usize]);
+        match self.ring {
+            None if self.len == 1 => crate::mem::prefetch(&s.slots[self.head as usize]),
+            None => {}
+            Some(r) => {
+                let back = Self::ring_index(r, self.head, self.len() - 1);
+                crate::mem::prefetch(s.at(r, back));
+                // (a line holds two entries: the next place is on the next line after an odd one)
+                if back % 2 == 1 && back + 1 < r.len() {
+                    crate::mem::prefetch(s.at(r, back + 1));
+                }
+            }
         }
-        self.prefetch_ring();
     }
 
     /// Start loading the front entry into the cache (a hint; nothing changes).
@@ -218,17 +291,17 @@ impl Pipe {
     #[inline(always)]
     fn entry<'a>(&'a self, s: &'a Store, i: usize) -> &'a Entry {
         debug_assert!(i < self.len());
-        match &self.ring {
+        match self.ring {
             None => &s.slots[self.head as usize],
-            Some(r) => &r[Self::ring_index(r, self.head, i)],
+            Some(r) => s.at(r, Self::ring_index(r, self.head, i)),
         }
     }
 
     #[inline]
     fn get_mut<'a>(&'a mut self, s: &'a mut Store, i: usize) -> &'a mut Entry {
-        match &mut self.ring {
+        match self.ring {
             None => &mut s.slots[self.head as usize],
-            Some(r) => &mut r[Self::ring_index(r, self.head, i)],
+            Some(r) => s.at_mut(r, Self::ring_index(r, self.head, i)),
         }
     }
 
@@ -299,13 +372,12 @@ impl Pipe {
     }
 
     fn push_to_ring(&mut self, e: Entry, s: &mut Store) {
-        match &self.ring {
+        match self.ring {
             Some(r) if self.len() < r.len() => {}
             _ => self.grow(s),
         }
-        let r = self.ring.as_mut().expect("a ring");
-        let i = Self::ring_index(r, self.head, self.len as usize);
-        r[i] = e;
+        let r = self.ring.expect("a ring");
+        *s.at_mut(r, Self::ring_index(r, self.head, self.len as usize)) = e;
         self.len += 1;
     }
 
@@ -317,13 +389,13 @@ impl Pipe {
             return None;
         }
         self.len -= 1;
-        match &self.ring {
+        match self.ring {
             None => {
                 s.free_slots.push(self.head);
                 Some(s.slots[self.head as usize])
             }
             Some(r) => {
-                let e = r[self.head as usize];
+                let e = *s.at(r, self.head as usize);
                 self.head = Self::ring_index(r, self.head, 1) as u32;
                 if self.len <= 1 {
                     self.unspill(s);
@@ -353,10 +425,10 @@ impl Pipe {
     #[cold]
     fn grow(&mut self, s: &mut Store) {
         let n = self.len();
-        let k = self.ring.as_ref().map_or(0, |r| ring_class(r.len()) + 1);
-        let mut ring = s.take_ring(k);
-        for (i, e) in ring.iter_mut().enumerate().take(n) {
-            *e = self.get(s, i);
+        let k = self.ring.map_or(0, |r| r.class() + 1);
+        let ring = s.take_ring(k);
+        for i in 0..n {
+            *s.at_mut(ring, i) = self.get(s, i);
         }
         match self.ring.replace(ring) {
             Some(old) => s.put_ring(old),
@@ -370,7 +442,7 @@ impl Pipe {
     fn unspill(&mut self, s: &mut Store) {
         let ring = self.ring.take().expect("a ring");
         if self.len == 1 {
-            let e = ring[self.head as usize];
+            let e = *s.at(ring, self.head as usize);
             self.head = s.take_slot();
             s.slots[self.head as usize] = e;
         } else {
@@ -396,8 +468,44 @@ mod tests {
     fn ring_sizes_grow_by_a_half_or_a_third() {
         let caps: Vec<usize> = (0..10).map(ring_capacity).collect();
         assert_eq!(caps, [8, 12, 16, 24, 32, 48, 64, 96, 128, 192]);
-        for k in 0..50 {
-            assert_eq!(ring_class(ring_capacity(k)), k);
+        // a ring's place and size class round-trip through its one word
+        for (block, line, class) in [(0, 0, 0), (5, 1000, 7), ((1 << 31) - 1, (1 << 26) - 1, 63)] {
+            let r = Ring::new(block, line, class);
+            assert_eq!((r.block(), r.line(), r.class(), r.len()), (block, line, class, ring_capacity(class)));
+        }
+    }
+
+    #[test]
+    fn rings_are_carved_from_blocks_and_large_ones_have_their_own() {
+        let mut s = Store::default();
+        let a = s.take_ring(0);
+        let b = s.take_ring(3);
+        // carved one after the other from the first block, cache-line aligned
+        assert_eq!((a.block(), a.line(), b.block(), b.line()), (0, 0, 0, 4));
+        assert_eq!(s.blocks[0].as_ptr() as usize % 64, 0);
+        // a ring larger than the pool keeps has a block of its own, freed with it and reused
+        let k = (0..).find(|&k| ring_capacity(k) > POOLED).unwrap();
+        let big = s.take_ring(k);
+        assert_eq!((big.line(), s.blocks[big.block()].len() * 2), (0, big.len()));
+        s.put_ring(big);
+        assert_eq!(s.blocks[big.block()].capacity(), 0);
+        assert_eq!(s.take_ring(k).block(), big.block());
+        // enough small rings fill the first block and carve a second, twice as large
+        let n = FIRST_BLOCK_LINES / 4;
+        let rings: Vec<Ring> = (0..n).map(|_| s.take_ring(0)).collect();
+        let last = rings.last().unwrap();
+        assert_ne!(last.block(), 0);
+        assert_eq!(s.blocks[last.block()].capacity(), 2 * FIRST_BLOCK_LINES);
+        // every entry written through one ring is read back through it alone
+        for (j, r) in rings.iter().enumerate() {
+            for i in 0..r.len() {
+                *s.at_mut(*r, i) = Entry::Left { start: (j * 100 + i) as u64 };
+            }
+        }
+        for (j, r) in rings.iter().enumerate() {
+            for i in 0..r.len() {
+                assert_eq!(*s.at(*r, i), Entry::Left { start: (j * 100 + i) as u64 });
+            }
         }
     }
 

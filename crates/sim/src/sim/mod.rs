@@ -222,28 +222,29 @@ impl Sim {
 
     /// Start loading what the next events will read (a hint only: nothing changes), and return
     /// the flow whose state was requested. At scale an event misses the cache several times in a
-    /// row before any work, each load needing the one before: the link, its pipe's ring, the
-    /// ring's front entry (the packet), then the packet's flow. The links of the current
-    /// granule's events were requested at its refill (`pop_before`); here each step of that
-    /// chain is requested one event ahead of the next, as a pipeline over the events to come, so
-    /// that every miss overlaps an event's work. (One step alone, the next event's front entry,
-    /// was the tenth round's; the eleventh added the others, docs/engine.md.)
+    /// row before any work, each load needing the one before: the link, its pipe's front entry
+    /// (the packet), then the packet's flow. The links of the current granule's events were
+    /// requested at its refill (`pop_before`); here each step of that chain is requested ahead
+    /// of the next, as a pipeline over the events to come, so that every miss overlaps an
+    /// event's work. (One step alone, the next event's front entry, was the tenth round's; the
+    /// eleventh added the others; the twelfth dropped the ring's header, which a ring no longer
+    /// has: docs/engine.md.)
     #[inline(always)]
     fn prefetch_ahead(&self) -> Option<usize> {
         if !self.prefetching() {
             return None;
         }
-        // four events ahead, as a pipeline: a link, then its pipe's ring, then the ring's front
-        // entry, then the state of that entry's flow (each step reads what the one before
-        // requested)
+        // as a pipeline: a link three events ahead, the front entry of the next but one, then
+        // the state of the next one's flow (each step reads what an earlier one requested; the
+        // link two events before its entry, as when its ring's header came between: requesting
+        // it four or five events ahead, or the entry two ahead, measured the same)
         let net = &self.net;
-        if let Some((Kind::Link, j)) = self.ev.peek_next(3) {
+        const LINK_AHEAD: usize = 3;
+        const FRONT_AHEAD: usize = 1;
+        if let Some((Kind::Link, j)) = self.ev.peek_next(LINK_AHEAD) {
             crate::mem::prefetch(&net.links[j as usize]);
         }
-        if let Some((Kind::Link, j)) = self.ev.peek_next(2) {
-            net.links[j as usize].pipe.prefetch_ring();
-        }
-        if let Some((Kind::Link, j)) = self.ev.peek_next(1) {
+        if let Some((Kind::Link, j)) = self.ev.peek_next(FRONT_AHEAD) {
             net.links[j as usize].pipe.prefetch_front(&net.store);
         }
         let f = match self.ev.peek_next(0) {
