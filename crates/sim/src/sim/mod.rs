@@ -249,6 +249,16 @@ impl Sim {
         }
         let f = match self.ev.peek_next(0) {
             Some((Kind::Link, j)) => match net.links[j as usize].pipe.front(&net.store) {
+                // a data packet going on into a link (from its access link into the bottleneck)
+                // reads nothing of its flow there but its entries at the measured links
+                Some(Entry::InFlight { pkt, .. })
+                    if !is_reverse(pkt.kind) && net.links[j as usize].next < crate::net::NEXT_HOST =>
+                {
+                    for m in &self.monitors {
+                        m.prefetch_flow(pkt.flow as usize);
+                    }
+                    return None;
+                }
                 Some(Entry::InFlight { pkt, .. }) => pkt.flow as usize,
                 _ => return None,
             },
