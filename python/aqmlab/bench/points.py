@@ -66,7 +66,7 @@ GROUPS = {
 }
 
 #: the points run when none is named (the 1M-flow point takes a minute or two and 0.8 GiB, the
-#: 10M-flow point about 11 minutes and 7.5 GiB: by name only)
+#: 10M-flow point 6 to 11 minutes and 7.5 GiB: by name only)
 DEFAULT = ["paper", "medium", "large", "a", "b", "c", "scale-1k", "scale-10k", "scale-100k"]
 
 

@@ -15,7 +15,7 @@ def add_parser(sub) -> None:
     b.add_argument("--point", action="append",
                    help="paper, medium, large (RED dumbbells); a, b, c (the htsim comparison points; 'htsim' for "
                         "all three); scale-1k, scale-10k, scale-100k, scale-1m ('scale' for the curve), scale-10m "
-                        "(ten million flows at 1 Tb/s: about 7.5 GiB and 11 minutes); startup "
+                        "(ten million flows at 1 Tb/s: about 7.5 GiB and 6 to 11 minutes); startup "
                         "(import and a whole `aqmlab run` of paper); sweep (runs/s of a sweep of tiny runs); "
                         "choke (the CHOKe family's engine CPU per bottleneck arrival against RED's at equal mean "
                         "queue); repeatable; default all but scale-1m, scale-10m and choke")
