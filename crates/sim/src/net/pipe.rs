@@ -69,6 +69,8 @@ const POOLED: usize = 4096;
 #[repr(align(64))]
 struct Line([Entry; 2]);
 
+const EMPTY_LINE: Line = Line([EMPTY; 2]);
+
 /// The first block of the rings' arena, in lines (64 KiB); each next block is twice as large, up
 /// to [`BLOCK_LINES`], so that a small run holds little and a large one's rings are on huge pages.
 const FIRST_BLOCK_LINES: usize = 1 << 10;
@@ -161,8 +163,7 @@ impl Store {
         }
         let lines = ring_capacity(k) / 2;
         if ring_capacity(k) > POOLED {
-            let mut v = crate::mem::huge_vec(lines);
-            v.resize(lines, Line([EMPTY; 2]));
+            let v = crate::mem::huge_filled(lines, EMPTY_LINE);
             let b = match self.free_blocks.pop() {
                 Some(b) => {
                     self.blocks[b] = v;
@@ -184,7 +185,7 @@ impl Store {
         }
         let block = &mut self.blocks[self.carving];
         let line = block.len();
-        block.resize(line + lines, Line([EMPTY; 2]));
+        block.resize(line + lines, EMPTY_LINE);
         Ring::new(self.carving, line, k)
     }
 

@@ -252,7 +252,7 @@ impl Sim {
                 // a data packet going on into a link (from its access link into the bottleneck)
                 // reads nothing of its flow there but its entries at the measured links
                 Some(Entry::InFlight { pkt, .. })
-                    if !is_reverse(pkt.kind) && net.links[j as usize].next < crate::net::NEXT_HOST =>
+                    if !is_reverse(pkt.kind) && net.links[j as usize].next < NEXT_HOST =>
                 {
                     for m in &self.monitors {
                         m.prefetch_flow(pkt.flow as usize);
