@@ -73,8 +73,10 @@ def describe_aqm(name: str, width: int = 100) -> str:
     if not params:
         lines.append("no parameters (the buffer is the link's `limit`)")
         return "\n".join(lines)
-    lines.append(f'parameters (aqm = {{ type = "{name}", ... }}; "required" must be given):')
-    rows = [(p, unit or "", default if default is not None else "required") for p, _, unit, default, _, _ in params]
+    lines.append(f'parameters (aqm = {{ type = "{name}", ... }}; "required" must be given; a default is written as a '
+                 'scenario file takes it, "(unset)": absent unless given):')
+    rows = [(p, unit or "", "required" if default is None else "(unset)" if default == "none" else default)
+            for p, _, unit, default, _, _ in params]
     w_name = max(len(r[0]) for r in rows)
     w_unit = max(4, max(len(r[1]) for r in rows))
     w_def = max(7, max(len(r[2]) for r in rows))

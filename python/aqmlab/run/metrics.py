@@ -98,6 +98,7 @@ from __future__ import annotations
 import math
 
 from ..base.metrics import jain
+from .summary import loss_fraction
 
 #: the parameter that holds a discipline's queue-length target, by ``type`` (``queue_target_pkts``)
 QUEUE_TARGETS = {"raqm": "q0", "pi": "q_ref", "rem": "b0"}
@@ -226,6 +227,8 @@ def aggregate(flows, rows=None) -> dict:
         arr = _sum(f.col("bneck_arrivals", rows))
         lost = _sum(f.col("drops_total", rows)) - (_sum(f.col("drops_link_loss", rows)) if "drops_link_loss" in f else 0.0)
         out["drop_pct"] = 100.0 * lost / arr if arr > 0 else math.nan
+    if "drops_total" in f and "delivered_pkts" in f:
+        out["loss"] = loss_fraction(f.col("drops_total", rows), f.col("delivered_pkts", rows))
     if "throughput_bps" in f:
         out["jain_throughput"] = jain(f.col("throughput_bps", rows))
     if "goodput_bps" in f:
