@@ -331,6 +331,21 @@ def show_columns(show: str, runs, summary: dict | None = None) -> list[tuple[str
     return list(dict.fromkeys(out))
 
 
+def check_show(show: str | None, coords=()) -> None:
+    """``--show`` before any run: each plain name must be a column a runs table can have (the
+    catalogue of :mod:`aqmlab.run.columns`, or a varied key); patterns are checked once the runs are made."""
+    from ..base.errors import UserError
+    from ..run.columns import is_runs_column, nearest
+
+    for item in [i.strip().lstrip("+") for i in (show or "").split(",") if i.strip()]:
+        if any(ch in item for ch in "*?[") or item in coords or is_runs_column(item):
+            continue
+        near = nearest(item)
+        raise UserError(f"--show {item}: not a column of a runs table"
+                        + (f"; did you mean {' or '.join(near)}?" if near else "")
+                        + " (`aqmlab list metrics` lists them, and each definition)")
+
+
 def sweep_table(runs, coords, show=None, summary: dict | None = None) -> str:
     """Mean over seeds of some metrics per point, with the interval over seeds, as printed by
     `aqmlab sweep`: the columns of ``show`` (``--show``; :func:`show_columns`) or the defaults
@@ -348,8 +363,8 @@ def sweep_table(runs, coords, show=None, summary: dict | None = None) -> str:
         for c, _ in cols:
             iv = interval_for(c, g[c])
             methods.add(iv.method)
-            clipped |= iv.clipped
             cells.append(fmt_cell(c, iv))
+            clipped |= cells[-1].endswith("]")
         rows.append(cells)
     width = [max(len(h), *(len(r[j]) for r in rows)) for j, h in enumerate(heads)]
     line = lambda cells: "  ".join(c.rjust(w) if j >= len(coords) else c.ljust(w)

@@ -9,7 +9,7 @@ from pathlib import Path
 from ..base.errors import RunFailed, SweepError, UserError
 from .common import (EXIT_FAILED, add_executor_args, add_max_memory, cache_arg, err, executor_args, jobs_arg,
                      out_dir, source, warn)
-from .output import sweep_table
+from .output import check_show, sweep_table
 
 
 def add_parser(sub) -> None:
@@ -55,6 +55,7 @@ def cmd_sweep(a) -> int:
     except SweepError as e:
         msg = str(e)
         raise UserError(msg if msg.startswith((src.label, "--")) else f"{a.scenario}: {msg}")
+    check_show(a.show, sw.coord_names)
     from ..sweep import SweepResult, execute, open_cache
 
     out_dir(out)

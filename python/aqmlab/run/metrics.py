@@ -87,7 +87,8 @@ Aggregates ``<k>`` over a set of flows: ``flows`` (count), ``throughput_bps``, `
 ``goodput_m2b_bps``, ``goodput_m2c_bps`` (sums, M1/M2/M2b/M2c), the same ``*_per_flow`` means,
 ``throughput_max_per_flow_bps`` and ``throughput_min_per_flow_bps`` (the largest and smallest flow's),
 ``share`` (sum, M3), ``drops_total``, ``bneck_arrivals``, ``drop_pct`` (M9: ``100 · (drops_total −
-drops_link_loss) / bneck_arrivals``), ``drops_matched`` (sum of the matched drops, arrivals and
+drops_link_loss) / bneck_arrivals``, in percent as [WARD] prints it), ``loss`` (a fraction: ``Σ
+drops_total / (Σ drops_total + Σ delivered_pkts)``, the summary's group ``loss``), ``drops_matched`` (sum of the matched drops, arrivals and
 victims) and ``drops_overflow`` (sum of the overflow drops), ``jain_throughput``, ``jain_goodput`` (M4)
 and ``timeouts``. ``group.<name>.<k>`` also carries these aggregates over the group's flows where the
 summary's group entry lacks the key (``group.udp1.drop_pct``, ``group.udp1.bneck_arrivals``, ...).
