@@ -62,6 +62,7 @@ module                          contents
 ``ns2.results``                 the counters as aqmlab's flows table, summary and series
 ``ns2.engine``                  ``run`` and ``row``: a scenario run in ns-2.35
 ``ns2.crosscheck``              one scenario in both engines, side by side
+``ns2.agreement``               the agreement suite, aqmlab against ns-2.35 (``python -m``)
 ``sweep``                       sweeps: a scenario × dimensions × seeds, cached
 ``sweep.grammar``               value lists, values, ``${...}`` templates
 ``sweep.spec``                  ``Sweep``, ``Dimension``, ``Choice``, tasks; ``sweep()``

@@ -1,5 +1,6 @@
 """``aqmlab crosscheck ns2 SCENARIO [--set ...] [--seed S] [--seeds K] [--out DIR]``: a scenario in
-aqmlab and in ns-2.35, side by side with ratios (docs/crosscheck.md)."""
+aqmlab and in ns-2.35, side by side with ratios (docs/crosscheck.md); ``aqmlab crosscheck ns2
+--suite [--quick] [--jobs N] [--out DIR]`` runs the agreement suite (docs/validation.md)."""
 
 from __future__ import annotations
 
@@ -18,24 +19,38 @@ def add_parser(sub) -> None:
                                    "`apt-get install ns2`) and print the two side by side with their ratio. "
                                    "Keys ns-2.35 cannot express are refused in one line (docs/crosscheck.md).")
     c.add_argument("engine", choices=["ns2"], help="the engine to compare with: ns2 (ns-2.35)")
-    c.add_argument("scenario", help="scenario file (TOML)")
+    c.add_argument("scenario", nargs="?", help="scenario file (TOML)")
     c.add_argument("--set", action="append", metavar="KEY.PATH=VALUE", help="override a scenario value (repeatable)")
     c.add_argument("--seed", type=int, help="first seed (default: the scenario's)")
     c.add_argument("--seeds", type=int, default=1, help="seeds S, S+1, ... per engine (default 1); the table "
                                                         "gives means with their spread")
     c.add_argument("--out", help="write each run's folder (aqmlab-seed<N>/, ns2-seed<N>/ with the Tcl script) "
                                  "and crosscheck.csv into DIR")
+    c.add_argument("--suite", action="store_true", help="run the agreement suite (docs/validation.md) instead "
+                                                         "of one scenario")
+    c.add_argument("--quick", action="store_true", help="with --suite: the bounded slice CI runs")
+    c.add_argument("--jobs", type=int, default=None, help="with --suite: parallel runs (default: every core)")
     c.add_argument("-q", "--quiet", action="store_true", help="print nothing but the table and errors")
     c.set_defaults(fn=cmd_crosscheck)
 
 
 def cmd_crosscheck(a) -> int:
     try:
+        if a.suite:
+            if a.scenario:
+                raise UserError("--suite runs the suite's own scenarios: give no SCENARIO")
+            from ..ns2.agreement import main as suite
+
+            return suite(out=a.out, quick=a.quick, jobs=a.jobs, quiet=a.quiet)
+        if a.quick or a.jobs is not None:
+            raise UserError(f"{'--quick' if a.quick else '--jobs'}: only with --suite")
+        if not a.scenario:
+            raise UserError("crosscheck ns2: give a SCENARIO file (or --suite)")
         return _one(a)
     except Ns2Missing as e:
         return err(str(e))
     except Ns2Error as e:
-        return err(f"{a.scenario}: {e}", EXIT_FAILED)
+        return err(f"{a.scenario or 'suite'}: {e}", EXIT_FAILED)
 
 
 def _one(a) -> int:

@@ -10,6 +10,8 @@ module         contents
 ``trace``      ns-2's packet trace read into aqmlab's counters, with a packet-conservation check
 ``results``    the counters as a :class:`~aqmlab.run.result.Result`: flows table, summary, series
 ``engine``     :func:`run` (``aqmlab.run`` in ns-2.35) and :func:`row` (its flat metrics row)
+``crosscheck`` one scenario in both engines, side by side (``aqmlab crosscheck ns2``)
+``agreement``  the agreement suite (``python -m aqmlab.ns2.agreement``; docs/validation.md)
 =============  =====================================================================================
 
 This layer sits above ``run`` (it returns its ``Result`` and uses its summary functions) and below
