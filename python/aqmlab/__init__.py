@@ -84,6 +84,7 @@ module                          contents
 ``reproduce.experiment``        experiment.toml read and checked; an experiment as a sweep
 ``reproduce.references``        reference.toml: published values, tables and claims, read and checked
 ``reproduce.compare``           published values, tables and claims beside ours
+``reproduce.audit``             the counting rules checked: no set-up value, no number twice, no fair match
 ``reproduce.papers``            the papers' inventories: every figure and table of each paper
 ``reproduce.scorecard``         the report's front page: counts per paper, figure and experiment
 ``reproduce.report``            report.md and report.html
