@@ -28,6 +28,7 @@ draws it)::
     analysis                              statistics, figures, tables, plot style
     models                                the analytical models
     sweep                                 sweeps, run keys, the cache, executors
+    ns2                                   ns-2.35 as a second engine
     run                                   one run: source, run, result, run folder
     base                                  errors, version, units, Jain's index, file formats
     _core                                 the engine (Rust)
@@ -53,6 +54,15 @@ module                          contents
 ``run.metrics``                 a run's results as one flat row of metrics
 ``run.snapshots``               the spatial distribution of flows in the queue
 ``run.diff``                    two runs side by side: scenario keys and summary numbers that differ
+``run.summary``                 ``summary.json`` from a flows table and link counts (emulation, ns-2.35)
+``ns2``                         ns-2.35 as a second engine (docs/crosscheck.md)
+``ns2.plan``                    a scenario translated for ns-2.35, or refused in one line naming the key
+``ns2.script``                  the translation written as an ns-2 Tcl script
+``ns2.trace``                   ns-2's packet trace read into aqmlab's counters, conservation checked
+``ns2.results``                 the counters as aqmlab's flows table, summary and series
+``ns2.engine``                  ``run`` and ``row``: a scenario run in ns-2.35
+``ns2.crosscheck``              one scenario in both engines, side by side
+``ns2.agreement``               the agreement suite, aqmlab against ns-2.35 (``python -m``)
 ``sweep``                       sweeps: a scenario × dimensions × seeds, cached
 ``sweep.grammar``               value lists, values, ``${...}`` templates
 ``sweep.spec``                  ``Sweep``, ``Dimension``, ``Choice``, tasks; ``sweep()``
@@ -121,6 +131,7 @@ module                          contents
 ``cli.plot``                    ``aqmlab plot``
 ``cli.model``                   ``aqmlab model``
 ``cli.emulate``                 ``aqmlab emulate``
+``cli.crosscheck``              ``aqmlab crosscheck``
 ==============================  ================================================================
 
 ``experiments/`` holds the experiment folders (data, installed with the package).

@@ -54,6 +54,10 @@ def resolve(
 ) -> str:
     """The scenario with the overrides applied and the seed set, as TOML with every default filled in."""
 
+def flow_plan(text: str, name: str, overrides: Sequence[str] = ..., seed: int | None = None) -> str:
+    """Where and when the scenario's flows run (JSON): per group, each host pair's start time drawn
+    from its own stream, its two nodes and the link names of its data and ACK routes."""
+
 def parse_size(s: str) -> int:
     """A size (``"8GB"``, ``"512MiB"``, ``"1000000"``) in bytes, at least 1; ``ValueError`` if malformed."""
 

@@ -367,6 +367,44 @@ fn resolve(text: &str, name: &str, overrides: Vec<String>, seed: Option<u64>, he
     })
 }
 
+/// Where and when a scenario's flows run, as this engine draws and routes them (JSON): for every
+/// group, one entry per host pair `i` with the start time drawn from the flow's own stream
+/// (`"flow:<group>"`, index `i`: a bulk, CBR or ON/OFF flow's start, a web session's first
+/// request), the two nodes and the link names of the data and ACK routes (access links left out).
+/// `aqmlab.ns2` runs the same flows at the same instants along the same routes in ns-2.35.
+#[pyfunction]
+#[pyo3(signature = (text, name, overrides=Vec::new(), seed=None))]
+fn flow_plan(text: &str, name: &str, overrides: Vec<String>, seed: Option<u64>) -> PyResult<String> {
+    use serde_json::{json, Value};
+    no_panic(|| {
+        let sc = sim::load(text, &overrides, name).map_err(scenario_err)?;
+        let seed = seed.unwrap_or(sc.seed);
+        let t = &sc.topology;
+        let route =
+            |r: u32| -> Vec<&str> { t.routes[r as usize].iter().map(|&l| t.links[l as usize].name.as_str()).collect() };
+        let node = |n: u32| t.nodes[n as usize].name.as_str();
+        let groups: Vec<Value> = sc
+            .groups
+            .iter()
+            .map(|g| {
+                let pairs: Vec<Value> = (0..g.count as usize)
+                    .map(|i| {
+                        let mut rng = aqm::rng::Rng::stream(seed, &format!("flow:{}", g.name), i as u64);
+                        let start = sim::hosts::start_time(g.start, &mut rng);
+                        match g.endpoints.get(i % g.endpoints.len().max(1)) {
+                            Some(e) => json!({"start_ns": start, "from": node(e.src), "to": node(e.dst),
+                                              "path": route(e.fwd), "ack_path": route(e.rev)}),
+                            None => json!({"start_ns": start}),
+                        }
+                    })
+                    .collect();
+                json!({"name": g.name, "pairs": pairs})
+            })
+            .collect();
+        Ok(json!({"seed": seed, "groups": groups}).to_string())
+    })
+}
+
 /// A size ("8GB", "512MiB", "1000000") in bytes, for `--max-memory`; ValueError if malformed.
 #[pyfunction]
 fn parse_size(s: &str) -> PyResult<u64> {
@@ -443,6 +481,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parse_size, m)?)?;
     m.add_function(wrap_pyfunction!(parse_rate, m)?)?;
     m.add_function(wrap_pyfunction!(resolve, m)?)?;
+    m.add_function(wrap_pyfunction!(flow_plan, m)?)?;
     m.add_function(wrap_pyfunction!(parse_duration, m)?)?;
     emulate::register(m)?;
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;

@@ -41,6 +41,8 @@ class                         base classes                              raised w
 ``EmulationError``            ``Exception``                             ``aqmlab emulate`` cannot set up or run
 ``PlanError``                 ``EmulationError``                        a scenario value emulation cannot honour
 ``Terminated``                ``KeyboardInterrupt``                     SIGTERM during an emulation run
+``Ns2Error``                  ``Exception``                             ns-2.35 failed to run a translated scenario
+``Ns2Missing``                ``Ns2Error``                              the ``ns`` program (ns-2.35) is not installed
 ``UserError``                 ``Exception``                             a command-line mistake: one ``error:`` line,
                                                                         exit status 2
 ============================  ========================================  ============================================
@@ -207,6 +209,18 @@ class Terminated(KeyboardInterrupt):
     """SIGTERM arrived: the run is stopped and cleaned up like after Ctrl-C."""
 
 
+# ----------------------------------------------------------------------------- ns-2.35
+
+
+class Ns2Error(Exception):
+    """ns-2.35 cannot run a translated scenario: the ``ns`` program is missing, or it failed (the
+    message is one line a user can act on)."""
+
+
+class Ns2Missing(Ns2Error):
+    """The ``ns`` program (Debian's ``ns2`` package, ns-2.35) is not installed."""
+
+
 # ----------------------------------------------------------------------------- the command line
 
 
@@ -217,4 +231,4 @@ class UserError(Exception):
 __all__ = ["ScenarioError", "ScenarioFileError", "SimulationError", "RunFailed", "SweepError", "CacheError",
            "CorruptEntry", "CacheWarning", "EngineMismatch", "OutDirError", "SpecError", "PlotError",
            "ExperimentError", "ModelError", "ParameterError", "NotConvergedError", "RunDataError", "EmulationError",
-           "PlanError", "Terminated", "UserError", "one_line"]
+           "PlanError", "Terminated", "Ns2Error", "Ns2Missing", "UserError", "one_line"]

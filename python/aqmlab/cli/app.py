@@ -8,12 +8,12 @@ import sys
 
 from ..base.errors import ScenarioError, SimulationError, UserError
 from ..base.version import __version__
-from . import bench, diff, emulate, model, plot, reproduce, run, sweep, validate
+from . import bench, crosscheck, diff, emulate, model, plot, reproduce, run, sweep, validate
 from . import list as list_
 from .common import EXIT_FAILED, EXIT_INTERRUPTED, Parser, err
 
 #: the subcommands' modules, in the order ``aqmlab --help`` lists them
-COMMANDS = (run, validate, diff, list_, bench, sweep, reproduce, plot, model, emulate)
+COMMANDS = (run, validate, diff, list_, bench, sweep, reproduce, plot, model, emulate, crosscheck)
 
 
 def build_parser() -> argparse.ArgumentParser:

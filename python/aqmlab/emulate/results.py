@@ -14,44 +14,12 @@ import platform
 import numpy as np
 import pandas as pd
 
-from ..base.metrics import jain
 from ..run.result import Result
+from ..run.summary import REASONS, clean, fairness, group_entry, link_entry
 from .netns import receiver_addr, sender_addr
 
-REASONS = ("early", "forced", "matched_arrival", "matched_victim", "overflow", "link_loss")
 PROTO = {6: "tcp", 17: "udp", 1: "icmp"}
 NAN = float("nan")
-
-
-def _jain(x) -> float | None:
-    """Jain's index of ``x`` (:func:`aqmlab.base.metrics.jain`); None (JSON null) for no values."""
-    x = np.asarray(x, dtype=float)
-    return None if x.size == 0 else jain(x)
-
-
-def _clean(v):
-    """JSON has no NaN: undefined values become null (as in the simulator's summary)."""
-    if isinstance(v, float) and not math.isfinite(v):
-        return None
-    if isinstance(v, dict):
-        return {k: _clean(x) for k, x in v.items()}
-    if isinstance(v, list):
-        return [_clean(x) for x in v]
-    if isinstance(v, (np.floating,)):
-        return _clean(float(v))
-    if isinstance(v, (np.integer,)):
-        return int(v)
-    return v
-
-
-def _nansum(values) -> float:
-    v = [x for x in values if x is not None and not (isinstance(x, float) and math.isnan(x))]
-    return float(sum(v)) if v else NAN
-
-
-def _count(x: float):
-    """A sum of counts: an int, or None when undefined."""
-    return int(x) if math.isfinite(x) else None
 
 
 def assemble(spec, report: dict, receiver: dict, senders: list[dict], overrides=(), cmd=None, tun_drops=0,
@@ -99,29 +67,10 @@ def assemble(spec, report: dict, receiver: dict, senders: list[dict], overrides=
         names.append((extra_group, None))
     for name, g in names:
         m = flows[flows["group"] == name]
-        groups.append(_group_summary(name, g, m, cap, w))
-    thr = flows["throughput_bps"].to_numpy(float)
-    tcp = flows["transport"] == "tcp"
+        groups.append(_group_summary(name, g, m, cap))
+    records = flows.to_dict("records")
     b = report["bottleneck"]
-    arrivals = b["arrivals"]
-    bottleneck = {
-        "aqm": b["aqm"],
-        "capacity_bps": cap,
-        "delay_s": b["delay_s"],
-        "limit": b["limit"],
-        "queue_unit": b["queue_unit"],
-        "utilisation": b["transmitted_bytes"] * 8 / (cap * w),
-        "throughput_bps": b["transmitted_bytes"] * 8 / w,
-        "arrivals": arrivals,
-        "transmitted": b["transmitted"],
-        "drops": b["drops"],
-        "drops_total": b["drops_total"],
-        "link_loss_drops": b["link_loss_drops"],
-        "drop_ratio": b["drops_total"] / arrivals if arrivals else 0.0,
-        "ce_marks": int(flows["ce_marks"].sum()),
-        **{k: b[k] for k in ("queue_mean_pkts", "queue_mean_bytes", "queue_max_pkts", "delay_mean_s", "delay_p50_s",
-                             "delay_p95_s", "delay_p99_s", "delay_samples")},
-    }
+    bottleneck = {**link_entry(b, cap, w), "ce_marks": int(flows["ce_marks"].sum())}
     c = report["counts"]
     t = report["timing"]
     summary = {
@@ -137,11 +86,7 @@ def assemble(spec, report: dict, receiver: dict, senders: list[dict], overrides=
         },
         "bottleneck": bottleneck,
         "groups": groups,
-        "fairness": {
-            "jain_throughput_all": _jain(thr),
-            "jain_throughput_tcp": _jain(thr[tcp.to_numpy()]),
-            "jain_goodput_tcp": _jain(flows.loc[tcp, "goodput_bps"].dropna().to_numpy(float)),
-        },
+        "fairness": fairness(records),
         "engine": {
             "events": t["wakeups"],
             "packets_created": c["packets_read"],
@@ -189,7 +134,7 @@ def assemble(spec, report: dict, receiver: dict, senders: list[dict], overrides=
     if iv:
         fseries = _flow_series(flows, senders, iv / 1e9)
     flows = flows.drop(columns=["_fw"])
-    return Result(_clean(summary), flows, ts, wall, snaps, fseries)
+    return Result(clean(summary), flows, ts, wall, snaps, fseries)
 
 
 #: bytes of IP, TCP and timestamp-option headers on every segment of the emulated senders
@@ -337,36 +282,14 @@ def _app_sent(a: dict, warm: float) -> float:
     return float(a["sent_pkts"] - (base or 0))
 
 
-def _group_summary(name, g, m: pd.DataFrame, cap: float, w: float) -> dict:
-    thr = m["throughput_bps"].to_numpy(float)
-    good = m["goodput_bps"].to_numpy(float)
+def _group_summary(name, g, m: pd.DataFrame, cap: float) -> dict:
+    """A group's summary entry (:func:`aqmlab.run.summary.group_entry`); ``g`` None for the traffic
+    the scenario did not describe."""
     n = len(m)
-    fct = np.sort(m["completion_time_s"].dropna().to_numpy(float))
     if g is not None:
         transport, app = g.transport, g.app
         variant = g.cc if g.transport == "tcp" else "none"
     else:
         transport = m["transport"].iloc[0] if n and m["transport"].nunique() == 1 else "mixed"
         app, variant = name, "unknown" if transport == "tcp" else "none"
-    return {
-        "name": name,
-        "transport": transport,
-        "app": app,
-        "variant": variant,
-        "flows": n,
-        "throughput_bps": float(thr.sum()),
-        "goodput_bps": float(np.nansum(good)),
-        "share": float(thr.sum() / cap),
-        "throughput_per_flow_bps": float(thr.sum() / n) if n else None,
-        "goodput_per_flow_bps": float(np.nansum(good) / n) if n else None,
-        "jain_throughput": _jain(thr),
-        "jain_goodput": _jain(good[~np.isnan(good)]),
-        "drops": {r: int(m[f"drops_{r}"].sum()) for r in REASONS},
-        "timeouts": _count(_nansum(m["timeouts"].tolist())),
-        "fast_retransmits": None,
-        "ce_marks": int(m["ce_marks"].sum()),
-        "ecn_reductions": None,
-        "completed": int(fct.size),
-        "completion_time_mean_s": float(fct.mean()) if fct.size else None,
-        "completion_time_median_s": float(fct[fct.size // 2]) if fct.size else None,
-    }
+    return group_entry(name, transport, app, variant, m.to_dict("records"), cap)

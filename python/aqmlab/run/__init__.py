@@ -10,6 +10,7 @@ module         contents
 ``rundir``     where a run's results go, and the resolved ``scenario.toml`` beside them
 ``metrics``    one run's results as one flat row of metrics (the sweep tables' columns)
 ``snapshots``  the spatial distribution of the flows in the queue, from queue snapshots
+``summary``    ``summary.json`` from a flows table and link counts, for the emulator and ns-2.35
 =============  =====================================================================================
 
 Uses :mod:`aqmlab.base` and the engine (``aqmlab._core``) only. ``aqmlab.run`` is the function
