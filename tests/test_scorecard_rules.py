@@ -161,3 +161,28 @@ def test_only_the_main_reading_is_counted(tmp_path):
     bad = ref.replace('where = { scheme = "CHOKe" }\n', "")
     with pytest.raises(ExperimentError, match=r"claim\[0\]\.where: name the reading"):
         load_experiment(_study(tmp_path / "bad", bad, READINGS))
+
+
+# ----------------------------------------------------------------------------- statements about flows
+
+class _RunsAndFlows(_Runs):
+    def __init__(self, per_flow: dict):
+        import pandas as pd
+
+        super().__init__([{"scheme": s, "seed": 1, "run": s, "fair_share_bps": 100.0} for s in per_flow], ["scheme"])
+        self.flows = pd.DataFrame([{"scheme": s, "seed": 1, "run": s, "transport": "tcp", "throughput_bps": v}
+                                   for s, vals in per_flow.items() for v in vals])
+
+    def table(self, name):
+        return self.flows
+
+
+@pytest.mark.parametrize("throughputs, holds", [
+    ([100, 90, 80, 10], True),     # three of four at 75 % of the fair share or more: most
+    ([100, 70, 20, 10], False),    # one of four
+])
+def test_most_flows_achieve_their_fair_share(throughputs, holds):
+    ctx = _RunsAndFlows({"CHOKeD": throughputs})
+    c = {"text": "most TCP flows achieve their fair share", "kind": "flows", "flows": {"transport": "tcp"},
+         "col": "throughput_bps", "at_least": 0.75, "min": 0.5, "where": {"scheme": "CHOKeD"}}
+    assert evaluate_claim(ctx, c)["ok"] is holds

@@ -18,13 +18,16 @@ from .references import TOLERANCE, band, figures_of, line_text, nearer_bound
 
 
 def _metric(r: dict, label: str):
+    if r.get("relative_to"):  # a ratio of two columns: no unit
+        return metric({"col": r["col"], "unit": "", "scale": 1.0, "label": label}, "reference")
     return metric({k: r[k] for k in ("col", "unit", "scale") if k in r} | {"label": label}, "reference")
 
 
 def _points(ctx: Context, r: dict, m) -> tuple[list, list[str]]:
     """Our mean (scaled) at each run point ``where`` selects: [(coords, Interval, scaled mean)]."""
     runs = ctx.runs
-    if runs.empty or m.col not in runs.columns:
+    rel = r.get("relative_to")
+    if runs.empty or m.col not in runs.columns or (rel and rel not in runs.columns):
         return [], []
     sel = runs[where_mask(runs, r.get("where"))]
     keys = [c for c in ctx.coords if c in sel.columns]
@@ -33,7 +36,8 @@ def _points(ctx: Context, r: dict, m) -> tuple[list, list[str]]:
     grp = sel.groupby([sel[k].astype(str) for k in keys], sort=False) if keys else [((), sel)]
     out = []
     for _, sub in grp:
-        iv = interval_for(m.col, sub[m.col])
+        # a claim relative to another column (relative_to): the ratio, run by run
+        iv = interval_for("relative", sub[m.col] / sub[rel]) if rel else interval_for(m.col, sub[m.col])
         if np.isfinite(iv.mean):
             out.append((dict(zip(keys, sub[keys].iloc[0])), iv, iv.mean * m.scale))
     return out, keys
@@ -127,6 +131,8 @@ def _bound_ok(c: dict, v: float) -> bool:
 
 def _bound_text(c: dict) -> str:
     u = f" {c['unit']}" if c.get("unit") else ""
+    if c.get("relative_to"):
+        u = f" × {c['relative_to']}"
     if "range" in c:
         lo, hi = c["range"]
         return f"= {lo:g}{u}" if lo == hi else f"in [{lo:g}, {hi:g}]{u}"
@@ -197,6 +203,8 @@ def evaluate_claim(ctx: Context, c: dict) -> dict:
     out = _base(c, c["text"])
     if "cols" in c:
         return _order_of_cols(ctx, c, out)
+    if c.get("kind") == "flows":
+        return _flows(ctx, c, out)
     m = _metric(c, c["text"])
     kind = c.get("kind", "bound")
     pts, keys = _points(ctx, c, m)
@@ -288,6 +296,53 @@ def evaluate_claim(ctx: Context, c: dict) -> dict:
     out["ours"] = f"{c['direction']} along {along} in {n - len(fails)} of {n} series"
     out["agreement"] = "holds" if not fails else "not for " + "; ".join(fails[:3])
     return _verdict(out, c, not fails)
+
+
+def _flows(ctx: Context, c: dict, out: dict) -> dict:
+    """``flows``: the fraction of the selected flows (``flows = { transport = "tcp" }``) whose ``col``
+    (a per-flow column) lies between ``at_least`` and ``at_most`` times their run's ideal fair share
+    (``fair_share_bps``), as a mean over seeds at each point ``where`` selects, satisfies ``min``
+    and ``max`` ("most TCP flows achieve their fair share": at_least = 0.75, min = 0.5)."""
+    runs = ctx.runs
+    if runs.empty:
+        return out
+    try:
+        fl = ctx.table("flows")
+    except Exception as err:  # no flows table gathered
+        out["agreement"] = f"no flows table ({err})"
+        return out
+    col = c["col"]
+    if col not in fl.columns or "run" not in fl.columns or "fair_share_bps" not in runs.columns:
+        out["agreement"] = f"no per-flow column {col}"
+        return out
+    sel = fl[where_mask(fl, c.get("flows"))]
+    fair = runs.set_index("run")["fair_share_bps"]
+    x = sel[col] / sel["run"].map(fair)
+    inside = (x >= float(c.get("at_least", -math.inf))) & (x <= float(c.get("at_most", math.inf)))
+    frac = inside.groupby(sel["run"]).mean()
+    r = runs[where_mask(runs, c.get("where"))].copy()
+    r["_frac"] = r["run"].map(frac)
+    keys = [k for k in ctx.coords if k in r.columns]
+    pts = []
+    for _, sub in (r.groupby([r[k].astype(str) for k in keys], sort=False) if keys else [((), r)]):
+        v = float(sub["_frac"].mean())
+        if math.isfinite(v):
+            pts.append((dict(zip(keys, sub[keys].iloc[0])), v))
+    if not pts:
+        return out
+    lo, hi = c.get("min", -math.inf), c.get("max", math.inf)
+    band = ("" if "at_least" not in c else f"≥ {c['at_least']:g}") + (" and " if "at_least" in c and "at_most" in c
+                                                                        else "") + (
+        "" if "at_most" not in c else f"≤ {c['at_most']:g}")
+    bad = [p for p in pts if not lo <= p[1] <= hi]
+    vals = [p[1] for p in pts]
+    out["ours"] = (f"{min(vals):.2f}" + (f"–{max(vals):.2f}" if max(vals) > min(vals) else "")
+                   + f" of the flows at {band} × the fair share")
+    out["agreement"] = f"{len(pts) - len(bad)} of {len(pts)} points with a fraction " + (
+        f"≥ {lo:g}" if math.isfinite(lo) else "") + (" and " if math.isfinite(lo) and math.isfinite(hi) else "") + (
+        f"≤ {hi:g}" if math.isfinite(hi) else "") + ("; not at " + "; ".join(
+            _at(tuple((k, str(v)) for k, v in p[0].items())) + f" ({p[1]:.2f})" for p in bad[:4]) if bad else "")
+    return _verdict(out, c, not bad)
 
 
 def _best_at_same_x(ctx: Context, c: dict, out: dict, m, pts: list, keys: list) -> dict:
@@ -388,8 +443,12 @@ def score(ctx: Context) -> dict:
     exp = ctx.exp
     values = [evaluate(ctx, r) for r in exp.references]
     claims = [evaluate_claim(ctx, c) for c in exp.claims]
+    from .explain import render
+
     for r, x in zip(exp.references + exp.claims, values + claims):
         x["item"] = f"{exp.id}: " + (f"statement {r['statement']}" if r.get("statement") else r.get("loc", x["label"]))
+        if x["ok"] is False and r.get("explain"):
+            x["reason"] = render(ctx, r, x)  # its numbers from this run (explain.py)
     return {"values": values, "claims": claims}
 
 

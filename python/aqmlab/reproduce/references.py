@@ -54,7 +54,8 @@ run", counted neither way.
 kind       holds when
 =========  ==========================================================================================
 ``bound``  our mean at each point ``where`` selects (``stat = "each"``, default), or their mean /
-           max / min (``stat``), satisfies ``min``, ``max`` or ``range``
+           max / min (``stat``), satisfies ``min``, ``max`` or ``range`` (with ``relative_to =
+           "<column>"``: the ratio of ``col`` to that column, run by run)
 ``best``   the ``of`` coordinate's value ``is`` has the highest mean (``worst``: lowest) at every
            point of the other coordinates (strictly: a tie is not highest; orders are strict too)
            (with ``x = "<column>"`` and ``along = "<coordinate>"``: compared where the curves of
@@ -67,6 +68,9 @@ kind       holds when
 ``peak``   along the coordinate ``along`` the mean rises to a maximum at an interior point and
            falls after it (``lowest = true``: a valley), by more than ``min_change`` (relative to
            the extreme) each side, never back by more than ``slack``; where is not checked
+``flows``  the fraction of the flows ``flows`` selects (``{ transport = "tcp" }``) whose per-flow
+           ``col`` lies between ``at_least`` and ``at_most`` times the fair share satisfies ``min``
+           / ``max`` at each point ("most TCP flows achieve their fair share")
 ``trend``  along the coordinate ``along`` the mean is ``increasing``/``decreasing``
            (``direction``): from the first to the last point it moves that way by more than
            ``min_change`` (relative to the first, default 0), and never the other way by more
@@ -85,14 +89,15 @@ COMMON = {"label", "text", "source", "col", "unit", "scale", "where", "note", "e
           "no_information", "statement"}
 VALUE_KEYS = COMMON | {"value", "tolerance", "stat", "at", "complement", "abs_tolerance", "not_setup"}
 CLAIM_KEYS = COMMON | {"kind", "min", "max", "range", "stat", "of", "is", "order", "ascending", "along",
-                       "direction", "slack", "min_change", "cols", "labels", "lowest", "x"}
+                       "direction", "slack", "min_change", "cols", "labels", "lowest", "x", "flows", "at_least",
+                       "at_most", "relative_to"}
 TABLE_KEYS = {"figure", "source", "line", "title", "where", "tolerance", "explain", "note", "rows", "columns",
               "cells", "cell_explain", "cell_roles", "col", "unit", "scale", "stat", "at", "complement", "abs_tolerance", "context",
               "no_information", "not_setup"}
 #: what a row or column of a ``[[table]]`` may set for its cells
 AXIS_KEYS = {"label", "col", "unit", "scale", "where", "stat", "at", "explain", "tolerance", "note", "complement",
              "abs_tolerance", "context", "no_information", "not_setup"}
-KINDS = ("bound", "best", "worst", "order", "trend", "peak")
+KINDS = ("bound", "best", "worst", "order", "trend", "peak", "flows")
 REASON_KINDS = ("paper inconsistency", "unstated parameter", "known model difference", "set-up difference",
                 "measurement", "quick mode", "unexplained")
 #: relative tolerance of a published value when its entry gives none
@@ -146,6 +151,16 @@ def parse_references(raw: dict) -> tuple[list[dict], list[dict], list[dict]]:
                 raise ExperimentError(f"{w}: a bound needs min, max, min and max, or range")
             if c.get("stat", "each") not in ("each", "mean", "max", "min"):
                 raise ExperimentError(f"{w}.stat: one of each, mean, max, min")
+            if "relative_to" in c and (not isinstance(c["relative_to"], str) or "unit" in c or "scale" in c):
+                raise ExperimentError(f"{w}.relative_to: a runs column to divide col by (the bound is then a "
+                                      f"ratio, without unit or scale)")
+            if ("range" in c or ("min" in c and "max" in c)) and "relative_to" not in c:
+                lo, hi = c["range"] if "range" in c else (c["min"], c["max"])
+                blo, bhi = metric_bounds(c)
+                if lo < blo or hi > bhi:
+                    raise ExperimentError(f"{w}.range: [{lo:g}, {hi:g}] leaves the range of {c['col']} ([{blo:g}, "
+                                          f"{bhi:g}]): a band around a value near a bound cannot fail on that side; "
+                                          f"read 'about x' by its distance to the bound")
         elif kind in ("best", "worst"):
             for k in ("of", "is"):
                 if k not in c:
@@ -160,6 +175,12 @@ def parse_references(raw: dict) -> tuple[list[dict], list[dict], list[dict]]:
         elif kind == "peak":
             if "along" not in c or not isinstance(c.get("lowest", False), bool):
                 raise ExperimentError(f"{w}: a peak needs along = \"<coordinate>\" (and lowest = true for a valley)")
+        elif kind == "flows":
+            if not isinstance(c.get("flows", {}), dict) or not ("at_least" in c or "at_most" in c) or not (
+                    "min" in c or "max" in c):
+                raise ExperimentError(f"{w}: a flows claim needs flows = {{ transport = \"tcp\" }}, at_least and/or "
+                                      f"at_most (multiples of the fair share) and min and/or max (the fraction of "
+                                      f"those flows)")
         elif kind == "trend":
             if "along" not in c or c.get("direction") not in ("increasing", "decreasing"):
                 raise ExperimentError(f"{w}: a trend needs along = \"<coordinate>\" and direction = "

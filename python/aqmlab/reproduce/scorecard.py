@@ -40,6 +40,8 @@ def one_line(reason: str, limit: int = 180) -> str:
     the experiment's section)."""
     kind = reason_kind(reason)
     rest = reason[len(kind):].lstrip(" :—-")
+    if not rest:
+        return f"*{kind}*: **no reason written**"
     for stop in ("; ", ". "):
         if stop in rest:
             rest = rest.split(stop, 1)[0]
@@ -171,6 +173,8 @@ def by_reason(done) -> list[list[str]]:
     count: dict = {}
     for _, kind, xs in missed_items(done):
         k = reason_kind(xs[0]["reason"])
+        if not xs[0]["reason"][len(k):].strip(" :—-"):
+            k = "no reason written"
         count.setdefault(k, [0, 0])[0 if kind == "value" else 1] += 1
     order = list(REASON_KINDS) + [k for k in count if k not in REASON_KINDS]
     return [[f"*{k}*", str(count[k][0]), str(count[k][1]), str(sum(count[k]))] for k in order if k in count]
