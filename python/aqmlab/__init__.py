@@ -96,6 +96,8 @@ module                          contents
 ``reproduce.experiment``        experiment.toml read and checked; an experiment as a sweep
 ``reproduce.references``        reference.toml: published values, tables and claims, read and checked
 ``reproduce.compare``           published values, tables and claims beside ours
+``reproduce.audit``             the counting rules checked: no set-up value, no number twice, no fair match
+``reproduce.explain``           a miss's reason written from the run it explains (placeholders, markers)
 ``reproduce.papers``            the papers' inventories: every figure and table of each paper
 ``reproduce.scorecard``         the report's front page: counts per paper, figure and experiment
 ``reproduce.report``            report.md and report.html
