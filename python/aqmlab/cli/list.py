@@ -19,9 +19,10 @@ def add_parser(sub) -> None:
                                     "list metrics [PATTERN]` prints the definition and unit of every column of the "
                                     "results (the runs table of a sweep, the flows table, ...) whose name matches "
                                     "PATTERN: a column (group.voip.loss), a fragment (loss) or a glob ('*delay*').")
-    ls.add_argument("kind", choices=["aqm", "tcp", "traffic", "experiments", "metrics"])
+    ls.add_argument("kind", choices=["aqm", "tcp", "traffic", "experiments", "metrics", "examples"])
     ls.add_argument("name", nargs="?", metavar="NAME", help="aqm: one discipline's parameters (e.g. choke); "
-                                                            "metrics: a column, a fragment or a glob")
+                                                            "metrics: a column, a fragment or a glob; examples: "
+                                                            "one example's text (to copy and edit)")
     ls.add_argument("-d", "--describe", action="store_true", help="add a one-line description")
     ls.add_argument("--experiments", metavar="DIR", help="experiment definitions (default: ./experiments)")
     ls.set_defaults(fn=cmd_list)
@@ -30,6 +31,23 @@ def add_parser(sub) -> None:
 def cmd_list(a) -> int:
     if a.kind == "metrics":
         print(describe_metrics(a.name))
+        return 0
+    if a.kind == "examples":
+        from ..base.errors import ScenarioError
+        from ..run.source import example, examples
+
+        if a.name is not None:  # its text, to start a scenario of one's own from
+            try:
+                print(example(a.name).read_text(encoding="utf-8"), end="")
+            except ScenarioError as e:
+                raise UserError(f"list examples {a.name}: {str(e).split(': ', 1)[1]}")
+            return 0
+        ex = examples()
+        w = max(len(n) for n, _ in ex)
+        for n, d in ex:
+            print(f"{n:<{w}}  {d}")
+        print(f"\n(`aqmlab run --example NAME` runs one from any folder; `aqmlab list examples NAME > my.toml` copies "
+              f"it; they are in {ex and example(ex[0][0]).parent})")
         return 0
     if a.kind == "experiments":
         from ..reproduce import list_experiments

@@ -7,14 +7,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..base.errors import RunFailed, SweepError, UserError
-from .common import (EXIT_FAILED, add_executor_args, add_max_memory, cache_arg, err, executor_args, jobs_arg,
-                     out_dir, source, warn)
+from .common import (EXIT_FAILED, add_executor_args, add_max_memory, add_scenario, cache_arg, err, executor_args,
+                     jobs_arg, out_dir, source, warn)
 from .output import check_show, sweep_table
 
 
 def add_parser(sub) -> None:
     sw = sub.add_parser("sweep", help="run a scenario over varied values and seeds (parallel, cached)")
-    sw.add_argument("scenario", help="scenario file (TOML)")
+    add_scenario(sw)
     sw.add_argument("--vary", action="append", metavar="KEY.PATH=V1,V2,...",
                     help="values of one key (repeatable; several give their cartesian product)")
     sw.add_argument("--seeds", type=int, default=1, help="runs per point, seeds S, S+1, ... (default 1)")
