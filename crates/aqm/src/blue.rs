@@ -22,13 +22,13 @@ pub struct BlueParams {
     #[serde(default)]
     pub ecn: bool,
     /// Increment of `p_m` on a loss event.
-    #[serde(default = "d_d1")]
+    #[serde(default = "crate::defaults::blue::d1")]
     pub d1: f64,
     /// Decrement of `p_m` on a link-idle event.
-    #[serde(default = "d_d2")]
+    #[serde(default = "crate::defaults::blue::d2")]
     pub d2: f64,
     /// Minimum time between two changes of `p_m`, in seconds (one clock for both, A31).
-    #[serde(deserialize_with = "crate::units::secs", serialize_with = "crate::units::secs_out", default = "d_freeze")]
+    #[serde(with = "crate::units::secs", default = "crate::defaults::blue::freeze_time")]
     pub freeze_time: f64,
     /// Optional queue threshold (queue unit): an admitted arrival that brings the queue above it
     /// is also a loss event. Absent = disabled.
@@ -36,19 +36,9 @@ pub struct BlueParams {
     pub l_blue: Option<f64>,
 }
 
-fn d_d1() -> f64 {
-    0.0025
-}
-fn d_d2() -> f64 {
-    0.00025
-}
-fn d_freeze() -> f64 {
-    0.1
-}
-
 impl Default for BlueParams {
     fn default() -> Self {
-        BlueParams { ecn: false, d1: d_d1(), d2: d_d2(), freeze_time: d_freeze(), l_blue: None }
+        crate::defaults::of()
     }
 }
 

@@ -33,7 +33,7 @@
 //!   the largest byte backlog is dropped (`overflow`) and that bucket's BLUE probability rises.
 
 use crate::fifo::Fifo;
-use crate::fq_codel::mix64;
+use crate::rng::mix64;
 use crate::rng::Rng;
 use crate::{Cx, DropReason, Limit, LinkInfo, ParamError, Params, Pkt, Qdisc, Scheme, Time};
 use serde::{Deserialize, Serialize};
@@ -92,58 +92,27 @@ pub struct CakeParams {
     #[serde(default)]
     pub flow_mode: FlowMode,
     /// COBALT's target, seconds (5 ms); raised to 1.5 MTU times at low rates (`shaped`).
-    #[serde(
-        deserialize_with = "crate::units::secs",
-        serialize_with = "crate::units::secs_out",
-        default = "default_target"
-    )]
+    #[serde(with = "crate::units::secs", default = "crate::defaults::cake::target")]
     pub target: f64,
     /// COBALT's interval, the expected RTT, seconds (`rtt`, 100 ms).
-    #[serde(
-        deserialize_with = "crate::units::secs",
-        serialize_with = "crate::units::secs_out",
-        default = "default_interval"
-    )]
+    #[serde(with = "crate::units::secs", default = "crate::defaults::cake::interval")]
     pub interval: f64,
     /// Derive the quantum and COBALT's MTU time from the link's rate, as CAKE shaping at that
     /// rate does (true), or run unlimited (quantum 1514 B, no MTU-time floor).
-    #[serde(default = "default_true")]
+    #[serde(default = "crate::defaults::cake::shaped")]
     pub shaped: bool,
     /// MTU with link header in bytes (Linux's `psched_mtu`, 1514).
-    #[serde(default = "default_mtu")]
+    #[serde(default = "crate::defaults::cake::mtu")]
     pub mtu: u32,
     /// Flow-to-bucket hash: `mix` (default: collides like a real 5-tuple hash, which the set
     /// association then resolves) or `mod` (`(flow + salt) mod 1024`).
-    #[serde(default = "default_hash")]
-    pub hash: crate::fq_codel::FlowHash,
-}
-
-fn default_target() -> f64 {
-    0.005
-}
-fn default_interval() -> f64 {
-    0.100
-}
-fn default_true() -> bool {
-    true
-}
-fn default_mtu() -> u32 {
-    1514
-}
-fn default_hash() -> crate::fq_codel::FlowHash {
-    crate::fq_codel::FlowHash::Mix
+    #[serde(default = "crate::defaults::cake::hash")]
+    pub hash: crate::flow_queue::FlowHash,
 }
 
 impl Default for CakeParams {
     fn default() -> Self {
-        CakeParams {
-            flow_mode: FlowMode::TripleIsolate,
-            target: default_target(),
-            interval: default_interval(),
-            shaped: true,
-            mtu: default_mtu(),
-            hash: default_hash(),
-        }
+        crate::defaults::of()
     }
 }
 
@@ -372,7 +341,7 @@ pub struct Cake<P> {
     limit: Limit,
     cparams: CobaltParams,
     quantum: u32,
-    hash: crate::fq_codel::FlowHash,
+    hash: crate::flow_queue::FlowHash,
     salt: Option<u64>,
     /// Each flow's (source, destination) host, as the caller told (`flow_hosts`).
     flow_hosts: Vec<(u32, u32)>,
@@ -482,7 +451,7 @@ impl<P: Pkt> Cake<P> {
     fn hash32(&self, x: u64, lane: u64) -> u32 {
         let salt = self.salt.unwrap_or(0);
         match self.hash {
-            crate::fq_codel::FlowHash::Mod if lane == 0 => (x.wrapping_add(salt % QUEUES as u64)) as u32,
+            crate::flow_queue::FlowHash::Mod if lane == 0 => (x.wrapping_add(salt % QUEUES as u64)) as u32,
             _ => mix64(x ^ salt ^ lane.wrapping_mul(0x9E37_79B9_7F4A_7C15)) as u32,
         }
     }

@@ -22,45 +22,22 @@ pub struct CodelParams {
     #[serde(default)]
     pub ecn: bool,
     /// `TARGET`: acceptable standing queueing delay, in seconds (RFC 8289 §4.4: 5 ms).
-    #[serde(
-        deserialize_with = "crate::units::secs",
-        serialize_with = "crate::units::secs_out",
-        default = "default_target"
-    )]
+    #[serde(with = "crate::units::secs", default = "crate::defaults::codel::target")]
     pub target: f64,
     /// `INTERVAL`: window over which the minimum sojourn must stay above target before dropping
     /// starts, and the base of the drop spacing `interval / sqrt(count)`, in seconds (RFC 8289
     /// §4.5: 100 ms).
-    #[serde(
-        deserialize_with = "crate::units::secs",
-        serialize_with = "crate::units::secs_out",
-        default = "default_interval"
-    )]
+    #[serde(with = "crate::units::secs", default = "crate::defaults::codel::interval")]
     pub interval: f64,
     /// `maxpacket`: a backlog of at most this many bytes (after the head is removed) is never
     /// "above target" (RFC 8289 §5.2: the MTU; aqm.md §17.1: 1000 B in these scenarios).
-    #[serde(default = "default_maxpacket")]
+    #[serde(default = "crate::defaults::codel::maxpacket")]
     pub maxpacket: u32,
-}
-
-pub(crate) fn default_target() -> f64 {
-    0.005
-}
-pub(crate) fn default_interval() -> f64 {
-    0.1
-}
-pub(crate) fn default_maxpacket() -> u32 {
-    1000
 }
 
 impl Default for CodelParams {
     fn default() -> Self {
-        CodelParams {
-            ecn: false,
-            target: default_target(),
-            interval: default_interval(),
-            maxpacket: default_maxpacket(),
-        }
+        crate::defaults::of()
     }
 }
 

@@ -22,16 +22,16 @@ pub struct PiParams {
     #[serde(default)]
     pub ecn: bool,
     /// Coefficient of the current error `q − q_ref`.
-    #[serde(default = "d_a")]
+    #[serde(default = "crate::defaults::pi::a")]
     pub a: f64,
     /// Coefficient of the previous error `q_old − q_ref`.
-    #[serde(default = "d_b")]
+    #[serde(default = "crate::defaults::pi::b")]
     pub b: f64,
     /// Sampling frequency in Hz; the timer period is `1/w` (rounded to the nanosecond).
-    #[serde(default = "d_w")]
+    #[serde(default = "crate::defaults::pi::w")]
     pub w: f64,
     /// Reference queue length (packets; mean-size packets in byte mode).
-    #[serde(default = "d_q_ref")]
+    #[serde(default = "crate::defaults::pi::q_ref")]
     pub q_ref: f64,
     /// `packet` (default): `q` is the number of waiting packets and `p` applies as is. `byte`
     /// (ns-2's byte mode): `q` is the waiting bytes over `mean_pkt_size` and an arrival of `size`
@@ -39,7 +39,7 @@ pub struct PiParams {
     #[serde(default)]
     pub mode: PiMode,
     /// Mean packet size of byte mode (bytes).
-    #[serde(default = "d_mean_pkt_size")]
+    #[serde(default = "crate::defaults::pi::mean_pkt_size")]
     pub mean_pkt_size: u32,
 }
 
@@ -52,33 +52,9 @@ pub enum PiMode {
     Byte,
 }
 
-fn d_a() -> f64 {
-    0.00001822
-}
-fn d_b() -> f64 {
-    0.00001816
-}
-fn d_w() -> f64 {
-    170.0
-}
-fn d_q_ref() -> f64 {
-    50.0
-}
-fn d_mean_pkt_size() -> u32 {
-    1000
-}
-
 impl Default for PiParams {
     fn default() -> Self {
-        PiParams {
-            ecn: false,
-            a: d_a(),
-            b: d_b(),
-            w: d_w(),
-            q_ref: d_q_ref(),
-            mode: PiMode::Packet,
-            mean_pkt_size: d_mean_pkt_size(),
-        }
+        crate::defaults::of()
     }
 }
 

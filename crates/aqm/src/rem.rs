@@ -22,63 +22,32 @@ pub struct RemParams {
     #[serde(default)]
     pub ecn: bool,
     /// Price step size γ.
-    #[serde(default = "d_gamma")]
+    #[serde(default = "crate::defaults::rem::gamma")]
     pub gamma: f64,
     /// Weight α of the backlog mismatch.
-    #[serde(default = "d_alpha")]
+    #[serde(default = "crate::defaults::rem::alpha")]
     pub alpha: f64,
     /// Base φ (> 1) of the marking probability `1 − φ^(−price)`.
-    #[serde(default = "d_phi")]
+    #[serde(default = "crate::defaults::rem::phi")]
     pub phi: f64,
     /// Price update interval, in seconds.
-    #[serde(deserialize_with = "crate::units::secs", serialize_with = "crate::units::secs_out", default = "d_t_upd")]
+    #[serde(with = "crate::units::secs", default = "crate::defaults::rem::t_upd")]
     pub t_upd: f64,
     /// Target backlog (packets), ns-2 `pbo_`.
-    #[serde(default = "d_b0")]
+    #[serde(default = "crate::defaults::rem::b0")]
     pub b0: f64,
     /// Input-rate filter weight, ns-2 `inw_` (1 = no filtering).
-    #[serde(default = "d_inw")]
+    #[serde(default = "crate::defaults::rem::inw")]
     pub inw: f64,
     /// Packet size (bytes) converting the link capacity to packets per interval (A30: the true
     /// data packet size; 1000 reproduces a literal ns-2-default run with 500-byte packets).
-    #[serde(default = "d_mean_pkt_size", alias = "rem_mean_pkt_size")]
+    #[serde(default = "crate::defaults::rem::mean_pkt_size", alias = "rem_mean_pkt_size")]
     pub mean_pkt_size: u32,
-}
-
-fn d_gamma() -> f64 {
-    0.001
-}
-fn d_alpha() -> f64 {
-    0.1
-}
-fn d_phi() -> f64 {
-    1.001
-}
-fn d_t_upd() -> f64 {
-    0.002
-}
-fn d_b0() -> f64 {
-    20.0
-}
-fn d_inw() -> f64 {
-    1.0
-}
-fn d_mean_pkt_size() -> u32 {
-    500
 }
 
 impl Default for RemParams {
     fn default() -> Self {
-        RemParams {
-            ecn: false,
-            gamma: d_gamma(),
-            alpha: d_alpha(),
-            phi: d_phi(),
-            t_upd: d_t_upd(),
-            b0: d_b0(),
-            inw: d_inw(),
-            mean_pkt_size: d_mean_pkt_size(),
-        }
+        crate::defaults::of()
     }
 }
 
