@@ -121,9 +121,7 @@ impl Params for AfdParams {
                 format!("must be in [0.001, 1e9] per second, got {}", self.update_rate),
             ));
         }
-        if self.mean_pkt_size == 0 {
-            return Err(ParamError::new("mean_pkt_size", "must be at least 1 byte"));
-        }
+        crate::control::check_bytes("mean_pkt_size", self.mean_pkt_size)?;
         check_range("gains_at", self.gains_at, 1.0, 1e15)?;
         Ok(())
     }

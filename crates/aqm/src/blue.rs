@@ -8,7 +8,7 @@
 //! optionally the queue exceeding `L_blue`) and lowered by `d2` when the link goes idle, with at
 //! most one change per `freeze_time`. Every arrival is dropped with probability `p_m`.
 
-use crate::control::{check_period, check_range, early_drop, period_ns};
+use crate::control::{check_period, check_range, early_signal, period_ns};
 use crate::fifo::Fifo;
 use crate::{Cx, DropReason, Limit, LinkInfo, ParamError, Params, Pkt, Qdisc, Scheme, Time};
 use serde::{Deserialize, Serialize};
@@ -120,12 +120,9 @@ impl<P: Pkt> Scheme<P> for Blue<P> {
 }
 
 impl<P: Pkt> Qdisc<P> for Blue<P> {
-    fn enqueue(&mut self, mut pkt: P, cx: &mut Cx<'_, P>) -> bool {
+    fn enqueue(&mut self, pkt: P, cx: &mut Cx<'_, P>) -> bool {
         // 1. with probability p_m: early drop, or a CE mark with ECN (not a loss event, A31)
-        if early_drop(cx.rng, self.p_m) {
-            let Some(marked) = cx.signal(pkt, self.ecn) else { return false };
-            pkt = marked;
-        }
+        let Some(pkt) = early_signal(self.p_m, pkt, self.ecn, cx) else { return false };
         // 2. buffer overflow: a loss event
         if !self.limit.admits(self.fifo.len(), self.fifo.bytes(), pkt.size()) {
             self.loss_event(cx.now);

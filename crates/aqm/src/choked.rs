@@ -101,9 +101,7 @@ impl Params for ChokedParams {
         if !(self.max_p > 0.0 && self.max_p <= 1.0) {
             return Err(ParamError::new("max_p", format!("must be in (0, 1], got {}", self.max_p)));
         }
-        if self.mean_pkt_size == 0 {
-            return Err(ParamError::new("mean_pkt_size", "must be at least 1 byte"));
-        }
+        crate::control::check_bytes("mean_pkt_size", self.mean_pkt_size)?;
         if self.draw_population == crate::buffer::DrawPopulation::Physical {
             return Err(ParamError::new(
                 "draw_population",

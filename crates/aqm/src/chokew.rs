@@ -145,9 +145,7 @@ impl Params for ChokewParams {
         if self.id_buf_cap == Some(0) {
             return Err(ParamError::new("id_buf_cap", "must be at least 1"));
         }
-        if self.mean_pkt_size == 0 {
-            return Err(ParamError::new("mean_pkt_size", "must be at least 1 byte"));
-        }
+        crate::control::check_bytes("mean_pkt_size", self.mean_pkt_size)?;
         check_buffer_mode(&self.buffer_mode())
     }
 }

@@ -51,9 +51,7 @@ impl Default for DrrParams {
 
 impl Params for DrrParams {
     fn validate(&self) -> Result<(), ParamError> {
-        if self.quantum == 0 {
-            return Err(ParamError::new("quantum", "must be at least 1 byte"));
-        }
+        crate::control::check_bytes("quantum", self.quantum)?;
         Ok(())
     }
 }

@@ -54,12 +54,6 @@ pi_law_params! {
     }
 }
 
-impl Default for DualPi2Params {
-    fn default() -> Self {
-        crate::defaults::of()
-    }
-}
-
 impl Params for DualPi2Params {
     fn validate(&self) -> Result<(), ParamError> {
         self.law().check()?;
@@ -71,9 +65,7 @@ impl Params for DualPi2Params {
                 format!("must be a percentage 0..100, got {}", self.c_protection),
             ));
         }
-        if self.mtu == 0 {
-            return Err(ParamError::new("mtu", "must be at least 1 byte"));
-        }
+        crate::control::check_bytes("mtu", self.mtu)?;
         Ok(())
     }
 }

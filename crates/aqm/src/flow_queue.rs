@@ -10,7 +10,7 @@
 
 use crate::fifo::Fifo;
 use crate::rng::{mix64, Rng};
-use crate::{Pkt, Time};
+use crate::{ParamError, Pkt, Time};
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
@@ -35,6 +35,14 @@ pub enum EmptyNew {
     ToOld,
     /// To the old list only if that list is not empty, else out of both (Linux).
     ToOldIfAny,
+}
+
+/// The table's parameters: `flows` buckets in `[1, max_flows]`, a quantum of at least one byte.
+pub fn check(flows: u32, max_flows: u32, quantum: u32) -> Result<(), ParamError> {
+    if !(1..=max_flows).contains(&flows) {
+        return Err(ParamError::new("flows", format!("must be in [1, {max_flows}], got {flows}")));
+    }
+    crate::control::check_bytes("quantum", quantum)
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -232,6 +240,23 @@ impl<P: Pkt, V> FlowQueues<P, V> {
         (self.buckets.len() * (std::mem::size_of::<Bucket<P, V>>() + 4)) as u64
     }
 }
+
+/// The [`crate::Qdisc`] methods a discipline over [`FlowQueues`] (its field `$f`) only passes on:
+/// the totals and the waiting packets.
+macro_rules! fq_views {
+    ($f:ident) => {
+        fn len(&self) -> usize {
+            self.$f.pkts
+        }
+        fn bytes(&self) -> u64 {
+            self.$f.bytes
+        }
+        fn for_each_waiting(&self, f: &mut dyn FnMut(&P, Time)) {
+            self.$f.for_each_waiting(f)
+        }
+    };
+}
+pub(crate) use fq_views;
 
 #[cfg(test)]
 mod tests {

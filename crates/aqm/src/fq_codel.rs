@@ -12,59 +12,42 @@
 //! Departures from the RFC's defaults forced by the simulator: the buffer is the link's `limit`
 //! (RFC default 10240 packets: set `limit = 10240` on the link to get it); ECN is absent.
 
-use crate::codel::{check_law, law_params};
-use crate::codel_law::{CodelQueue, CodelVars, LawParams};
+use crate::codel_law::{codel_law_params, CodelQueue, CodelVars, LawParams};
 use crate::fifo::Fifo;
 pub use crate::flow_queue::FlowHash;
 use crate::flow_queue::{EmptyNew, FlowQueues};
 use crate::{Cx, DropReason, Limit, LinkInfo, ParamError, Params, Pkt, Qdisc, Scheme, Time};
-use serde::{Deserialize, Serialize};
 
-/// FQ-CoDel parameters as written in a scenario (`aqm = { type = "fq_codel", ... }`).
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct FqCodelParams {
-    /// Mark ECN-capable packets (Congestion Experienced) instead of dropping them early (RFC 3168).
-    #[serde(default)]
-    pub ecn: bool,
-    /// Number of hash buckets (RFC 8290 §5.2.1: 1024).
-    #[serde(default = "crate::defaults::fq_codel::flows")]
-    pub flows: u32,
-    /// DRR quantum in bytes (RFC 8290 §5.2.2: MTU + 14 = 1514).
-    #[serde(default = "crate::defaults::fq_codel::quantum")]
-    pub quantum: u32,
-    /// CoDel `TARGET` of every bucket, seconds (5 ms).
-    #[serde(with = "crate::units::secs", default = "crate::defaults::fq_codel::target")]
-    pub target: f64,
-    /// CoDel `INTERVAL` of every bucket, seconds (100 ms).
-    #[serde(with = "crate::units::secs", default = "crate::defaults::fq_codel::interval")]
-    pub interval: f64,
-    /// CoDel `maxpacket` in bytes, compared with the whole FQ-CoDel backlog (as Linux does).
-    #[serde(default = "crate::defaults::fq_codel::maxpacket")]
-    pub maxpacket: u32,
-    /// Flow-to-bucket mapping: `mod` = `(flow_id + salt) mod flows` (aqm.md §17.3; no collisions
-    /// among fewer than `flows` consecutive flow ids) or `mix` = a 64-bit mixing hash of
-    /// `flow_id` and the salt, then `mod flows` (collides like a real 5-tuple hash). The salt is
-    /// drawn from the AQM's random stream at the first arrival.
-    #[serde(default)]
-    pub hash: FlowHash,
-}
-
-impl Default for FqCodelParams {
-    fn default() -> Self {
-        crate::defaults::of()
+codel_law_params! {
+    defaults = fq_codel;
+    /// FQ-CoDel parameters as written in a scenario (`aqm = { type = "fq_codel", ... }`): CoDel's law
+    /// with RFC 8289's defaults in every bucket.
+    pub struct FqCodelParams {
+        /// Mark ECN-capable packets (Congestion Experienced) instead of dropping them early (RFC 3168).
+        #[serde(default)]
+        pub ecn: bool,
+        /// Number of hash buckets (RFC 8290 §5.2.1: 1024).
+        #[serde(default = "crate::defaults::fq_codel::flows")]
+        pub flows: u32,
+        /// DRR quantum in bytes (RFC 8290 §5.2.2: MTU + 14 = 1514).
+        #[serde(default = "crate::defaults::fq_codel::quantum")]
+        pub quantum: u32,
+        /// CoDel `maxpacket` in bytes, compared with the whole FQ-CoDel backlog (as Linux does).
+        #[serde(default = "crate::defaults::fq_codel::maxpacket")]
+        pub maxpacket: u32,
+        /// Flow-to-bucket mapping: `mod` = `(flow_id + salt) mod flows` (aqm.md §17.3; no collisions
+        /// among fewer than `flows` consecutive flow ids) or `mix` = a 64-bit mixing hash of
+        /// `flow_id` and the salt, then `mod flows` (collides like a real 5-tuple hash). The salt is
+        /// drawn from the AQM's random stream at the first arrival.
+        #[serde(default)]
+        pub hash: FlowHash,
     }
 }
 
 impl Params for FqCodelParams {
     fn validate(&self) -> Result<(), ParamError> {
-        if !(1..=1 << 20).contains(&self.flows) {
-            return Err(ParamError::new("flows", format!("must be in [1, 1048576], got {}", self.flows)));
-        }
-        if self.quantum == 0 {
-            return Err(ParamError::new("quantum", "must be at least 1 byte"));
-        }
-        check_law(self.target, self.interval)
+        crate::flow_queue::check(self.flows, 1 << 20, self.quantum)?;
+        LawParams::check(self.target, self.interval)
     }
 }
 
@@ -106,7 +89,7 @@ impl<P: Pkt> FqCodel<P> {
             ecn: params.ecn,
             fq: FlowQueues::new(params.flows, CodelVars::default()),
             limit,
-            law: law_params(params.target, params.interval, params.maxpacket),
+            law: LawParams::from_secs(params.target, params.interval, params.maxpacket),
             quantum: params.quantum as i64,
             hash: params.hash,
         }
@@ -172,15 +155,7 @@ impl<P: Pkt> Qdisc<P> for FqCodel<P> {
         }
     }
 
-    fn len(&self) -> usize {
-        self.fq.pkts
-    }
-    fn bytes(&self) -> u64 {
-        self.fq.bytes
-    }
-    fn for_each_waiting(&self, f: &mut dyn FnMut(&P, Time)) {
-        self.fq.for_each_waiting(f)
-    }
+    crate::flow_queue::fq_views!(fq);
     fn state_names(&self) -> &'static [&'static str] {
         &["new_flows", "old_flows", "dropping_flows"]
     }

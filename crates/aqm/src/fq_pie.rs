@@ -55,26 +55,13 @@ pi_law_params! {
     }
 }
 
-impl Default for FqPieParams {
-    fn default() -> Self {
-        crate::defaults::of()
-    }
-}
-
 impl Params for FqPieParams {
     fn validate(&self) -> Result<(), ParamError> {
         check_range("ecn_prob", self.ecn_prob, 0.0, 1.0)?;
-        if !(1..=65536).contains(&self.flows) {
-            return Err(ParamError::new("flows", format!("must be in [1, 65536], got {}", self.flows)));
-        }
-        if self.quantum == 0 {
-            return Err(ParamError::new("quantum", "must be at least 1 byte"));
-        }
+        crate::flow_queue::check(self.flows, 65536, self.quantum)?;
         self.law().check()?;
         check_range("max_burst", self.max_burst, 0.0, 1e6)?;
-        if self.mtu == 0 {
-            return Err(ParamError::new("mtu", "must be at least 1 byte"));
-        }
+        crate::control::check_bytes("mtu", self.mtu)?;
         Ok(())
     }
 }
@@ -251,15 +238,7 @@ impl<P: Pkt> Qdisc<P> for FqPie<P> {
         }
     }
 
-    fn len(&self) -> usize {
-        self.fq.pkts
-    }
-    fn bytes(&self) -> u64 {
-        self.fq.bytes
-    }
-    fn for_each_waiting(&self, f: &mut dyn FnMut(&P, Time)) {
-        self.fq.for_each_waiting(f)
-    }
+    crate::flow_queue::fq_views!(fq);
     fn timer_period(&self) -> Option<Time> {
         Some(self.t_update_ns)
     }

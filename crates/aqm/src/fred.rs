@@ -67,9 +67,7 @@ impl Params for FredParams {
         if !(self.min_q.is_finite() && self.min_q >= 0.0) {
             return Err(ParamError::new("min_q", format!("must be a number >= 0, got {}", self.min_q)));
         }
-        if self.mean_pkt_size == 0 {
-            return Err(ParamError::new("mean_pkt_size", "must be at least 1 byte"));
-        }
+        crate::control::check_bytes("mean_pkt_size", self.mean_pkt_size)?;
         Ok(())
     }
 }

@@ -85,9 +85,7 @@ impl HhfParams {
 
 impl Params for HhfParams {
     fn validate(&self) -> Result<(), ParamError> {
-        if self.quantum == 0 {
-            return Err(ParamError::new("quantum", "must be at least 1 byte"));
-        }
+        crate::control::check_bytes("quantum", self.quantum)?;
         if !(1..=1000).contains(&self.non_hh_weight) {
             return Err(ParamError::new("non_hh_weight", format!("must be 1..1000, got {}", self.non_hh_weight)));
         }

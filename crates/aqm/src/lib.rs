@@ -365,6 +365,12 @@ pub(crate) mod test_util {
         }
     }
 
+    /// Fire a discipline's timer once, at t = 0 (tests of the controller schemes).
+    pub fn tick<Q: crate::Qdisc<P>>(q: &mut Q, rng: &mut crate::rng::Rng) {
+        let mut drops = Vec::new();
+        q.on_timer(&mut crate::Cx { now: 0, rng, drops: &mut drops });
+    }
+
     /// Parameters from JSON, for tests: `config("choke", r#"{"min_th": 1, "max_th": 5}"#)`.
     pub fn config(kind: &str, json: &str) -> crate::AqmConfig {
         struct J(serde_json::Value);

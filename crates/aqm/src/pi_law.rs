@@ -45,6 +45,11 @@ macro_rules! pi_law_params {
             pub beta: f64,
             $( $(#[$fm])* pub $f: $t, )*
         }
+        impl Default for $name {
+            fn default() -> Self {
+                crate::defaults::of()
+            }
+        }
         mod pi_law_defaults {
             pub use crate::defaults::$d::{alpha, beta, t_update, target};
         }

@@ -64,12 +64,6 @@ pub enum QdelayEstimator {
     Rate,
 }
 
-impl Default for PieParams {
-    fn default() -> Self {
-        crate::defaults::of()
-    }
-}
-
 impl Params for PieParams {
     fn validate(&self) -> Result<(), ParamError> {
         if !(0.0..=1.0).contains(&self.mark_ecn_th) {
@@ -82,12 +76,8 @@ impl Params for PieParams {
                 format!("must be a time in seconds in [0, 1e6], got {}", self.max_burst),
             ));
         }
-        if self.mean_pkt_size == 0 {
-            return Err(ParamError::new("mean_pkt_size", "must be at least 1 byte"));
-        }
-        if self.dq_threshold == 0 {
-            return Err(ParamError::new("dq_threshold", "must be at least 1 byte"));
-        }
+        crate::control::check_bytes("mean_pkt_size", self.mean_pkt_size)?;
+        crate::control::check_bytes("dq_threshold", self.dq_threshold)?;
         Ok(())
     }
 }

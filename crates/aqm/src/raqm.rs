@@ -21,7 +21,7 @@
 //!
 //! Units: bytes and bytes per second for `l`, `r_k` and `r0`; α in seconds per byte.
 
-use crate::control::{check_period, check_positive, check_range, early_drop, period_ns};
+use crate::control::{check_period, check_positive, check_range, early_signal, period_ns};
 use crate::fifo::Fifo;
 use crate::{Cx, DropReason, Limit, LinkInfo, ParamError, Params, Pkt, Qdisc, Scheme, Time};
 use serde::{Deserialize, Serialize};
@@ -315,16 +315,13 @@ impl<P: Pkt> Scheme<P> for Raqm<P> {
 }
 
 impl<P: Pkt> Qdisc<P> for Raqm<P> {
-    fn enqueue(&mut self, mut pkt: P, cx: &mut Cx<'_, P>) -> bool {
+    fn enqueue(&mut self, pkt: P, cx: &mut Cx<'_, P>) -> bool {
         // 1. every arriving byte counts, even if dropped below (A28 (b))
         self.l += pkt.size() as u64;
         // 2-3. Eq. 12 with Q before enqueue (packets)
         let p = self.p_arrival(self.fifo.len());
         self.p_last = p;
-        if early_drop(cx.rng, p) {
-            let Some(marked) = cx.signal(pkt, self.ecn) else { return false };
-            pkt = marked;
-        }
+        let Some(pkt) = early_signal(p, pkt, self.ecn, cx) else { return false };
         // 4.
         if !self.limit.admits(self.fifo.len(), self.fifo.bytes(), pkt.size()) {
             cx.drop(pkt, DropReason::Overflow);
@@ -357,7 +354,7 @@ impl<P: Pkt> Qdisc<P> for Raqm<P> {
 mod tests {
     use super::*;
     use crate::rng::Rng;
-    use crate::test_util::P;
+    use crate::test_util::{tick, P};
 
     /// 8 kb/s: r0 = 1000 bytes/s.
     fn link() -> LinkInfo {
@@ -373,12 +370,6 @@ mod tests {
             q.enqueue(P::new(1, 500), &mut cx);
             q.dequeue(&mut cx);
         }
-    }
-
-    fn tick(q: &mut Raqm<P>, rng: &mut Rng) {
-        let mut drops = Vec::new();
-        let mut cx = Cx { now: 0, rng, drops: &mut drops };
-        q.on_timer(&mut cx);
     }
 
     #[test]

@@ -83,12 +83,8 @@ impl RedParams {
     /// Check every parameter; the error names the parameter and what is allowed.
     pub fn check(&self) -> Result<(), ParamError> {
         crate::red_math::check_red(self.min_th, self.max_th, self.max_p, self.w_q)?;
-        if self.max_pkt_size == 0 {
-            return Err(ParamError::new("max_pkt_size", "must be at least 1 byte"));
-        }
-        if self.mean_pkt_size == 0 {
-            return Err(ParamError::new("mean_pkt_size", "must be at least 1 byte"));
-        }
+        crate::control::check_bytes("max_pkt_size", self.max_pkt_size)?;
+        crate::control::check_bytes("mean_pkt_size", self.mean_pkt_size)?;
         Ok(())
     }
 

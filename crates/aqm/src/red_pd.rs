@@ -99,9 +99,7 @@ pub(crate) fn check_optional_red(
 impl Params for RedPdParams {
     fn validate(&self) -> Result<(), ParamError> {
         check_optional_red(self.min_th, self.max_th, self.max_p, self.w_q)?;
-        if self.mean_pkt_size == 0 {
-            return Err(ParamError::new("mean_pkt_size", "must be at least 1 byte"));
-        }
+        crate::control::check_bytes("mean_pkt_size", self.mean_pkt_size)?;
         check_period("target_rtt", self.target_rtt)?;
         if !(1..=64).contains(&self.lists) {
             return Err(ParamError::new("lists", format!("must be 1..64, got {}", self.lists)));

@@ -32,7 +32,7 @@
 //! identify them ([SRED]'s misbehaving-flow identification) and are exposed, not acted on.
 //! State: the zombie list, 16 bytes per zombie (flow id, count, time of the last hit).
 
-use crate::control::{check_range, early_drop};
+use crate::control::{check_range, early_drop, early_signal};
 use crate::fifo::Fifo;
 use crate::{Cx, DropReason, Limit, LinkInfo, ParamError, Params, Pkt, Qdisc, Scheme, Time};
 use serde::{Deserialize, Serialize};
@@ -194,7 +194,7 @@ impl<P: Pkt> Scheme<P> for Sred<P> {
 }
 
 impl<P: Pkt> Qdisc<P> for Sred<P> {
-    fn enqueue(&mut self, mut pkt: P, cx: &mut Cx<'_, P>) -> bool {
+    fn enqueue(&mut self, pkt: P, cx: &mut Cx<'_, P>) -> bool {
         let hit = self.zombie_step(pkt.flow(), cx);
         self.p_hit = (1.0 - self.alpha) * self.p_hit + if hit { self.alpha } else { 0.0 };
         let q = self.limit.qlen(self.fifo.len(), self.fifo.bytes()) as f64;
@@ -208,10 +208,7 @@ impl<P: Pkt> Qdisc<P> for Sred<P> {
             ps
         };
         self.last_p = p;
-        if early_drop(cx.rng, p) {
-            let Some(marked) = cx.signal(pkt, self.ecn) else { return false };
-            pkt = marked;
-        }
+        let Some(pkt) = early_signal(p, pkt, self.ecn, cx) else { return false };
         if !self.limit.admits(self.fifo.len(), self.fifo.bytes(), pkt.size()) {
             cx.drop(pkt, DropReason::Overflow);
             return false;

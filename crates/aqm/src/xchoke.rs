@@ -71,9 +71,7 @@ impl Default for XchokeParams {
 impl Params for XchokeParams {
     fn validate(&self) -> Result<(), ParamError> {
         check_optional_red(self.min_th, self.max_th, self.max_p, self.w_q)?;
-        if self.mean_pkt_size == 0 {
-            return Err(ParamError::new("mean_pkt_size", "must be at least 1 byte"));
-        }
+        crate::control::check_bytes("mean_pkt_size", self.mean_pkt_size)?;
         for (name, v) in [("table_size", self.table_size), ("hit_max", self.hit_max), ("decay_every", self.decay_every)]
         {
             if !(1..=1 << 20).contains(&v) {
