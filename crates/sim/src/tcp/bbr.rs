@@ -57,7 +57,7 @@ pub enum Mode {
     ProbeRtt,
 }
 
-/// BBR's state (on the heap in [`super::Cc`]: about 250 bytes).
+/// BBR's state (on the heap in [`super::dispatch::Cc`]: about 250 bytes).
 #[derive(Debug, Clone)]
 pub struct Bbr {
     mss: f64,

@@ -5,10 +5,10 @@
 //! hooks at the points where congestion-control algorithms differ. Every hook has a default, which
 //! is standard Reno congestion control (RFC 5681): slow start, additive increase of one segment per
 //! window, halving on loss, one segment after a timeout. A variant overrides only what it changes,
-//! the way a Linux `tcp_congestion_ops` fills only some of its slots. [`Cc`] is the enum over the
-//! algorithms (one file each: `reno`, `vegas`, `cubic`, `bbr`, `dctcp`), for static dispatch.
+//! the way a Linux `tcp_congestion_ops` fills only some of its slots. The algorithms (one file each:
+//! `reno`, `vegas`, `cubic`, `bbr`, `dctcp`) import this interface and nothing else of the sender;
+//! the enum over them, [`super::dispatch::Cc`], is in `dispatch`, which no algorithm imports.
 
-use super::{bbr, cubic, dctcp, reno, vegas, CcConfig};
 use aqm::Time;
 
 /// The window a hook may change, in segments.
@@ -128,81 +128,5 @@ pub fn reno_increase(w: &mut Window, acked: u32) {
         w.cwnd += acked.min(2) as f64;
     } else {
         w.cwnd += acked as f64 / w.cwnd;
-    }
-}
-
-/// The congestion-control state of one connection (enum dispatch; one arm per algorithm). Every
-/// algorithm with state is on the heap (Vegas's RTT measurement and fine-grained timeout, about
-/// 140 bytes; CUBIC's epoch, 88; BBR's model; DCTCP's estimate, 32), so that a Reno or NewReno
-/// connection, which has none, carries 16 bytes here instead of the largest of them (issue 28: a
-/// million flows' senders were 72 MB larger with CUBIC's state inline).
-#[derive(Debug, Clone)]
-pub enum Cc {
-    Reno(reno::Reno),
-    Vegas(Box<vegas::Vegas>),
-    Cubic(Box<cubic::Cubic>),
-    Bbr(Box<bbr::Bbr>),
-    Dctcp(Box<dctcp::Dctcp>),
-}
-
-impl Cc {
-    pub fn new(cfg: &CcConfig, mss: u16) -> Cc {
-        match cfg {
-            CcConfig::Reno => Cc::Reno(reno::Reno),
-            CcConfig::Vegas { alpha, beta, gamma } => Cc::Vegas(Box::new(vegas::Vegas::new(*alpha, *beta, *gamma))),
-            CcConfig::Cubic { c, beta, fast_convergence, tcp_friendly } => {
-                Cc::Cubic(Box::new(cubic::Cubic::new(*c, *beta, *fast_convergence, *tcp_friendly)))
-            }
-            CcConfig::Bbr => Cc::Bbr(Box::new(bbr::Bbr::new(mss))),
-            CcConfig::Dctcp { g } | CcConfig::Prague { g } => Cc::Dctcp(Box::new(dctcp::Dctcp::new(*g))),
-        }
-    }
-}
-
-/// Each hook of a connection's algorithm, by a `match` on the variant: a direct call the compiler
-/// can inline (Reno's per-ACK growth is a few instructions), where a `dyn` call could not be.
-macro_rules! dispatch {
-    ($cc:expr, $c:ident => $call:expr) => {
-        match $cc {
-            Cc::Reno($c) => $call,
-            Cc::Vegas($c) => $call,
-            Cc::Cubic($c) => $call,
-            Cc::Bbr($c) => $call,
-            Cc::Dctcp($c) => $call,
-        }
-    };
-}
-
-impl CongestionControl for Cc {
-    #[inline]
-    fn on_ack(&mut self, w: &mut Window, a: &AckInfo) {
-        dispatch!(self, c => c.on_ack(w, a))
-    }
-    #[inline]
-    fn on_dup_ack(&mut self, w: &mut Window, a: &AckInfo) {
-        dispatch!(self, c => c.on_dup_ack(w, a))
-    }
-    fn on_loss(&mut self, w: &mut Window, a: &AckInfo) -> f64 {
-        dispatch!(self, c => c.on_loss(w, a))
-    }
-    fn on_rto(&mut self, w: &mut Window, flight: f64, now: Time) -> f64 {
-        dispatch!(self, c => c.on_rto(w, flight, now))
-    }
-    fn on_recovery_exit(&mut self, w: &mut Window, now: Time) {
-        dispatch!(self, c => c.on_recovery_exit(w, now))
-    }
-    fn on_ecn(&mut self, w: &mut Window, a: &AckInfo) -> f64 {
-        dispatch!(self, c => c.on_ecn(w, a))
-    }
-    #[inline]
-    fn on_any_ack(&mut self, w: &mut Window, a: &AckInfo) {
-        dispatch!(self, c => c.on_any_ack(w, a))
-    }
-    #[inline]
-    fn fine_timeout(&self) -> Option<Time> {
-        dispatch!(self, c => c.fine_timeout())
-    }
-    fn on_fine_retransmit(&mut self, transmits: u32) {
-        dispatch!(self, c => c.on_fine_retransmit(transmits))
     }
 }

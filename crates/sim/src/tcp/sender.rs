@@ -7,11 +7,13 @@
 //! [`Cx::out`], what it measures to [`Cx::meter`].
 
 use super::cc::{AckInfo, CongestionControl};
+use super::dispatch::Cc;
 use super::meter::{Cx, TcpMeter};
-use super::recovery::{AnyRecovery, InRecovery, LossRecovery};
+use super::recovery::dispatch::AnyRecovery;
+use super::recovery::{InRecovery, LossRecovery};
 use super::sack::Block;
 use super::sender_core::SenderCore;
-use super::{Cc, TcpConfig};
+use super::TcpConfig;
 use crate::packet::F_ECE;
 use aqm::Time;
 use std::sync::Arc;

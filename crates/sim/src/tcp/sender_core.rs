@@ -6,9 +6,10 @@
 //! ([`super::recovery`]) act on it through its methods.
 
 use super::cc::{CongestionControl, RateSample, Window};
+use super::dispatch::Cc;
 use super::meter::{Cx, TcpMeter};
 use super::rto::Rto;
-use super::{Cc, CcConfig, TcpConfig};
+use super::{CcConfig, TcpConfig};
 use crate::packet::{Packet, PktKind, F_CWR, F_ECT, F_ECT1, F_RETX};
 use aqm::Time;
 use std::sync::Arc;
