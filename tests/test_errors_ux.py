@@ -58,6 +58,10 @@ def test_the_file_is_blamed_for_its_own_mistakes_and_a_neighbour_override_is_nam
     msg, theirs = attribute("bottleneck.aqm.max_th: must be greater than min_th (600), got 150",
                             ["bottleneck.aqm.min_th=600"])
     assert not theirs and msg.endswith("(with --set bottleneck.aqm.min_th=600)")
+    # a key elsewhere whose reason names the override's whole key
+    msg, theirs = attribute("simulation.warmup: must be shorter than simulation.duration",
+                            ['simulation.duration="10s"'])
+    assert not theirs and msg.endswith('(with --set simulation.duration="10s")')
 
 
 def test_an_unknown_node_gets_a_did_you_mean():

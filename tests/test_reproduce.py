@@ -160,6 +160,8 @@ def test_reproduce_one_small_experiment(tiny, tmp_path):
     for name in ["fig1-udp-share", "per-flow", "queue"]:
         assert (d / f"{name}.png").stat().st_size > 5000 and (d / f"{name}.svg").is_file(), name
     assert (d / "table1.csv").is_file() and (d / "table1.md").read_text().startswith("| scheme |")
+    tex = (d / "table1.tex").read_text()  # LaTeX beside CSV and Markdown (booktabs)
+    assert r"\toprule" in tex and r"\bottomrule" in tex and "scheme &" in tex and r"\caption{" in tex
     runs = pd.read_csv(d / "runs.csv")
     assert len(runs) == 2 * 2 * 2 and set(runs["scheme"]) == {"RED", "CHOKe"} and set(runs["N"]) == {2, 4}
     assert (d / "flows.parquet").is_file() and (d / "scenario.toml").is_file()

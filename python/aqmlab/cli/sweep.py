@@ -9,7 +9,7 @@ from pathlib import Path
 from ..base.errors import RunFailed, SweepError, UserError
 from .common import (EXIT_FAILED, add_executor_args, add_max_memory, add_scenario, cache_arg, err, executor_args,
                      jobs_arg, out_dir, source, warn)
-from .output import check_show, sweep_table
+from .output import SweepTable, check_show
 
 
 def add_parser(sub) -> None:
@@ -75,8 +75,15 @@ def cmd_sweep(a) -> int:
         from ..base.io import os_reason
 
         raise UserError(f"--out {out}: cannot write results: {os_reason(e)}")
+    table = SweepTable(res.runs, res.coords, a.show, _first_summary(res))
+    try:
+        files += table.save(out, caption=f"{src.name}: mean over {a.seeds} seed{'s' if a.seeds != 1 else ''} per point.")
+    except OSError as e:
+        from ..base.io import os_reason
+
+        raise UserError(f"--out {out}: cannot write the table: {os_reason(e)}")
     if not a.quiet:
-        print(sweep_table(res.runs, res.coords, a.show, _first_summary(res)))
+        print(table.text())
         print(f"\n{stats['total']} runs ({stats['cached']} from the cache, {stats['computed']} run now)")
         print(f"results: {out}/ ({', '.join(p.name for p in files)})")
     return 0

@@ -23,6 +23,9 @@ kind           what                                                             
                one panel per ``--by`` group
 ``queue``      the queue's composition by position: the fraction of UDP packets at each   (UDP)
                position from the tail (needs ``simulation.queue_snapshots = true``)
+``flow_series`` each flow's ``y`` over time, one line per flow (``flow_id 3 (cubic)``), first  ``cwnd``
+               seed; at most :data:`MAX_FLOW_LINES` flows (needs
+               ``simulation.flow_series_interval``)
 ``latency``    the distribution of per-packet delays in ms (``owd``: one-way, ``rtt``:     ``owd``
                round trip), one curve per group (and per run or varied key), flows and
                seeds pooled; ``tail`` the fraction of packets slower than each delay on a

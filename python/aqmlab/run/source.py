@@ -232,7 +232,8 @@ def attribute(msg: str, overrides, origins=None) -> tuple[str, bool]:
     for i in reversed(range(len(ovs))):
         k = keys[i]
         kparent, _, leaf = k.rpartition(".")
-        if leaf and kparent == parent and re.search(rf"(?<![\w.]){re.escape(leaf)}(?!\w)", why):
+        if leaf and ((kparent == parent and re.search(rf"(?<![\w.]){re.escape(leaf)}(?!\w)", why))
+                     or re.search(rf"(?<![\w.]){re.escape(k)}(?![\w.])", why)):
             return f"{msg} (with {flag(i)} {ovs[i]})", False
     return msg, False
 
