@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "python" / "aqmlab"
 
 #: the layers, lowest first; the layers of one tuple are siblings that must not import each other
-LAYERS = [("base",), ("run",), ("ns2",), ("sweep",), ("models",), ("analysis",), ("reproduce", "plot", "emulate", "bench"),
+LAYERS = [("base",), ("run",), ("ns2",), ("sweep",), ("models",), ("analysis",), ("reproduce", "plot", "emulate", "bench", "ns3"),
           ("cli",)]
 #: the engine: importable from every layer, imports nothing of ours
 NATIVE = "_core"

@@ -19,12 +19,12 @@ Errors (all in :mod:`aqmlab.base.errors`): ``ScenarioError`` for a bad scenario 
 ``SweepError`` for a bad sweep, ``SimulationError``/``RunFailed`` when a run fails.
 
 **Layers.** The package is built in layers, each a subpackage that imports only itself, lower
-layers and the engine; the four apps are siblings that never import each other; nothing imports
+layers and the engine; the five apps are siblings that never import each other; nothing imports
 this module, which only re-exports (``tests/test_layers.py`` checks all of it; docs/architecture.md
 draws it)::
 
     cli                                   the `aqmlab` command, one module per subcommand
-    reproduce   plot   emulate   bench    the apps (siblings)
+    reproduce   plot   emulate   bench   ns3    the apps (siblings)
     analysis                              statistics, figures, tables, plot style
     models                                the analytical models
     sweep                                 sweeps, run keys, the cache, executors
@@ -94,6 +94,8 @@ module                          contents
 ``reproduce.experiment``        experiment.toml read and checked; an experiment as a sweep
 ``reproduce.references``        reference.toml: published values, tables and claims, read and checked
 ``reproduce.compare``           published values, tables and claims beside ours
+``reproduce.audit``             the counting rules checked: no set-up value, no number twice, no fair match
+``reproduce.explain``           a miss's reason written from the run it explains (placeholders, markers)
 ``reproduce.papers``            the papers' inventories: every figure and table of each paper
 ``reproduce.scorecard``         the report's front page: counts per paper, figure and experiment
 ``reproduce.report``            report.md and report.html
@@ -116,6 +118,13 @@ module                          contents
 ``bench.overhead``              import, whole-run and sweep overhead
 ``bench.choke``                 the CHOKe family against RED
 ``bench.htsim``                 aqmlab beside htsim
+``ns3``                         ns-3.44 as a third opinion on the modern senders and queues
+``ns3.build``                   the ns-3 program compiled against the ``ns3`` wheel, once
+``ns3.plan``                    a dumbbell translated for ns-3, or refused in one line naming the key
+``ns3.engine``                  ``run``: a scenario run in ns-3, read back as a ``Result``
+``ns3.cases``                   the comparison's cases and tolerances
+``ns3.report``                  its table and figures
+``ns3.vsns3``                   aqmlab against ns-3 (``python -m``)
 ``cli``                         the ``aqmlab`` command (``aqmlab.cli:main``)
 ``cli.app``                     the parser and ``main``
 ``cli.common``                  exit codes, one-line errors, shared options

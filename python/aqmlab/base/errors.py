@@ -43,6 +43,10 @@ class                         base classes                              raised w
 ``Terminated``                ``KeyboardInterrupt``                     SIGTERM during an emulation run
 ``Ns2Error``                  ``Exception``                             ns-2.35 failed to run a translated scenario
 ``Ns2Missing``                ``Ns2Error``                              the ``ns`` program (ns-2.35) is not installed
+``Ns3Error``                  ``Exception``                             the ns-3 program does not build or a run of
+                                                                        it failed
+``Ns3Missing``                ``Ns3Error``                              the ``ns3`` wheel (ns-3.44) or a C++
+                                                                        compiler is not installed
 ``UserError``                 ``Exception``                             a command-line mistake: one ``error:`` line,
                                                                         exit status 2
 ============================  ========================================  ============================================
@@ -221,6 +225,18 @@ class Ns2Missing(Ns2Error):
     """The ``ns`` program (Debian's ``ns2`` package, ns-2.35) is not installed."""
 
 
+# ----------------------------------------------------------------------------- ns-3
+
+
+class Ns3Error(Exception):
+    """The ns-3 program (docs/validation-ns3.md) does not build against the ``ns3`` wheel, or a run
+    of it failed (one line a user can act on)."""
+
+
+class Ns3Missing(Ns3Error):
+    """The ``ns3`` wheel (ns-3.44's C++ libraries and headers) or a C++ compiler is not installed."""
+
+
 # ----------------------------------------------------------------------------- the command line
 
 
@@ -231,4 +247,4 @@ class UserError(Exception):
 __all__ = ["ScenarioError", "ScenarioFileError", "SimulationError", "RunFailed", "SweepError", "CacheError",
            "CorruptEntry", "CacheWarning", "EngineMismatch", "OutDirError", "SpecError", "PlotError",
            "ExperimentError", "ModelError", "ParameterError", "NotConvergedError", "RunDataError", "EmulationError",
-           "PlanError", "Terminated", "Ns2Error", "Ns2Missing", "UserError", "one_line"]
+           "PlanError", "Terminated", "Ns2Error", "Ns2Missing", "Ns3Error", "Ns3Missing", "UserError", "one_line"]
