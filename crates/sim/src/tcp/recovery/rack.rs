@@ -595,6 +595,7 @@ impl RackRecovery {
         }
         let flight_before = c.flight();
         let prior_in_flight = self.b.in_flight();
+        let prior_una = c.snd_una;
         let d = self.deliver(c, a, now);
         if d.una_advanced {
             self.retransmits = 0;
@@ -614,7 +615,7 @@ impl RackRecovery {
             srtt: c.rto.srtt(),
             snd_una: c.snd_una,
             snd_max: c.snd_max,
-            newly: 0,
+            newly: c.snd_una - prior_una,
             ece,
             in_recovery: self.state >= CaState::Recovery,
             rs,
