@@ -315,15 +315,13 @@ pub struct FlowSeries {
     pub enrolled: usize,
 }
 
-/// Jain's fairness index `(Σx)² / (n Σx²)`; `None` for an empty set, 1 when all are zero.
+/// Jain's fairness index `(Σx)² / (n Σx²)`; `None` for an empty set and for an allocation of
+/// nothing (every value 0: 0/0, no fairness to speak of; docs/metrics.md, "fairness").
 pub fn jain(xs: &[f64]) -> Option<f64> {
-    if xs.is_empty() {
-        return None;
-    }
     let s: f64 = xs.iter().sum();
     let s2: f64 = xs.iter().map(|x| x * x).sum();
-    if s2 == 0.0 {
-        return Some(1.0);
+    if xs.is_empty() || s2 == 0.0 {
+        return None;
     }
     Some(s * s / (xs.len() as f64 * s2))
 }
@@ -404,5 +402,6 @@ mod tests {
         assert_eq!(jain(&[1.0, 1.0, 1.0]), Some(1.0));
         assert!((jain(&[1.0, 0.0]).unwrap() - 0.5).abs() < 1e-12);
         assert_eq!(jain(&[]), None);
+        assert_eq!(jain(&[0.0, 0.0]), None, "nothing allocated: undefined, not perfectly fair");
     }
 }
