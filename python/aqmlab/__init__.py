@@ -55,6 +55,8 @@ module                          contents
 ``run.snapshots``               the spatial distribution of flows in the queue
 ``run.diff``                    two runs side by side: scenario keys and summary numbers that differ
 ``run.summary``                 ``summary.json`` from a flows table and link counts (emulation, ns-2.35)
+``run.columns``                 what every column means: the definitions and units docs/metrics.md and
+                                ``aqmlab list metrics`` print (``columns.toml``)
 ``ns2``                         ns-2.35 as a second engine (docs/crosscheck.md)
 ``ns2.plan``                    a scenario translated for ns-2.35, or refused in one line naming the key
 ``ns2.script``                  the translation written as an ns-2 Tcl script
