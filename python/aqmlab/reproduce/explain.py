@@ -20,8 +20,9 @@ from its marker to the end of its parenthesis, or of its sentence:
     measured with the experiment's full settings (5 seeds, the papers' durations, every point);
 ``tried:``
     measured in runs of other settings, which the segment names (a lead the paper leaves open);
-``from the paper:``
-    arithmetic on the paper's own numbers.
+``arithmetic:``
+    arithmetic on the paper's and the set-up's own numbers (a delay as a queue length, a rate in
+    packets per second).
 
 Every other number must be the paper's (a published value or a set-up number of the experiment's
 files) or a citation (§4.6, Eq. 3, Fig. 4.9, Table II, ns-2.35). :func:`template_problems` finds the
@@ -33,7 +34,7 @@ from __future__ import annotations
 import math
 import re
 
-MARKERS = ("full settings:", "tried:", "from the paper:")
+MARKERS = ("full settings:", "tried:", "arithmetic:")
 _PLACEHOLDER = re.compile(r"\{\{\s*([^{}]+?)\s*\}\}")
 _NUM = re.compile(r"(?<![\w.\-/])(\d+(?:\.\d+)?)(?![\w.]*\d)")
 #: citations and names whose digits are not quantities
@@ -98,7 +99,22 @@ def _value(ctx, entry: dict, field: str) -> str:
         return f"(no {m.col} at this point in this run)"
     u = f" {m.unit}" if m.unit else ""
     lo, hi = min(means), max(means)
-    return (m.fmt(lo) if lo == hi else f"{m.fmt(lo)}–{m.fmt(hi)}") + u
+    return (_num(lo) if lo == hi else f"{_num(lo)}–{_num(hi)}") + u
+
+
+def _num(v: float) -> str:
+    """A measured number as text reads it: whole numbers from 100 up (19 980), one decimal from
+    10, two from 1, three significant digits below."""
+    a = abs(v)
+    if a >= 1000:
+        return f"{v:,.0f}".replace(",", " ")
+    if a >= 100:
+        return f"{v:.0f}"
+    if a >= 10:
+        return f"{v:.1f}"
+    if a >= 1:
+        return f"{v:.2f}"
+    return f"{v:#.3g}"
 
 
 def render(ctx, entry: dict, row: dict) -> str:
@@ -163,7 +179,7 @@ def _matches(n: str, static: set) -> bool:
     v = float(n)
     d = len(n.split(".", 1)[1]) if "." in n else 0
     for s in static:
-        for f in (1.0, 100.0, 1000.0, 0.001, 1e6, 1e-6):
+        for f in (1.0, 100.0):  # as printed, or a fraction written as a percentage
             x = s * f
             if x == v or round(x, d) == v:
                 return True
