@@ -26,39 +26,15 @@ from conftest import EXAMPLES, ROOT, SMALL, aqmlab as cli
 
 PACKAGE = ROOT / "python" / "aqmlab"
 
-SERIES = """
-name = "series"
-[simulation]
-duration = "12s"
-warmup = "2s"
-flow_series_interval = "200ms"
-[bottleneck]
-rate = "10Mb/s"
-delay = "10ms"
-limit = 100
-aqm = { type = "red", min_th = 20, max_th = 60 }
-[[flows]]
-name = "bbr"
-transport = "tcp"
-count = 2
-tcp = { preset = "modern", variant = "bbr" }
-[[flows]]
-name = "cubic"
-transport = "tcp"
-count = 2
-tcp = { preset = "modern", variant = "cubic" }
-[[flows]]
-name = "udp"
-transport = "udp"
-rate = "2Mb/s"
-"""
+#: BBR against CUBIC, with each flow's series every 200 ms
+SERIES = ["--set", 'simulation.flow_series_interval="200ms"', "--set", 'simulation.duration="12s"',
+          "--set", 'simulation.warmup="2s"']
 
 
 @pytest.fixture(scope="module")
 def series_run(tmp_path_factory):
     d = tmp_path_factory.mktemp("series")
-    (d / "s.toml").write_text(SERIES)
-    r = cli("run", d / "s.toml", "--out", d / "run", "-q")
+    r = cli("run", ROOT / "tests" / "data" / "bbr-cubic.toml", *SERIES, "--out", d / "run", "-q")
     assert r.returncode == 0, r.stderr
     return d
 

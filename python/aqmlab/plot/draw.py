@@ -448,12 +448,7 @@ def spec_for(kind: str, data: Data, *, x=None, y=None, by=None, panels=None, whe
         ts = _table(data, "timeseries", "timeseries", "the sources have no timeseries table (sweeps keep it with "
                     "--tables timeseries)")
         col = ys[0] if ys else "queue_pkts"
-        _check_columns([col], ts.columns, "--y", "timeseries")
-        _check_numeric([col], ts, "--y", "timeseries")
-        _check_columns(list(where or {}), ts.columns, "--where", "timeseries")
-        _check_columns(by, ts.columns, "--by", "timeseries")
-        _check_columns([panels] if panels else [], ts.columns, "--panels", "timeseries")
-        sel = _check_rows(ts, where, "timeseries")
+        sel = _selection(ts, "timeseries", col, where, by, panels)
         by = by or [d for d in _varying(dims, sel) if d != panels]
         if "link" in ts.columns:
             names = list(dict.fromkeys(sel["link"]))
@@ -470,12 +465,7 @@ def spec_for(kind: str, data: Data, *, x=None, y=None, by=None, panels=None, whe
         fs = _table(data, "flow_series", "flow_series", "the sources have no per-flow series (run with "
                     "simulation.flow_series_interval = \"1s\", say; sweeps keep them with --tables flow_series)")
         col = ys[0] if ys else "cwnd"
-        _check_columns([col], fs.columns, "--y", "flow_series")
-        _check_numeric([col], fs, "--y", "flow_series")
-        _check_columns(list(where or {}), fs.columns, "--where", "flow_series")
-        _check_columns(by, fs.columns, "--by", "flow_series")
-        _check_columns([panels] if panels else [], fs.columns, "--panels", "flow_series")
-        sel = _check_rows(fs, where, "flow_series")
+        sel = _selection(fs, "flow_series", col, where, by, panels)
         if sel[col].notna().sum() == 0:
             raise PlotError(f"--y {col}: no flow of the selection has it (cwnd, pacing_rate_bps, srtt_s and retx_pkts "
                             "are TCP senders'; pacing_rate_bps only for a sender that paces)")
@@ -547,6 +537,17 @@ def spec_for(kind: str, data: Data, *, x=None, y=None, by=None, panels=None, whe
     spec["name"] = name or re.sub(r"[^\w.-]+", "-", f"{kind}-{yname}").strip("-")
     spec.setdefault("title", spec["name"])
     return spec, list(dict.fromkeys(c for c in coords if c))
+
+
+def _selection(table, name: str, col: str, where, by: list, panels):
+    """The rows of a time-series ``table`` a figure of its column ``col`` draws, after checking that
+    ``--y``, ``--where``, ``--by`` and ``--panels`` name its columns (and ``--y`` a numeric one)."""
+    _check_columns([col], table.columns, "--y", name)
+    _check_numeric([col], table, "--y", name)
+    _check_columns(list(where or {}), table.columns, "--where", name)
+    _check_columns(by, table.columns, "--by", name)
+    _check_columns([panels] if panels else [], table.columns, "--panels", name)
+    return _check_rows(table, where, name)
 
 
 def _varying(dims: list, table) -> list:
