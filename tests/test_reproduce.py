@@ -205,7 +205,7 @@ def test_reproduce_runs_the_full_settings_without_quick(tiny, tmp_path):
     (["nope"], "nope: unknown experiment"),
     ([], "give experiment ids or --all"),
     (["tiny", "--all"], "give experiment ids or --all, not both"),
-    (["tiny", "--set", "flows[0].bogus=1"], "flows[0].bogus: unknown field"),
+    (["tiny", "--set", "flows[0].bogus=1"], "--set flows[0].bogus=1: unknown field"),
     (["tiny", "--jobs", "0"], "--jobs: must be a positive integer"),
 ])
 def test_bad_reproduce_input_is_a_one_line_error(tiny, tmp_path, args, message):

@@ -92,6 +92,7 @@ module                          contents
 ``analysis.overlays``           model curves over simulations
 ``analysis.plotstyle``          the ``paper`` and ``draft`` styles
 ``analysis.markdown``           Markdown tables
+``analysis.latex``              LaTeX tables (booktabs), beside the CSV and Markdown ones
 ``reproduce``                   the papers' experiments, run, drawn and reported
 ``reproduce.experiment``        experiment.toml read and checked; an experiment as a sweep
 ``reproduce.references``        reference.toml: published values, tables and claims, read and checked
