@@ -94,6 +94,9 @@ def test_the_device_queue_packet_is_counted():
     p = plan()
     assert line(p, "bottleneck")[3] == "99"
     assert defaults(p)["ns3::CoDelQueueDisc::MinBytes"] == "1"  # below when the queue disc is empty
+    small = plan('bottleneck.aqm={type="fq_codel", maxpacket=1000}')  # below one packet: still 1 in ns-3
+    assert defaults(small)["ns3::CoDelQueueDisc::MinBytes"] == "1"
+    assert [n for n in small.notes if n.startswith("bottleneck.aqm.maxpacket")]
     red = plan('bottleneck.aqm={type="red", min_th=15, max_th=45, max_p=0.1, w_q=0.002, variant="ns2"}')
     d = defaults(red)
     assert (d["ns3::RedQueueDisc::MinTh"], d["ns3::RedQueueDisc::MaxTh"]) == ("14.0", "44.0")
