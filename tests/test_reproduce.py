@@ -174,7 +174,9 @@ def test_reproduce_one_small_experiment(tiny, tmp_path):
     assert report.index("## Scorecard") < report.index("## Contents") < report.index("## tiny")
     summary = report.split("## Summary of the experiments", 1)[1].split("## tiny", 1)[0]
     row = next(l for l in summary.splitlines() if l.startswith("| [tiny](#tiny)"))
-    assert [c.strip() for c in row.split("|")[3:5]] == ["8", "ran"], row  # runs and state, never "ok"
+    # runs, how many came from the cache (none: it was empty), and the state, never "ok"
+    assert [c.strip() for c in row.split("|")[3:6]] == ["8", "0", "ran"], row
+    assert "Runs: 8, of which 0 came from the cache" in report
     assert "| ok |" not in summary
     assert "is highest at" in report  # the automatic comparison
     assert "Quick mode" in report and "simulation.duration=\"5s\"" in report  # the set-up as run
@@ -183,6 +185,10 @@ def test_reproduce_one_small_experiment(tiny, tmp_path):
 
     again = cli("reproduce", "tiny", "--quick", "--experiments", tiny, "--out", out, "--cache", tmp_path / "cache")
     assert again.returncode == 0 and "8 runs, all in the cache" in again.stderr
+    report = (out / "report.md").read_text()  # the report says which results came from the cache
+    assert "Runs: 8, of which 8 came from the cache" in report
+    row = next(l for l in report.splitlines() if l.startswith("| [tiny](#tiny) | A tiny"))
+    assert [c.strip() for c in row.split("|")[3:6]] == ["8", "8", "ran"], row
 
 
 def test_reproduce_runs_the_full_settings_without_quick(tiny, tmp_path):

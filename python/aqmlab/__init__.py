@@ -55,6 +55,8 @@ module                          contents
 ``run.snapshots``               the spatial distribution of flows in the queue
 ``run.diff``                    two runs side by side: scenario keys and summary numbers that differ
 ``run.summary``                 ``summary.json`` from a flows table and link counts (emulation, ns-2.35)
+``run.columns``                 what every column means: the definitions and units docs/metrics.md and
+                                ``aqmlab list metrics`` print (``columns.toml``)
 ``ns2``                         ns-2.35 as a second engine (docs/crosscheck.md)
 ``ns2.plan``                    a scenario translated for ns-2.35, or refused in one line naming the key
 ``ns2.script``                  the translation written as an ns-2 Tcl script
@@ -94,6 +96,8 @@ module                          contents
 ``reproduce.experiment``        experiment.toml read and checked; an experiment as a sweep
 ``reproduce.references``        reference.toml: published values, tables and claims, read and checked
 ``reproduce.compare``           published values, tables and claims beside ours
+``reproduce.audit``             the counting rules checked: no set-up value, no number twice, no fair match
+``reproduce.explain``           a miss's reason written from the run it explains (placeholders, markers)
 ``reproduce.papers``            the papers' inventories: every figure and table of each paper
 ``reproduce.scorecard``         the report's front page: counts per paper, figure and experiment
 ``reproduce.report``            report.md and report.html

@@ -44,49 +44,27 @@ pub enum IdbRatioUses {
     Q,
 }
 
-fn d_l_th() -> f64 {
-    100.0
-}
-fn d_l_minus() -> f64 {
-    125.0
-}
-fn d_l_plus() -> f64 {
-    175.0
-}
-fn d_p_plus() -> f64 {
-    0.002
-}
-fn d_p_minus() -> f64 {
-    0.001
-}
-fn d_weights() -> Vec<f64> {
-    vec![1.0]
-}
-fn d_pkt() -> u32 {
-    1000
-}
-
 family_params! {
     /// CHOKeW parameters ([CHOKeW] Table 1 values as defaults; `L_lim` is the link's buffer limit).
     pub struct ChokewParams {
         /// Matched drops are active only when `L > l_th` (packets).
-        #[serde(default = "d_l_th")]
+        #[serde(default = "crate::defaults::chokew::l_th")]
         pub l_th: f64,
         /// `p0` decreases when `L < l_minus`.
-        #[serde(default = "d_l_minus")]
+        #[serde(default = "crate::defaults::chokew::l_minus")]
         pub l_minus: f64,
         /// `p0` increases when `L > l_plus`.
-        #[serde(default = "d_l_plus")]
+        #[serde(default = "crate::defaults::chokew::l_plus")]
         pub l_plus: f64,
         /// Increment of `p0`.
-        #[serde(default = "d_p_plus")]
+        #[serde(default = "crate::defaults::chokew::p_plus")]
         pub p_plus: f64,
         /// Decrement of `p0`.
-        #[serde(default = "d_p_minus")]
+        #[serde(default = "crate::defaults::chokew::p_minus")]
         pub p_minus: f64,
         /// Priority weight of each level, `weights[k-1]` for level k (each >= 1). Levels beyond the
         /// list get weight 1.
-        #[serde(default = "d_weights")]
+        #[serde(default = "crate::defaults::chokew::weights")]
         pub weights: Vec<f64>,
         /// Initial `p0`.
         #[serde(default)]
@@ -117,7 +95,7 @@ family_params! {
         #[serde(default, alias = "chokew_parallel")]
         pub parallel: bool,
         /// Packet size that converts the thresholds to bytes in byte mode (A1).
-        #[serde(default = "d_pkt")]
+        #[serde(default = "crate::defaults::chokew::mean_pkt_size")]
         pub mean_pkt_size: u32,
     }
 }
@@ -167,9 +145,7 @@ impl Params for ChokewParams {
         if self.id_buf_cap == Some(0) {
             return Err(ParamError::new("id_buf_cap", "must be at least 1"));
         }
-        if self.mean_pkt_size == 0 {
-            return Err(ParamError::new("mean_pkt_size", "must be at least 1 byte"));
-        }
+        crate::control::check_bytes("mean_pkt_size", self.mean_pkt_size)?;
         check_buffer_mode(&self.buffer_mode())
     }
 }

@@ -95,6 +95,7 @@ fn unit_of(f: &RawField, doc: &str) -> String {
     let d = doc.to_lowercase();
     if (f.name.ends_with("_th") || f.name.contains("_th_") || ["t_min", "t_max", "l_minus", "l_plus"].contains(&f.name))
         && !d.contains("(packets)")
+        && !d.contains("probability")
     {
         return "queue unit".into();
     }

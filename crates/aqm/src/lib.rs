@@ -55,12 +55,14 @@ pub mod codel;
 pub mod codel_law;
 pub mod control;
 pub mod csfq;
+pub mod defaults;
 pub mod describe;
 pub mod droptail;
 pub mod drr;
 pub mod dualpi2;
 pub mod family;
 pub mod fifo;
+pub mod flow_queue;
 pub mod fq_codel;
 pub mod fq_pie;
 pub mod fred;
@@ -70,6 +72,7 @@ pub mod inert;
 pub mod packet;
 pub mod perfect_choke;
 pub mod pi;
+pub mod pi_law;
 pub mod pie;
 pub mod qdisc;
 pub mod queue;
@@ -360,6 +363,12 @@ pub(crate) mod test_util {
         pub fn new(flow: u32, size: u32) -> Self {
             P { flow, size, prio: 1, in_profile: false, seq: 0, ect: false, ce: false, ect1: false, label: None }
         }
+    }
+
+    /// Fire a discipline's timer once, at t = 0 (tests of the controller schemes).
+    pub fn tick<Q: crate::Qdisc<P>>(q: &mut Q, rng: &mut crate::rng::Rng) {
+        let mut drops = Vec::new();
+        q.on_timer(&mut crate::Cx { now: 0, rng, drops: &mut drops });
     }
 
     /// Parameters from JSON, for tests: `config("choke", r#"{"min_th": 1, "max_th": 5}"#)`.

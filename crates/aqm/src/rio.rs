@@ -26,46 +26,46 @@ pub struct RioParams {
     #[serde(default)]
     pub ecn: bool,
     /// Lower threshold on `avg_in` for in-profile packets (queue unit).
-    #[serde(default = "d_min_th_in")]
+    #[serde(default = "crate::defaults::rio::min_th_in")]
     pub min_th_in: f64,
     /// Upper threshold on `avg_in`.
-    #[serde(default = "d_max_th_in")]
+    #[serde(default = "crate::defaults::rio::max_th_in")]
     pub max_th_in: f64,
     /// In-profile drop probability at `avg_in = max_th_in`.
-    #[serde(default = "d_max_p_in")]
+    #[serde(default = "crate::defaults::rio::max_p_in")]
     pub max_p_in: f64,
     /// Gentle ramp for in-profile packets on `[max_th_in, 2 max_th_in)`.
-    #[serde(default = "d_true")]
+    #[serde(default = "crate::defaults::rio::gentle_in")]
     pub gentle_in: bool,
     /// Lower threshold on `avg_total` for out-of-profile packets (queue unit).
-    #[serde(default = "d_min_th_out")]
+    #[serde(default = "crate::defaults::rio::min_th_out")]
     pub min_th_out: f64,
     /// Upper threshold on `avg_total`.
-    #[serde(default = "d_max_th_out")]
+    #[serde(default = "crate::defaults::rio::max_th_out")]
     pub max_th_out: f64,
     /// Out-of-profile drop probability at `avg_total = max_th_out`.
-    #[serde(default = "d_max_p_out")]
+    #[serde(default = "crate::defaults::rio::max_p_out")]
     pub max_p_out: f64,
     /// Gentle ramp for out-of-profile packets on `[max_th_out, 2 max_th_out)`.
-    #[serde(default = "d_true")]
+    #[serde(default = "crate::defaults::rio::gentle_out")]
     pub gentle_out: bool,
     /// EWMA weight, shared by both averages.
-    #[serde(default = "d_w_q")]
+    #[serde(default = "crate::defaults::rio::w_q")]
     pub w_q: f64,
     /// `packet` or `byte` (RED step 5: `p_b` scaled by `size / max_pkt_size`).
     #[serde(default)]
     pub mode: RedMode,
     /// Normaliser for byte mode (bytes).
-    #[serde(default = "d_pkt_size")]
+    #[serde(default = "crate::defaults::rio::max_pkt_size")]
     pub max_pkt_size: u32,
     /// Typical packet size for the idle-time aging `s = 8 mean_pkt_size / C` (bytes).
-    #[serde(default = "d_pkt_size")]
+    #[serde(default = "crate::defaults::rio::mean_pkt_size")]
     pub mean_pkt_size: u32,
     /// RED variant of both tests: `fj93` (default) or `ns2` (A5).
     #[serde(default)]
     pub variant: RedVariant,
     /// Count-based spreading of early drops in both tests.
-    #[serde(default = "d_true")]
+    #[serde(default = "crate::defaults::rio::uniformise")]
     pub uniformise: bool,
     /// Mimic ns-2.35 `Queue/RED/RIO`: `avg_total` refreshed only at in-packet arrivals, and the
     /// out-profile probability computed with `max_p_in` instead of `max_p_out` (aqm.md §4).
@@ -73,54 +73,9 @@ pub struct RioParams {
     pub rio_ns2_compat: bool,
 }
 
-fn d_min_th_in() -> f64 {
-    110.0
-}
-fn d_max_th_in() -> f64 {
-    210.0
-}
-fn d_max_p_in() -> f64 {
-    0.01
-}
-fn d_min_th_out() -> f64 {
-    100.0
-}
-fn d_max_th_out() -> f64 {
-    200.0
-}
-fn d_max_p_out() -> f64 {
-    0.02
-}
-fn d_w_q() -> f64 {
-    0.002
-}
-fn d_pkt_size() -> u32 {
-    1000
-}
-fn d_true() -> bool {
-    true
-}
-
 impl Default for RioParams {
     fn default() -> Self {
-        RioParams {
-            ecn: false,
-            min_th_in: d_min_th_in(),
-            max_th_in: d_max_th_in(),
-            max_p_in: d_max_p_in(),
-            gentle_in: true,
-            min_th_out: d_min_th_out(),
-            max_th_out: d_max_th_out(),
-            max_p_out: d_max_p_out(),
-            gentle_out: true,
-            w_q: d_w_q(),
-            mode: RedMode::Packet,
-            max_pkt_size: d_pkt_size(),
-            mean_pkt_size: d_pkt_size(),
-            variant: RedVariant::Fj93,
-            uniformise: true,
-            rio_ns2_compat: false,
-        }
+        crate::defaults::of()
     }
 }
 

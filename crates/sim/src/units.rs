@@ -30,8 +30,8 @@ use aqm::units::split_number;
 pub fn parse_rate(s: &str) -> Result<f64, String> {
     let err = || {
         format!(
-            "expected a rate such as \"10Mb/s\" or a number in b/s (units b/s, kb/s, Mb/s, Gb/s, Tb/s, \
-             or bps, kbps, Mbps, Gbps), got \"{s}\""
+            "expected a rate such as \"10Mb/s\" (units b/s, kb/s, Mb/s, Gb/s, Tb/s, or bps, kbps, Mbps, Gbps, \
+             Tbps), got \"{s}\""
         )
     };
     let (v, unit) = split_number(s).ok_or_else(err)?;
@@ -61,7 +61,7 @@ pub fn parse_duration(s: &str) -> Result<Time, String> {
 
 /// Parse a size string into bytes.
 pub fn parse_size(s: &str) -> Result<u64, String> {
-    let err = || format!("expected a size such as \"1500B\" or \"10KB\" or an integer number of bytes, got \"{s}\"");
+    let err = || format!("expected a size such as \"1500B\" or \"10KB\" (units B, KB, MB, GB, KiB, MiB, GiB), got \"{s}\"");
     let (v, unit) = split_number(s).ok_or_else(err)?;
     let mult = match unit.as_str() {
         "" | "B" => 1.0,

@@ -84,18 +84,23 @@ def one_line(msg: str) -> str:
 
 def did_you_mean(name: str, known) -> str:
     """``; did you mean "fq_codel"?`` when ``name`` is close to one of ``known`` (case, ``-`` for
-    ``_`` and small typos forgiven: ``CHOKe``, ``fq-codel``, ``chokee``), else ``""``."""
+    ``_`` and small typos forgiven: ``CHOKe``, ``fq-codel``, ``chokee``; for short names such as
+    nodes, one letter too many or too few: ``bb`` for ``b``, ``r12`` for ``r1``), else ``""``."""
     import difflib
 
     known = [str(k) for k in known]
     norm = name.strip().lower().replace("-", "_").replace(" ", "_")
     same = [k for k in known if k.lower() == norm or k.lower().replace("_", "") == norm.replace("_", "")]
     near = same[:1] or difflib.get_close_matches(norm, known, n=1, cutoff=0.7)
+    if not near and len(norm) <= 4:  # a short name: one letter added or dropped, if only one name fits
+        fits = [k for k in known if abs(len(k) - len(norm)) == 1
+                and (k.lower() in norm or norm in k.lower())]
+        near = fits if len(fits) == 1 else []
     near = [n for n in near if n != name]
     return "; did you mean " + " or ".join(f'"{n}"' for n in near) + "?" if near else ""
 
 
-_UNKNOWN_LISTED = re.compile(r'unknown [\w ]+? "([^"]*)"; available: ([\w, -]+)')
+_UNKNOWN_LISTED = re.compile(r'unknown [\w ]+? "([^"]*)"; (?:available|nodes are|links are): ([\w, -]+)')
 _UNKNOWN_SERDE = re.compile(r"unknown (?:field|variant) `([^`]*)`, expected (?:one of )?(`[^\n]*`)")
 
 

@@ -49,6 +49,16 @@ def source(path: str):
         raise UserError(str(e))
 
 
+def scenario_error(where: str, e: Exception, overrides=(), origins=None) -> UserError:
+    """A scenario error as the command prints it: ``<file>: <key path>: <why>``, or, when an override
+    caused it, ``--set <override>: <why>`` (:func:`~aqmlab.run.source.attribute`): the file is not
+    blamed for what the command line changed."""
+    from ..run.source import attribute
+
+    msg, theirs = attribute(str(e), overrides or [], origins)
+    return UserError(msg if theirs else f"{where}: {msg}")
+
+
 def out_dir(out: Path) -> Path:
     """``--out``: a directory we can write into, checked before any run."""
     from ..base.io import probe_writable
@@ -124,5 +134,5 @@ def add_max_memory(*parsers) -> None:
 
 
 __all__ = ["EXIT_USAGE", "EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_TERMINATED", "UserError", "err", "warn", "Parser",
-           "source", "out_dir", "cache_arg", "jobs_arg", "executor_args", "add_executor_args", "memory_arg",
+           "source", "scenario_error", "out_dir", "cache_arg", "jobs_arg", "executor_args", "add_executor_args", "memory_arg",
            "add_max_memory"]

@@ -10,7 +10,7 @@ from pathlib import Path
 from .. import _core
 from ..base.errors import EmulationError, PlanError, ScenarioError, Terminated, UserError
 from ..base.units import fmt_time
-from .common import EXIT_TERMINATED, EXIT_USAGE, Parser, source
+from .common import EXIT_TERMINATED, EXIT_USAGE, Parser, scenario_error, source
 from .output import summary_table
 
 
@@ -149,14 +149,14 @@ def _emulate(a) -> int:
 
         info = json.loads(_core.emulation_plan(src.text, src.name, a.set or [], a.seed))
     except ScenarioError as e:
-        raise UserError(f"{a.scenario}: {e}")
+        raise scenario_error(a.scenario, e, a.set)
     bar = None
     progress = None
     if not a.quiet:
         try:
-            from tqdm import tqdm
+            from ..base.io import progress_bar
 
-            bar = tqdm(total=info["duration_ns"] / 1e9, unit="s", file=sys.stderr, leave=False, disable=not sys.stderr.isatty(),
+            bar = progress_bar(total=info["duration_ns"] / 1e9, unit="s", leave=False,
                        bar_format="{l_bar}{bar}| {n:.1f}/{total:.0f} s [{elapsed}<{remaining}]")
 
             def progress(t, bar=bar):
@@ -167,7 +167,7 @@ def _emulate(a) -> int:
         res = emulate(Path(a.scenario), seed=a.seed, overrides=a.set or [], cc=a.cc or [], cmd=cmd or None,
                       cmd_group=a.cmd_group, server=server, progress=progress, log=log)
     except ScenarioError as e:
-        raise UserError(f"{a.scenario}: {e}")
+        raise scenario_error(a.scenario, e, a.set)
     except PlanError as e:
         raise UserError(f"{a.scenario}: {e}" if not str(e).startswith("--") else str(e))
     except Terminated:

@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 
 from .. import _core
-from ..base.errors import ScenarioError, UserError
+from ..base.errors import ScenarioError
 from ..base.units import fmt_rate
-from .common import add_max_memory, source
+from .common import add_max_memory, scenario_error, source
 
 
 def add_parser(sub) -> None:
@@ -24,7 +24,7 @@ def cmd_validate(a) -> int:
     try:
         info = json.loads(_core.validate(src.text, src.name, a.set or []))
     except ScenarioError as e:
-        raise UserError(f"{a.scenario}: {e}")
+        raise scenario_error(a.scenario, e, a.set)
     groups = ", ".join(f"{g['count']} x {g['transport']}/{g['app']} ({g['name']})" for g in info["groups"])
     if info.get("aqm") is not None:
         net = f"{info['aqm']} bottleneck at {fmt_rate(info['bottleneck_rate_bps'])}"

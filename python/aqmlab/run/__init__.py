@@ -11,6 +11,8 @@ module         contents
 ``metrics``    one run's results as one flat row of metrics (the sweep tables' columns)
 ``snapshots``  the spatial distribution of the flows in the queue, from queue snapshots
 ``summary``    ``summary.json`` from a flows table and link counts, for the emulator and ns-2.35
+``columns``    what every column means: the definitions and units (``columns.toml``) that
+               docs/metrics.md's tables and ``aqmlab list metrics`` are made from
 =============  =====================================================================================
 
 Uses :mod:`aqmlab.base` and the engine (``aqmlab._core``) only. ``aqmlab.run`` is the function

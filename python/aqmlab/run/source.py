@@ -12,6 +12,7 @@ import json
 import math
 import numbers
 import os
+import re
 from pathlib import Path
 from typing import Iterable, Mapping
 
@@ -202,3 +203,35 @@ def check_overrides(overrides, what: str = "overrides") -> list[str]:
         if not isinstance(o, str):
             raise ScenarioError(f"{what}: expected \"key.path=value\" strings, got {o!r}")
     return out
+
+
+def attribute(msg: str, overrides, origins=None) -> tuple[str, bool]:
+    """Who caused a scenario error ``msg`` (``"<key path>: <why>"``): an override or the file.
+
+    When the key path lies at or under an override's key (``bottleneck.aqm: missing field`` after
+    ``--set 'bottleneck.aqm={type="red"}'``), the override did: returns ``("--set <override>: <why>",
+    True)`` (``origins[i]`` names the option of override ``i``, ``--set`` by default; the key path is
+    kept when it lies below the override's key). When the key is a sibling of an override's and the
+    reason names the override's key (``bottleneck.aqm.max_th: must be greater than min_th (600)``
+    after ``--set bottleneck.aqm.min_th=600``), the message says so: ``(<why>; with --set ...)``,
+    False. Otherwise ``(msg, False)``: the file's. A message that already names an override
+    (``--set ...: ...``) is the override's."""
+    if msg.startswith("--"):
+        return msg, True
+    path, sep, why = msg.partition(": ")
+    if not sep:
+        return msg, False
+    ovs = list(overrides or [])
+    flag = lambda i: (origins[i] if origins is not None and i < len(origins) else "--set")
+    keys = [str(o).partition("=")[0].strip().replace(" ", "") for o in ovs]
+    for i in reversed(range(len(ovs))):
+        k = keys[i]
+        if k and (path == k or path.startswith(k + ".") or path.startswith(k + "[")):
+            return f"{flag(i)} {ovs[i]}: {why if path == k else f'{path}: {why}'}", True
+    parent = path.rpartition(".")[0]
+    for i in reversed(range(len(ovs))):
+        k = keys[i]
+        kparent, _, leaf = k.rpartition(".")
+        if leaf and kparent == parent and re.search(rf"(?<![\w.]){re.escape(leaf)}(?!\w)", why):
+            return f"{msg} (with {flag(i)} {ovs[i]})", False
+    return msg, False

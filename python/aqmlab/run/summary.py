@@ -80,6 +80,7 @@ def group_entry(name: str, transport: str, app: str, variant: str, rows: list, c
         "jain_throughput": jain_or_none(thr),
         "jain_goodput": jain_or_none(v for v in good if _finite(v)),
         "drops": {r: int(_sum(x[f"drops_{r}"] for x in rows)) for r in REASONS},
+        "loss": loss_fraction([r["drops_total"] for r in rows], [r["delivered_pkts"] for r in rows]),
         "timeouts": count_or_none(r["timeouts"] for r in rows),
         "fast_retransmits": count_or_none(r["fast_retransmits"] for r in rows),
         "ce_marks": int(_sum(r["ce_marks"] for r in rows)),
@@ -88,6 +89,15 @@ def group_entry(name: str, transport: str, app: str, variant: str, rows: list, c
         "completion_time_mean_s": math.fsum(fct) / len(fct) if fct else None,
         "completion_time_median_s": fct[len(fct) // 2] if fct else None,
     }
+
+
+def loss_fraction(drops, delivered) -> float:
+    """The fraction of a set of flows' data packets lost, of those whose fate was decided in the
+    window: ``Σ drops_total / (Σ drops_total + Σ delivered_pkts)`` (docs/metrics.md, "groups");
+    ``drops`` and ``delivered`` are the flows' two columns. NaN when nothing was dropped or delivered."""
+    lost = _sum(drops)
+    fated = lost + _sum(delivered)
+    return lost / fated if fated > 0 else math.nan
 
 
 def fairness(rows: list) -> dict:
@@ -133,5 +143,5 @@ def link_entry(c: dict, capacity_bps: float, window_s: float) -> dict:
     return out
 
 
-__all__ = ["REASONS", "QUEUE_REASONS", "clean", "jain_or_none", "count_or_none", "group_entry", "fairness",
+__all__ = ["REASONS", "QUEUE_REASONS", "clean", "jain_or_none", "count_or_none", "group_entry", "loss_fraction", "fairness",
            "link_entry"]

@@ -219,6 +219,11 @@ fn group_summary(r: &Run, d: &Derived, gi: usize, g: &GroupSpec) -> Value {
     for reason in DropReason::ALL {
         drops.insert(reason.name().into(), json!(members().map(|c| c.drops[reason.index()] as u64).sum::<u64>()));
     }
+    // the fraction of the group's data packets lost, of those whose fate was decided in the window
+    // (dropped anywhere on the path, or delivered): docs/metrics.md, "groups"
+    let lost: u64 = members().map(|c| c.total_drops()).sum();
+    let fated = lost + members().map(|c| c.delivered_pkts as u64).sum::<u64>();
+    let loss = if fated > 0 { lost as f64 / fated as f64 } else { f64::NAN };
     fcts.sort_by(|a, b| a.total_cmp(b));
     let fct_mean = if fcts.is_empty() { f64::NAN } else { fcts.iter().sum::<f64>() / fcts.len() as f64 };
     let fct_median = if fcts.is_empty() { f64::NAN } else { fcts[fcts.len() / 2] };
@@ -269,6 +274,7 @@ fn group_summary(r: &Run, d: &Derived, gi: usize, g: &GroupSpec) -> Value {
         "jain_throughput": jain(&thr),
         "jain_goodput": jain(&good),
         "drops": drops,
+        "loss": loss,
         "timeouts": members().map(|c| c.timeouts as u64).sum::<u64>(),
         "ce_marks": members().map(|c| c.ce_marks as u64).sum::<u64>(),
         "ecn_reductions": members().map(|c| c.ecn_reductions as u64).sum::<u64>(),

@@ -48,7 +48,7 @@ pub fn parse_aqm(value: toml::Value, path: &str) -> R<AqmConfig> {
         }
     };
     let src = TomlParams { value: toml::Value::Table(t), path };
-    let Some(cfg) = AqmConfig::parse(&kind, src)? else {
+    let Some(cfg) = AqmConfig::parse(&kind, src).map_err(|e| with_required(e, &kind))? else {
         return Err(ScenarioError::new(
             format!("{path}.type"),
             format!("unknown AQM \"{kind}\"; available: {} (see `aqmlab list aqm`)", names.join(", ")),
@@ -56,6 +56,24 @@ pub fn parse_aqm(value: toml::Value, path: &str) -> R<AqmConfig> {
     };
     cfg.validate().map_err(|e| ScenarioError::new(format!("{path}.{}", e.field), e.msg))?;
     Ok(cfg)
+}
+
+/// A missing parameter's error names every parameter the discipline requires, so that one
+/// correction is enough (`missing field `max_th``: RED requires min_th and max_th).
+fn with_required(mut e: ScenarioError, kind: &str) -> ScenarioError {
+    if e.msg.starts_with("missing field") {
+        let required: Vec<String> = aqm::describe::describe(kind)
+            .map(|d| d.params.into_iter().filter(|p| p.default.is_none()).map(|p| p.name).collect())
+            .unwrap_or_default();
+        if !required.is_empty() {
+            e.msg = format!(
+                "{}; type = \"{kind}\" requires {} (`aqmlab list aqm {kind}` lists its parameters)",
+                e.msg,
+                required.join(", ")
+            );
+        }
+    }
+    e
 }
 
 pub(super) fn link_spec(
