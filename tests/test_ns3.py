@@ -84,6 +84,13 @@ def test_the_modern_preset_is_carried_over():
     flows = [ln.split() for ln in plan().lines if ln.startswith("flow ")]
     assert [f[1] for f in flows] == ["ns3::TcpCubic"] * 2
     assert [int(f[3]) for f in flows] == [1_000_000, 9_000_000]  # the sender delays, in ns
+    # the modern preset's Linux recovery and slow start: ns-3's PRR and HyStart; RACK-TLP is not in ns-3
+    assert d["ns3::TcpL4Protocol::RecoveryType"] == "ns3::TcpPrrRecovery"
+    assert d["ns3::TcpCubic::HyStart"] == "true"
+    assert [n for n in plan().notes if n.startswith("tcp.rack = true")]
+    off = defaults(plan("tcp.prr=false", 'tcp.hystart="off"'))
+    assert off["ns3::TcpL4Protocol::RecoveryType"] == "ns3::TcpClassicRecovery"
+    assert off["ns3::TcpCubic::HyStart"] == "false"
     assert "ns3::TcpLinuxReno" in plan('tcp.variant="sack"').lines[3]
     assert "ns3::TcpNewReno" in plan('tcp.variant="sack"', "tcp.byte_counting=false").lines[3]
 

@@ -47,6 +47,8 @@ TCP_KEYS = {  # keys every group must share (ns-3 sets them as defaults of every
     "cubic_tcp_friendly", "dctcp_g", "rack", "tlp", "prr", "hystart", "rto_estimator", "min_rtt_window",
 }
 PER_FLOW = {"variant", "recovery", "ecn", "pacing", "l4s"}
+#: keys only some variants have (CUBIC's, DCTCP's): compared between the groups that have them
+VARIANT_KEYS = ("cubic_", "dctcp_", "hystart")
 
 
 def refuse(key: str, why: str) -> ScenarioError:
@@ -293,7 +295,7 @@ def make_plan(src, seed: int | None, overrides=()) -> Plan:
     first = tcps[0]
     for i, t in enumerate(tcps):
         for k in sorted(set(first) | set(t)):
-            if k in PER_FLOW or k.startswith(("cubic_", "dctcp_")) and (k not in first or k not in t):
+            if k in PER_FLOW or k.startswith(VARIANT_KEYS) and (k not in first or k not in t):
                 continue
             if k not in TCP_KEYS:
                 if i == 0:
@@ -310,7 +312,7 @@ def make_plan(src, seed: int | None, overrides=()) -> Plan:
     notes.extend(_recovery_notes(first))
     merged = {}
     for t in tcps:
-        merged.update({k: v for k, v in t.items() if k.startswith(("cubic_", "dctcp_"))})
+        merged.update({k: v for k, v in t.items() if k.startswith(VARIANT_KEYS)})
     merged.update({k: first[k] for k in TCP_KEYS if k in first})
 
     aqm = res["bottleneck"]["aqm"]
