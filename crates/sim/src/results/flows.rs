@@ -126,6 +126,7 @@ pub(super) fn table(r: &Run, d: &Derived) -> Table {
     t.push("drops_total", Column::F64(window.iter().map(|c| f(c.total_drops())).collect()));
     t.push("ack_drops", Column::F64(window.iter().map(|c| f(c.ack_drops as u64)).collect()));
     t.push("timeouts", Column::F64(window.iter().map(|c| f(c.timeouts as u64)).collect()));
+    t.push("rto_recovery_s", Column::F64(window.iter().map(|c| c.rto_ms as f64 / 1e3).collect()));
     t.push("fast_retransmits", Column::F64(window.iter().map(|c| f(c.fast_retx as u64)).collect()));
     t.push("ce_marks", Column::F64(window.iter().map(|c| f(c.ce_marks as u64)).collect()));
     t.push("ecn_reductions", Column::F64(window.iter().map(|c| f(c.ecn_reductions as u64)).collect()));

@@ -37,6 +37,23 @@ pub struct RateSample {
     pub app_limited: bool,
 }
 
+/// The sender's loss-recovery state, as Linux names it (`icsk_ca_state`). The RFC 6675 and
+/// NewReno recoveries know only `Open` and `Recovery`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub enum CaState {
+    /// Nothing unusual.
+    #[default]
+    Open,
+    /// SACKs or duplicate ACKs seen, no loss deemed yet.
+    Disorder,
+    /// Reducing the window after an ECN echo.
+    Cwr,
+    /// Fast recovery.
+    Recovery,
+    /// Recovering after a retransmission timeout.
+    Loss,
+}
+
 /// What the sender knows when an ACK arrives.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct AckInfo {
@@ -63,13 +80,28 @@ pub struct AckInfo {
     pub in_recovery: bool,
     /// The delivery-rate sample of this ACK ([`RateSample`]).
     pub rs: RateSample,
+    /// Segments this ACK reports newly delivered, cumulatively or by SACK (Linux `acked_sacked`;
+    /// `newly` without RACK-TLP recovery).
+    pub delivered: u32,
+    /// Segments this ACK's processing newly deemed lost (Linux `rs->losses`; RACK-TLP only).
+    pub lost: u32,
+    /// Segments in flight before and after the ACK (Linux `rs->prior_in_flight`,
+    /// `tcp_packets_in_flight`; RACK-TLP only).
+    pub prior_in_flight: f64,
+    pub in_flight: f64,
+    /// The recovery state after the ACK's loss processing.
+    pub state: CaState,
+    /// The sender runs Linux's recovery (RACK-TLP, `tcp.rack`): slow start grows by every segment
+    /// acknowledged up to `ssthresh` (Linux `tcp_slow_start`), and an algorithm that sets its own
+    /// window ([`CongestionControl::controls_window`]) does so in every state.
+    pub linux: bool,
 }
 
 /// A congestion-control algorithm. Hooks run outside loss recovery unless stated.
 pub trait CongestionControl {
     /// New data was acknowledged (not during loss recovery): grow the window.
     fn on_ack(&mut self, w: &mut Window, a: &AckInfo) {
-        reno_increase(w, a.acked);
+        reno_grow(w, a);
     }
 
     /// A duplicate ACK arrived before loss recovery started.
@@ -101,6 +133,17 @@ pub trait CongestionControl {
     /// Loss recovery ended (the core has set `cwnd = ssthresh`).
     fn on_recovery_exit(&mut self, _w: &mut Window, _now: Time) {}
 
+    /// A retransmission timeout put the sender in the loss state (Linux `set_state(TCP_CA_Loss)`),
+    /// every time, whether or not `on_rto` reduced `ssthresh` (RACK-TLP recovery only).
+    fn on_enter_loss(&mut self, _w: &mut Window, _now: Time) {}
+
+    /// The algorithm sets the window itself on every ACK, in recovery too (Linux's `cong_control`
+    /// hook: BBR): RACK-TLP recovery then runs no PRR and no `on_ack` growth, and calls
+    /// [`CongestionControl::on_any_ack`] after its loss processing, with the state it left.
+    fn controls_window(&self) -> bool {
+        false
+    }
+
     /// The algorithm's own fine-grained retransmission timeout (Vegas), if it has one: the core
     /// then also starts fast retransmit on a duplicate ACK when the first unacknowledged segment
     /// has been out longer than this, and checks the same on the first two new ACKs afterwards
@@ -127,6 +170,33 @@ pub fn reno_increase(w: &mut Window, acked: u32) {
     if w.cwnd < w.ssthresh {
         w.cwnd += acked.min(2) as f64;
     } else {
+        w.cwnd += acked as f64 / w.cwnd;
+    }
+}
+
+/// Linux's slow start (`tcp_slow_start`): every acknowledged segment adds one, up to
+/// `ssthresh`; returns the segments left over for congestion avoidance. `divisor` slows it down
+/// (HyStart++'s Conservative Slow Start, 4; else 1).
+#[inline]
+pub fn linux_slow_start(w: &mut Window, acked: u32, divisor: f64) -> u32 {
+    let room = (w.ssthresh - w.cwnd).max(0.0);
+    let grow = (acked as f64 / divisor).min(room);
+    w.cwnd += grow;
+    acked - ((grow * divisor).ceil() as u32).min(acked)
+}
+
+/// Slow start then congestion avoidance for an ACK: RFC 5681 ([`reno_increase`]), or Linux's
+/// with Reno's additive increase for what slow start leaves (`tcp_reno_cong_avoid`).
+#[inline]
+pub fn reno_grow(w: &mut Window, a: &AckInfo) {
+    if !a.linux {
+        return reno_increase(w, a.acked);
+    }
+    let mut acked = a.acked;
+    if w.cwnd < w.ssthresh {
+        acked = linux_slow_start(w, acked, 1.0);
+    }
+    if acked > 0 && w.cwnd >= w.ssthresh {
         w.cwnd += acked as f64 / w.cwnd;
     }
 }

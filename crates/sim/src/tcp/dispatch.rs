@@ -8,7 +8,7 @@
 //! the same arrangement (`super::recovery::dispatch`).
 
 use super::cc::{AckInfo, CongestionControl, Window};
-use super::{bbr, cubic, dctcp, reno, vegas, CcConfig};
+use super::{bbr, cubic, dctcp, reno, vegas, CcConfig, TcpConfig};
 use aqm::Time;
 
 /// The congestion-control state of one connection (enum dispatch; one arm per algorithm). Every
@@ -26,12 +26,14 @@ pub enum Cc {
 }
 
 impl Cc {
-    pub fn new(cfg: &CcConfig, mss: u16) -> Cc {
+    pub fn new(tcp: &TcpConfig) -> Cc {
+        let (cfg, mss) = (&tcp.cc, tcp.mss);
         match cfg {
             CcConfig::Reno => Cc::Reno(reno::Reno),
             CcConfig::Vegas { alpha, beta, gamma } => Cc::Vegas(Box::new(vegas::Vegas::new(*alpha, *beta, *gamma))),
             CcConfig::Cubic { c, beta, fast_convergence, tcp_friendly } => {
-                Cc::Cubic(Box::new(cubic::Cubic::new(*c, *beta, *fast_convergence, *tcp_friendly)))
+                let cubic = cubic::Cubic::new(*c, *beta, *fast_convergence, *tcp_friendly);
+                Cc::Cubic(Box::new(cubic.with_hystart(tcp.hystart)))
             }
             CcConfig::Bbr => Cc::Bbr(Box::new(bbr::Bbr::new(mss))),
             CcConfig::Dctcp { g } | CcConfig::Prague { g } => Cc::Dctcp(Box::new(dctcp::Dctcp::new(*g))),
@@ -69,6 +71,13 @@ impl CongestionControl for Cc {
     }
     fn on_recovery_exit(&mut self, w: &mut Window, now: Time) {
         dispatch_cc!(self, c => c.on_recovery_exit(w, now))
+    }
+    fn on_enter_loss(&mut self, w: &mut Window, now: Time) {
+        dispatch_cc!(self, c => c.on_enter_loss(w, now))
+    }
+    #[inline]
+    fn controls_window(&self) -> bool {
+        dispatch_cc!(self, c => c.controls_window())
     }
     fn on_ecn(&mut self, w: &mut Window, a: &AckInfo) -> f64 {
         dispatch_cc!(self, c => c.on_ecn(w, a))

@@ -37,13 +37,18 @@
 //!   out-of-order or duplicate segments and on segments that fill a hole (RFC 5681 §4.2).
 
 pub mod bbr;
+pub mod board;
 pub mod cc;
 pub mod config;
 pub mod cubic;
 pub mod dctcp;
 pub mod dispatch;
+pub mod hystart;
 pub mod meter;
+pub mod minmax;
 pub mod presets;
+pub mod prr;
+pub mod rack;
 pub mod receiver;
 pub mod recovery;
 pub mod reno;
@@ -53,7 +58,7 @@ pub mod sender;
 mod sender_core;
 pub mod vegas;
 
-pub use config::{CcConfig, Recovery, TcpConfig};
+pub use config::{CcConfig, Hystart, Recovery, RtoEstimator, TcpConfig};
 pub use dispatch::Cc;
 pub use meter::{Cx, TcpMeter};
 pub use receiver::TcpReceiver;

@@ -2,8 +2,13 @@
 //! [`super::LossRecovery`] is a `match` on the algorithm, a direct call the compiler can inline.
 //! It imports every algorithm and none imports it (as [`crate::tcp::dispatch`] for congestion
 //! control); the sender holds one.
+//!
+//! RACK-TLP recovery ([`rack::RackRecovery`]) is Linux's whole ACK processing rather than the
+//! hooks of [`LossRecovery`], which are shaped around duplicate-ACK counting: the sender hands it
+//! its ACKs, timer and sending directly ([`crate::tcp::TcpSender`]), and the hooks below never
+//! reach it.
 
-use super::{newreno, reno, sack, InRecovery, LossRecovery};
+use super::{newreno, rack, reno, sack, InRecovery, LossRecovery};
 use crate::tcp::meter::{Cx, TcpMeter};
 use crate::tcp::sack::Block;
 use crate::tcp::sender_core::SenderCore;
@@ -16,6 +21,7 @@ pub enum AnyRecovery {
     Reno(reno::Reno),
     NewReno(newreno::NewReno),
     Sack(Box<sack::Sack>),
+    Rack(Box<rack::RackRecovery>),
 }
 
 impl AnyRecovery {
@@ -23,6 +29,7 @@ impl AnyRecovery {
         match cfg.recovery {
             Recovery::Reno => AnyRecovery::Reno(reno::Reno),
             Recovery::NewReno => AnyRecovery::NewReno(newreno::NewReno::default()),
+            Recovery::Sack if cfg.rack_on() => AnyRecovery::Rack(Box::default()),
             Recovery::Sack => AnyRecovery::Sack(Box::new(sack::Sack::new(cfg.max_window))),
         }
     }
@@ -35,6 +42,7 @@ macro_rules! dispatch_recovery {
             AnyRecovery::Reno($a) => $call,
             AnyRecovery::NewReno($a) => $call,
             AnyRecovery::Sack($a) => $call,
+            AnyRecovery::Rack(_) => unreachable!("RACK-TLP recovery takes the sender's ACKs and timer itself"),
         }
     };
 }
@@ -73,6 +81,9 @@ impl LossRecovery for AnyRecovery {
         dispatch_recovery!(self, a => a.on_timeout())
     }
     fn release(&mut self, una: u32) {
-        dispatch_recovery!(self, a => a.release(una))
+        match self {
+            AnyRecovery::Rack(r) => r.release(),
+            _ => dispatch_recovery!(self, a => a.release(una)),
+        }
     }
 }

@@ -11,6 +11,7 @@
 
 pub mod dispatch;
 pub mod newreno;
+pub mod rack;
 pub mod reno;
 pub mod sack;
 
