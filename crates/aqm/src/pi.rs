@@ -161,9 +161,9 @@ impl<P: Pkt> Qdisc<P> for Pi<P> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::DropReason;
     use crate::rng::Rng;
     use crate::test_util::{tick, P};
+    use crate::DropReason;
 
     #[test]
     fn defaults_period_and_validation() {

@@ -165,9 +165,9 @@ impl<P: Pkt> Qdisc<P> for Rem<P> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::DropReason;
     use crate::rng::Rng;
     use crate::test_util::{tick, P};
+    use crate::DropReason;
 
     fn link() -> LinkInfo {
         LinkInfo { rate_bps: 10e6 }

@@ -153,6 +153,7 @@ fn validate(text: &str, name: &str, overrides: Vec<String>, max_memory: Option<&
             sim::budget::LimitSource::Cgroup => "cgroup",
             sim::budget::LimitSource::AddressSpace => "address-space",
         },
+        "notes": sc.notes(),
         "events_estimate": est.events,
         "flow_series_rows_estimate": sc.flow_series_interval.map(|_| est.flow_series_rows),
         "name": sc.name,

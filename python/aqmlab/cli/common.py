@@ -32,6 +32,14 @@ def warn(msg: str) -> None:
     print(f"warning: {one_line(msg)}", file=sys.stderr)
 
 
+def print_notes(scenario, info: dict) -> None:
+    """Print ``note: <file>: <key path>: <why>`` on stderr for each part of a queue discipline the
+    scenario's links never use though it acts (``notes`` of ``_core.validate``: RED's ``max_th``
+    beyond the buffer, ...)."""
+    for n in info.get("notes", []):
+        print(f"note: {scenario}: {one_line(n)}", file=sys.stderr)
+
+
 class Parser(argparse.ArgumentParser):
     """argparse's parser whose usage errors are one line and exit status 2."""
 

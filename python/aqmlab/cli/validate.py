@@ -8,7 +8,7 @@ import json
 from .. import _core
 from ..base.errors import ScenarioError
 from ..base.units import fmt_rate
-from .common import add_max_memory, add_scenario, scenario_error, source
+from .common import add_max_memory, add_scenario, print_notes, scenario_error, source
 
 
 def add_parser(sub) -> None:
@@ -25,6 +25,7 @@ def cmd_validate(a) -> int:
         info = json.loads(_core.validate(src.text, src.name, a.set or []))
     except ScenarioError as e:
         raise scenario_error(a.scenario, e, a.set)
+    print_notes(a.scenario, info)
     groups = ", ".join(f"{g['count']} x {g['transport']}/{g['app']} ({g['name']})" for g in info["groups"])
     if info.get("aqm") is not None:
         net = f"{info['aqm']} bottleneck at {fmt_rate(info['bottleneck_rate_bps'])}"

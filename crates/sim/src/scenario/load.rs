@@ -47,6 +47,18 @@ impl Scenario {
     pub fn n_static_flows(&self) -> usize {
         self.groups.iter().map(|g| g.static_flows() as usize).sum()
     }
+    /// What each link's queue discipline never uses though it acts, one line each
+    /// (`<key path>: <why>`, [`aqm::AqmConfig::notes`]): RED's `max_th` beyond the buffer, ...
+    pub fn notes(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for l in &self.topology.links {
+            for e in l.spec.aqm.notes(l.spec.limit, l.spec.rate_bps) {
+                out.push(format!("{}.aqm.{}: {}", l.path, e.field, e.msg));
+            }
+        }
+        out
+    }
+
     /// The dumbbell's bottleneck link R1 -> R2 (`None` for other topologies).
     pub fn bottleneck(&self) -> Option<&LinkSpec> {
         (self.topology.shape == Shape::Dumbbell).then(|| &self.topology.links[0].spec)
