@@ -101,7 +101,8 @@ def describe_aqm(name: str, width: int = 100) -> str:
         lines.append("no parameters (the buffer is the link's `limit`)")
         return "\n".join(lines)
     lines.append(f'parameters (aqm = {{ type = "{name}", ... }}; "required" must be given; a default is written as a '
-                 'scenario file takes it, "(unset)": absent unless given):')
+                 'scenario file takes it, or as the rule that sets it from the buffer or another parameter '
+                 '("limit × 100/500"); "(unset)": absent unless given):')
     rows = [(p, unit or "", "required" if default is None else "(unset)" if default == "none" else default)
             for p, _, unit, default, _, _ in params]
     w_name = max(len(r[0]) for r in rows)
