@@ -30,8 +30,7 @@ create_exception!(
 create_exception!(_core, SimulationError, PyRuntimeError, "A run failed (e.g. a packet-conservation violation).");
 
 fn scenario_err(e: sim::ScenarioError) -> PyErr {
-    let err = ScenarioError::new_err(e.to_string());
-    err
+    ScenarioError::new_err(e.to_string())
 }
 
 /// Run `f`, turning a panic (an engine bug) into a `SimulationError` rather than letting it reach
