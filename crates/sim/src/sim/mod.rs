@@ -31,6 +31,44 @@ use crate::traffic::short::ShortGen;
 use crate::traffic::web::Session;
 use aqm::{DropReason, Qdisc, Time, NS_PER_SEC};
 
+/// The events a run starts with (its hosts' own are `apps::Traffic`'s): the first per-flow sample,
+/// the warm-up's snapshot, every AQM's first timer, the first sample and the first Poisson queue
+/// snapshot. Returns the instant of the first per-flow sample (`Time::MAX` if none).
+fn first_events(
+    sc: &Scenario,
+    net: &Network,
+    ev: &mut EventQueue,
+    snap_rng: &mut aqm::rng::Rng,
+) -> Result<Time, SimError> {
+    let mut next_flow_sample = Time::MAX;
+    if let Some(iv) = sc.flow_series_interval {
+        if iv < sc.duration {
+            ev.push(iv, Kind::FlowSample, 0);
+            next_flow_sample = iv;
+        }
+    }
+    if sc.warmup > 0 {
+        ev.push(sc.warmup, Kind::Warmup, 0);
+    }
+    for l in 0..net.links.len() {
+        if let Some(period) = net.aqm(l).and_then(|a| a.queue.disc.timer_period()) {
+            if period == 0 {
+                let name = &sc.topology.links[l].name;
+                return Err(SimError::Build(format!("link {name}: the AQM's timer period is zero")));
+            }
+            ev.push(period, Kind::AqmTimer, l as u32);
+        }
+    }
+    ev.push(0, Kind::Sample, 0);
+    if sc.queue_snapshots && sc.snapshot_poisson {
+        let first = sc.warmup.saturating_add(sample::exp_gap(snap_rng, sc.sample_interval));
+        if first < sc.duration {
+            ev.push(first, Kind::Snapshot, 0);
+        }
+    }
+    Ok(next_flow_sample)
+}
+
 /// Why a run did not produce results.
 #[derive(Debug, Clone, PartialEq)]
 pub enum SimError {
@@ -114,35 +152,10 @@ impl Sim {
         let t = apps::Traffic::new(&sc, seed, &net, &mut ev);
         let n = t.flows.len();
         let max_paths = net.max_paths;
-        let mut next_flow_sample = Time::MAX;
-        if let Some(iv) = sc.flow_series_interval {
-            if iv < sc.duration {
-                ev.push(iv, Kind::FlowSample, 0);
-                next_flow_sample = iv;
-            }
-        }
         let mut routes = t.routes;
         shortcut::allow(&sc, &net, &t.flows, &mut routes);
-        if sc.warmup > 0 {
-            ev.push(sc.warmup, Kind::Warmup, 0);
-        }
-        for l in 0..net.links.len() {
-            if let Some(period) = net.aqm(l).and_then(|a| a.queue.disc.timer_period()) {
-                if period == 0 {
-                    let name = &sc.topology.links[l].name;
-                    return Err(SimError::Build(format!("link {name}: the AQM's timer period is zero")));
-                }
-                ev.push(period, Kind::AqmTimer, l as u32);
-            }
-        }
-        ev.push(0, Kind::Sample, 0);
         let mut snap_rng = aqm::rng::Rng::stream(seed, "snapshots", 0);
-        if sc.queue_snapshots && sc.snapshot_poisson {
-            let first = sc.warmup.saturating_add(sample::exp_gap(&mut snap_rng, sc.sample_interval));
-            if first < sc.duration {
-                ev.push(first, Kind::Snapshot, 0);
-            }
-        }
+        let next_flow_sample = first_events(&sc, &net, &mut ev, &mut snap_rng)?;
         let monitors = net
             .monitored
             .iter()
