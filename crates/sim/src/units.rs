@@ -61,7 +61,8 @@ pub fn parse_duration(s: &str) -> Result<Time, String> {
 
 /// Parse a size string into bytes.
 pub fn parse_size(s: &str) -> Result<u64, String> {
-    let err = || format!("expected a size such as \"1500B\" or \"10KB\" (units B, KB, MB, GB, KiB, MiB, GiB), got \"{s}\"");
+    let err =
+        || format!("expected a size such as \"1500B\" or \"10KB\" (units B, KB, MB, GB, KiB, MiB, GiB), got \"{s}\"");
     let (v, unit) = split_number(s).ok_or_else(err)?;
     let mult = match unit.as_str() {
         "" | "B" => 1.0,
