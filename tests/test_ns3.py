@@ -84,6 +84,13 @@ def test_the_modern_preset_is_carried_over():
     flows = [ln.split() for ln in plan().lines if ln.startswith("flow ")]
     assert [f[1] for f in flows] == ["ns3::TcpCubic"] * 2
     assert [int(f[3]) for f in flows] == [1_000_000, 9_000_000]  # the sender delays, in ns
+    # the modern preset's Linux recovery and slow start: ns-3's PRR and HyStart; RACK-TLP is not in ns-3
+    assert d["ns3::TcpL4Protocol::RecoveryType"] == "ns3::TcpPrrRecovery"
+    assert d["ns3::TcpCubic::HyStart"] == "true"
+    assert [n for n in plan().notes if n.startswith("tcp.rack = true")]
+    off = defaults(plan("tcp.prr=false", 'tcp.hystart="off"'))
+    assert off["ns3::TcpL4Protocol::RecoveryType"] == "ns3::TcpClassicRecovery"
+    assert off["ns3::TcpCubic::HyStart"] == "false"
     assert "ns3::TcpLinuxReno" in plan('tcp.variant="sack"').lines[3]
     assert "ns3::TcpNewReno" in plan('tcp.variant="sack"', "tcp.byte_counting=false").lines[3]
 
@@ -94,6 +101,9 @@ def test_the_device_queue_packet_is_counted():
     p = plan()
     assert line(p, "bottleneck")[3] == "99"
     assert defaults(p)["ns3::CoDelQueueDisc::MinBytes"] == "1"  # below when the queue disc is empty
+    small = plan('bottleneck.aqm={type="fq_codel", maxpacket=1000}')  # below one packet: still 1 in ns-3
+    assert defaults(small)["ns3::CoDelQueueDisc::MinBytes"] == "1"
+    assert [n for n in small.notes if n.startswith("bottleneck.aqm.maxpacket")]
     red = plan('bottleneck.aqm={type="red", min_th=15, max_th=45, max_p=0.1, w_q=0.002, variant="ns2"}')
     d = defaults(red)
     assert (d["ns3::RedQueueDisc::MinTh"], d["ns3::RedQueueDisc::MaxTh"]) == ("14.0", "44.0")

@@ -33,7 +33,8 @@ class SimulationError(RuntimeError):
     """A run failed (e.g. a packet-conservation violation, or an engine bug)."""
 
 def validate(text: str, name: str, overrides: Sequence[str] = ..., max_memory: _MaxMemory = None) -> str:
-    """Load and check a scenario without running it; a JSON description with the memory and event estimates."""
+    """Load and check a scenario without running it; a JSON description with the memory and event estimates
+    and ``notes``: what each link's queue discipline never uses though it acts, one line each."""
 
 def run(
     text: str,

@@ -30,8 +30,7 @@ create_exception!(
 create_exception!(_core, SimulationError, PyRuntimeError, "A run failed (e.g. a packet-conservation violation).");
 
 fn scenario_err(e: sim::ScenarioError) -> PyErr {
-    let err = ScenarioError::new_err(e.to_string());
-    err
+    ScenarioError::new_err(e.to_string())
 }
 
 /// Run `f`, turning a panic (an engine bug) into a `SimulationError` rather than letting it reach
@@ -153,6 +152,7 @@ fn validate(text: &str, name: &str, overrides: Vec<String>, max_memory: Option<&
             sim::budget::LimitSource::Cgroup => "cgroup",
             sim::budget::LimitSource::AddressSpace => "address-space",
         },
+        "notes": sc.notes(),
         "events_estimate": est.events,
         "flow_series_rows_estimate": sc.flow_series_interval.map(|_| est.flow_series_rows),
         "name": sc.name,

@@ -637,7 +637,7 @@ impl Estimate {
             ),
             (self.latency, "simulation.latency", format!("{} for the latency histograms", human(self.latency))),
         ];
-        parts.sort_by(|a, b| b.0.cmp(&a.0));
+        parts.sort_by_key(|p| std::cmp::Reverse(p.0));
         let mut text: Vec<String> = parts.iter().take(2).filter(|p| p.0 > 0).map(|p| p.2.clone()).collect();
         if parts[0].0 < BASE_BYTES {
             text.insert(0, format!("{} for the process itself", human(BASE_BYTES)));

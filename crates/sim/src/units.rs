@@ -91,7 +91,7 @@ fn duration_range_error(got: &str) -> String {
 
 /// Seconds to integer nanoseconds (rounded to nearest), rejecting negative or non-finite values.
 pub fn secs_like_to_ns(secs: f64) -> Option<Time> {
-    if !(secs.is_finite() && secs >= 0.0 && secs < crate::time::MAX_SECS) {
+    if !(secs.is_finite() && (0.0..crate::time::MAX_SECS).contains(&secs)) {
         return None;
     }
     Some((secs * NS_PER_SEC as f64).round() as Time)

@@ -1,7 +1,7 @@
 // aqmlab's dumbbell in ns-3: the program `python -m aqmlab.ns3.vsns3` compiles against the `ns3`
 // wheel's C++ libraries and runs once per case and seed (docs/validation-ns3.md).
 //
-//   dumbbell SPEC OUT.json [SERIES.csv]
+//   dumbbell SPEC OUT.json [SERIES.csv [EVENTS.csv]]
 //
 // SPEC is a text file written by aqmlab/ns3/plan.py from an aqmlab scenario, one directive a line
 // (`#` starts a comment):
@@ -24,6 +24,8 @@
 // time-average of waiting packets, queueing delays, the queue disc's counters by reason) and per
 // flow (bottleneck bytes, goodput bytes, retransmissions, timeouts, recoveries, drops, marks, mean
 // cwnd and smoothed RTT). SERIES.csv: time, queue length, and every flow's cwnd, every `sample`.
+// EVENTS.csv (for reading a run closely): every flow's retransmissions, timeouts and congestion
+// states, and the bottleneck's drops, with TCP sequence numbers in bytes (the first data byte is 1).
 
 #include "ns3/applications-module.h"
 #include "ns3/core-module.h"
@@ -44,6 +46,65 @@
 #include <vector>
 
 using namespace ns3;
+
+namespace ns3
+{
+
+/// A diagnostic, not a sender of the comparison: ns-3's TcpLinuxReno without the credit ns-3 gives
+/// at the end of a fast recovery. TcpSocketBase::ProcessAck passes the growth hook every segment
+/// from the old SND.UNA to the ACK that ends the recovery (most of them SACKed earlier, and its
+/// comment says "from m_recover to ackNumber"), so TcpLinuxReno adds several segments at once; here
+/// that ACK credits at most one, as Linux credits only what an ACK newly delivers
+/// (docs/validation-ns3.md, "Reno under the AQMs").
+class TcpLinuxRenoNoExitCredit : public TcpLinuxReno
+{
+  public:
+    static TypeId GetTypeId()
+    {
+        static TypeId tid = TypeId("ns3::TcpLinuxRenoNoExitCredit")
+                                .SetParent<TcpLinuxReno>()
+                                .AddConstructor<TcpLinuxRenoNoExitCredit>();
+        return tid;
+    }
+
+    TcpLinuxRenoNoExitCredit() = default;
+
+    TcpLinuxRenoNoExitCredit(const TcpLinuxRenoNoExitCredit& other)
+        : TcpLinuxReno(other)
+    {
+    }
+
+    Ptr<TcpCongestionOps> Fork() override
+    {
+        return CopyObject<TcpLinuxRenoNoExitCredit>(this);
+    }
+
+    void CongestionStateSet(Ptr<TcpSocketState> tcb,
+                            const TcpSocketState::TcpCongState_t state) override
+    {
+        // (called before the socket's own state changes)
+        m_leavingRecovery =
+            state == TcpSocketState::CA_OPEN && tcb->m_congState == TcpSocketState::CA_RECOVERY;
+        TcpLinuxReno::CongestionStateSet(tcb, state);
+    }
+
+    void IncreaseWindow(Ptr<TcpSocketState> tcb, uint32_t segmentsAcked) override
+    {
+        if (m_leavingRecovery)
+        {
+            segmentsAcked = std::min<uint32_t>(segmentsAcked, 1);
+            m_leavingRecovery = false;
+        }
+        TcpLinuxReno::IncreaseWindow(tcb, segmentsAcked);
+    }
+
+  private:
+    bool m_leavingRecovery = false;
+};
+
+NS_OBJECT_ENSURE_REGISTERED(TcpLinuxRenoNoExitCredit);
+
+} // namespace ns3
 
 namespace
 {
@@ -208,6 +269,16 @@ TimeAverage g_queue;
 uint32_t g_queueMax = 0;
 std::vector<Ptr<TcpSocketBase>> g_senders;
 std::ofstream g_series;
+std::ofstream g_events;
+
+void
+Event(long f, const char* what, double value)
+{
+    if (g_events.is_open())
+    {
+        g_events << Simulator::Now().GetSeconds() << "," << f << "," << what << "," << value << "\n";
+    }
+}
 
 bool
 InWindow()
@@ -277,6 +348,14 @@ QdiscDrop(bool beforeEnqueue, Ptr<const QueueDiscItem> item, const char* reason)
     g_enqueuedAt.erase(item->GetPacket()->GetUid());
     g_sampleDrops++;
     long f = FlowOfItem(item);
+    if (g_events.is_open())
+    {
+        TcpHeader tcp;
+        if (item->GetPacket()->PeekHeader(tcp))
+        {
+            Event(f, "drop", tcp.GetSequenceNumber().GetValue());
+        }
+    }
     if (f >= 0 && InWindow())
     {
         g_flows[f].drops[reason]++;
@@ -335,11 +414,12 @@ BottleneckTxBegin(Ptr<const Packet> p)
 void
 Retransmission(size_t f,
                Ptr<const Packet>,
-               const TcpHeader&,
+               const TcpHeader& h,
                const Address&,
                const Address&,
                Ptr<const TcpSocketBase>)
 {
+    Event(f, "retx", h.GetSequenceNumber().GetValue());
     if (InWindow())
     {
         g_flows[f].retx++;
@@ -349,6 +429,7 @@ Retransmission(size_t f,
 void
 CongState(size_t f, TcpSocketState::TcpCongState_t, TcpSocketState::TcpCongState_t now)
 {
+    Event(f, "state", now); // 0 open, 1 disorder, 2 cwr, 3 recovery, 4 loss
     if (!InWindow())
     {
         return;
@@ -373,6 +454,10 @@ void
 Rto(size_t f, Time before, Time after)
 {
     bool doubled = after == before + before || (after == Seconds(60) && before >= Seconds(30));
+    if (doubled)
+    {
+        Event(f, "timeout", after.GetSeconds());
+    }
     if (doubled && InWindow())
     {
         g_flows[f].timeouts++;
@@ -680,6 +765,11 @@ main(int argc, char* argv[])
         }
         g_series << "\n";
         Simulator::Schedule(Seconds(s.sample), &Sample);
+    }
+    if (argc > 4)
+    {
+        g_events.open(argv[4]);
+        g_events << "time_s,flow,event,value\n";
     }
 
     Simulator::Stop(Seconds(s.duration));

@@ -19,7 +19,7 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 from .. import _core
 from ..base.errors import Ns3Error, one_line
@@ -145,13 +145,15 @@ def timeseries(plan: Plan, series_csv: Path) -> tuple[list, list | None]:
 
 
 def run(scenario, seed: int | None = None, overrides: Sequence[str] = (), keep: str | os.PathLike | None = None,
-        timeout: float | None = None) -> Result:
+        timeout: float | None = None, edit: Callable[[str], str] | None = None) -> Result:
     """Run ``scenario`` (a path, TOML text or a dict) in ns-3 and return its results in aqmlab's format.
 
     A key the translation cannot carry raises :class:`aqmlab.ScenarioError` (``'<key path>: ns-3
     cannot run ...'``); a missing wheel or compiler :class:`~aqmlab.base.errors.Ns3Missing`; a
     failed program :class:`~aqmlab.base.errors.Ns3Error`. ``keep``: a folder that receives the
-    program's input (``ns3.spec``), its output (``ns3.json``) and samples (``ns3-series.csv``)."""
+    program's input (``ns3.spec``), its output (``ns3.json``) and samples (``ns3-series.csv``).
+    ``edit``: a function applied to the program's input before the run (the diagnostics of
+    :data:`aqmlab.ns3.vsns3.ABLATIONS` swap an ns-3 class for another)."""
     from ..run.source import check_overrides, check_seed, read_source
 
     src = read_source(scenario)
@@ -163,7 +165,8 @@ def run(scenario, seed: int | None = None, overrides: Sequence[str] = (), keep: 
                                                              f"run in ns-{RELEASE} (aqmlab.ns3)."])
     with tempfile.TemporaryDirectory(prefix="aqmlab-ns3-") as tmp:
         d = Path(tmp)
-        (d / "ns3.spec").write_text(plan.spec(), encoding="utf-8")
+        spec = plan.spec()
+        (d / "ns3.spec").write_text(edit(spec) if edit is not None else spec, encoding="utf-8")
         t0 = time.perf_counter()
         try:
             r = subprocess.run([str(exe), "ns3.spec", "ns3.json", "ns3-series.csv"], cwd=d, capture_output=True,

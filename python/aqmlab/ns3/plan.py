@@ -38,18 +38,17 @@ RENO = ("reno", "newreno", "sack")
 TCP_NOTES = (
     "retransmission timer: ns-3 restarts it on new ACKs only (on a recovery's first partial ACK, not the "
     "later ones) and never on a retransmission",
-    "after a timeout ns-3 keeps its SACK scoreboard (RFC 6675 §5.1) and resends only what is not SACKed",
-    "RTT: ns-3 takes a sample from every ACK of data sent once (aqmlab: one timed segment per round trip)",
     "ns-3 opens each connection with a handshake: its data leaves one round trip after the start instant",
 )
-
 TCP_KEYS = {  # keys every group must share (ns-3 sets them as defaults of every socket)
     "mss", "ack_size", "initial_window", "max_window", "min_rto", "initial_rto", "max_rto", "max_backoff",
     "clock_granularity", "dupack_threshold", "limited_transmit", "rto_restart_on_retransmit", "delayed_ack",
     "delack_count", "delack_timeout", "byte_counting", "cubic_c", "cubic_beta", "cubic_fast_convergence",
-    "cubic_tcp_friendly", "dctcp_g",
+    "cubic_tcp_friendly", "dctcp_g", "rack", "tlp", "prr", "hystart", "rto_estimator", "min_rtt_window",
 }
 PER_FLOW = {"variant", "recovery", "ecn", "pacing", "l4s"}
+#: keys only some variants have (CUBIC's, DCTCP's): compared between the groups that have them
+VARIANT_KEYS = ("cubic_", "dctcp_", "hystart")
 
 
 def refuse(key: str, why: str) -> ScenarioError:
@@ -97,6 +96,20 @@ def _bool(v) -> str:
     return "true" if v else "false"
 
 
+def min_bytes(aqm: dict, mss: int, notes: list) -> int:
+    """CoDel's ``MinBytes`` for aqmlab's ``maxpacket``. aqmlab: "below" when at most ``maxpacket`` bytes
+    are left waiting after the pop; ns-3: when fewer than ``MinBytes`` are left in the queue disc, which
+    holds one waiting packet (the device queue's) fewer. At least 1: with 0, ns-3.44's CoDel drops the
+    last packet of its queue and then reads the missing next one (``CoDelQueueDisc::DoDequeue``, after
+    its ``end:`` label), and the program aborts."""
+    want = aqm["maxpacket"] - mss + 1
+    if want < 1:
+        notes.append(f"bottleneck.aqm.maxpacket = {aqm['maxpacket']}: below one packet aqmlab never counts the "
+                     "queue as below target by its bytes; ns-3 does when its queue disc is empty (MinBytes = 1: "
+                     "with 0 ns-3.44's CoDel aborts)")
+    return max(1, want)
+
+
 def queue(aqm: dict, limit: int, mss: int, rate_bps: float, notes: list) -> tuple[str, list]:
     """The bottleneck's queue disc: (TypeId, [(attribute, value)]) — ``MaxSize`` is set by the program
     (``limit`` − 1 packets: one waits in the device queue)."""
@@ -105,11 +118,8 @@ def queue(aqm: dict, limit: int, mss: int, rate_bps: float, notes: list) -> tupl
     if kind == "droptail":
         return "ns3::FifoQueueDisc", []
     if kind == "codel":
-        # aqmlab: "below" when at most `maxpacket` bytes are left waiting after the pop; ns-3 when fewer
-        # than `MinBytes` are left in the queue disc, one packet (the device queue's) fewer
         return "ns3::CoDelQueueDisc", [("Target", _time(aqm["target"])), ("Interval", _time(aqm["interval"])),
-                                       ("MinBytes", max(0, aqm["maxpacket"] - mss + 1)),
-                                       ("UseEcn", _bool(aqm["ecn"]))]
+                                       ("MinBytes", min_bytes(aqm, mss, notes)), ("UseEcn", _bool(aqm["ecn"]))]
     if kind == "fq_codel":
         if aqm["quantum"] != mss:
             notes.append(f"{key}.quantum: ns-3's quantum is the device MTU, {mss} B (aqmlab {aqm['quantum']} B)")
@@ -118,7 +128,7 @@ def queue(aqm: dict, limit: int, mss: int, rate_bps: float, notes: list) -> tupl
                      "bucket's CoDel tests its own bytes left, not the whole queue's")
         return "ns3::FqCoDelQueueDisc", [
             ("Flows", aqm["flows"]), ("Target", _time(aqm["target"])), ("Interval", _time(aqm["interval"])),
-            ("UseEcn", _bool(aqm["ecn"])), ("ns3::CoDelQueueDisc::MinBytes", max(0, aqm["maxpacket"] - mss + 1))]
+            ("UseEcn", _bool(aqm["ecn"])), ("ns3::CoDelQueueDisc::MinBytes", min_bytes(aqm, mss, notes))]
     if kind in ("pie", "fq_pie"):
         attrs = [("QueueDelayReference", _time(aqm["target"])), ("Tupdate", _time(aqm["t_update"])),
                  ("A", aqm["alpha"]), ("B", aqm["beta"]), ("MaxBurstAllowance", _time(aqm["max_burst"])),
@@ -187,6 +197,28 @@ def queue(aqm: dict, limit: int, mss: int, rate_bps: float, notes: list) -> tupl
                                 f"FQ-COBALT (cake with flow_mode 'flowblind' or 'flows')")
 
 
+def _recovery_notes(tcp: dict) -> list:
+    """What ns-3's loss detection and recovery do differently from the scenario's."""
+    out = []
+    if tcp.get("rack"):
+        out.append("tcp.rack = true: ns-3 has no RACK-TLP; it detects loss by SACK and duplicate ACKs (RFC 6675) "
+                   "only, so a lost retransmission or a lost tail waits for the retransmission timer")
+    else:
+        out.append("after a timeout ns-3 keeps its SACK scoreboard (RFC 6675 §5.1) and resends only what is not "
+                   "SACKed (aqmlab without rack: go-back-N)")
+    if tcp.get("rto_estimator", "rfc6298") == "rfc6298":
+        out.append("RTT: ns-3 takes a sample from every ACK of data sent once (aqmlab: one timed segment per "
+                   "round trip)")
+    else:
+        out.append(f"tcp.rto_estimator = '{tcp['rto_estimator']}': ns-3's RTO is RFC 6298's on a sample from "
+                   "every ACK, at least min_rto (Linux adds min_rto's share to SRTT instead)")
+    if tcp.get("prr", False) is False:
+        out.append("tcp.prr = false: ns-3 runs classic recovery (TcpClassicRecovery: cwnd = ssthresh at once)")
+    if tcp.get("hystart") == "hystart++":
+        out.append("tcp.hystart = 'hystart++': ns-3's CUBIC has Linux's HyStart, not HyStart++")
+    return out
+
+
 def _tcp_defaults(tcp: dict, notes: list) -> list:
     """The socket defaults every flow shares."""
     mss = tcp["mss"]
@@ -215,14 +247,16 @@ def _tcp_defaults(tcp: dict, notes: list) -> list:
         ("ns3::TcpSocketBase::Sack", "true"),
         ("ns3::TcpSocketBase::Timestamp", "false"),
         ("ns3::TcpSocketBase::WindowScaling", "true"),
-        ("ns3::TcpL4Protocol::RecoveryType", "ns3::TcpPrrRecovery"),
+        # PRR as Linux's unless the scenario turns it off (aqmlab presets without the key: RFC 6675's)
+        ("ns3::TcpL4Protocol::RecoveryType",
+         "ns3::TcpPrrRecovery" if tcp.get("prr", False) else "ns3::TcpClassicRecovery"),
         ("ns3::TcpSocketState::EnablePacing", "false"),
     ]
     if "cubic_c" in tcp:
         out += [("ns3::TcpCubic::C", tcp["cubic_c"]), ("ns3::TcpCubic::Beta", tcp["cubic_beta"]),
                 ("ns3::TcpCubic::FastConvergence", _bool(tcp["cubic_fast_convergence"])),
                 ("ns3::TcpCubic::TcpFriendliness", _bool(tcp["cubic_tcp_friendly"])),
-                ("ns3::TcpCubic::HyStart", "true")]
+                ("ns3::TcpCubic::HyStart", _bool(tcp.get("hystart", "off") != "off"))]
     if "dctcp_g" in tcp:
         out += [("ns3::TcpDctcp::DctcpShiftG", tcp["dctcp_g"]), ("ns3::TcpDctcp::DctcpAlphaOnInit", 1.0),
                 ("ns3::TcpDctcp::UseEct0", "true")]
@@ -261,7 +295,7 @@ def make_plan(src, seed: int | None, overrides=()) -> Plan:
     first = tcps[0]
     for i, t in enumerate(tcps):
         for k in sorted(set(first) | set(t)):
-            if k in PER_FLOW or k.startswith(("cubic_", "dctcp_")) and (k not in first or k not in t):
+            if k in PER_FLOW or k.startswith(VARIANT_KEYS) and (k not in first or k not in t):
                 continue
             if k not in TCP_KEYS:
                 if i == 0:
@@ -275,9 +309,10 @@ def make_plan(src, seed: int | None, overrides=()) -> Plan:
     if any(t["rto_restart_on_retransmit"] for t in tcps):
         notes.append("tcp.rto_restart_on_retransmit = true: ns-3 does not restart the timer on a retransmission")
     notes.extend(TCP_NOTES)
+    notes.extend(_recovery_notes(first))
     merged = {}
     for t in tcps:
-        merged.update({k: v for k, v in t.items() if k.startswith(("cubic_", "dctcp_"))})
+        merged.update({k: v for k, v in t.items() if k.startswith(VARIANT_KEYS)})
     merged.update({k: first[k] for k in TCP_KEYS if k in first})
 
     aqm = res["bottleneck"]["aqm"]

@@ -33,7 +33,7 @@ def _fmt(v, f) -> str:
 
 def shares(m: dict) -> str:
     """Per-flow shares in % (four flows), or the groups' (two senders)."""
-    if int(m["flows"]) > 2 or all(f"{g}.share" not in m for g in ("bbr", "dctcp")):
+    if int(m["flows"]) > 2 or all(_missing(m.get(f"{g}.share")) for g in ("bbr", "dctcp")):
         return "/".join(f"{100 * m[f'flow{i}.share']:.0f}" for i in range(int(m["flows"])))
     return " ".join(f"{g} {100 * m[f'{g}.share']:.0f}" for g in ("bbr", "dctcp", "cubic")
                     if not _missing(m.get(f"{g}.share")))

@@ -1,7 +1,7 @@
 """aqmlab against ns-3: the table and figures of docs/validation-ns3.md.
 
     python -m aqmlab.ns3.vsns3 [--out DIR] [--seeds 1,2,3,4,5] [--cases CASE|FAMILY,...] [--jobs N]
-                               [--quick] [--replot] [--force] [--list]
+                               [--quick] [--replot] [--force] [--list] [--ablation]
 
 Every case (:mod:`aqmlab.ns3.cases`) is one aqmlab scenario, run by :func:`aqmlab.run` and by ns-3
 (:func:`aqmlab.ns3.engine.run`: the same resolved scenario, translated) with each seed. Writes into
@@ -13,8 +13,11 @@ tolerance is met, and for Linux's cases the kernel's mean and which two of the t
 with the tolerance) and ``queues.png`` (the bottleneck queue over time in both, seed 1). Runs already
 in ``--out`` are read, not run again (``--force`` runs them again); ``--replot`` only redraws.
 ``--quick`` is the CI slice: a few 10 Mb/s cases, one seed, 20 s. ``--cases`` takes names and
-families (``queues``, ``bbr``, ``dctcp``, ``linux``); ``--list`` prints them. The ns-3 runs take
-most of the time: about 3 s of CPU per simulated minute at 10 Mb/s and 30 s at 100 Mb/s.
+families (``queues``, ``bbr``, ``dctcp``, ``linux``); ``--list`` prints them. ``--ablation`` runs the diagnostics instead: the cases in
+ns-3 with its recovery (PRR) or Reno's credit at the end of a recovery swapped for what aqmlab does
+(:data:`ABLATIONS`), into ``ablation.md``. The ns-3 runs take most of the time: 3 to 10 s of CPU
+per simulated minute at 10 Mb/s, 15 to 30 s at 100 Mb/s, and minutes for Reno through the
+100 Mb/s FIFO (ns-3 walks its list of segments in flight for every retransmission).
 """
 
 from __future__ import annotations
@@ -34,8 +37,18 @@ QUICK_OVERRIDES = ['simulation.duration="20s"', 'simulation.warmup="8s"']
 PACKET_BITS = 1500 * 8
 
 
-def run_case(case: str, engine: str, seed: int, quick: bool = False, keep=None):
-    """One run of a case in one engine: a Result."""
+#: diagnostics (``--ablation``): ns-3 with one of its mechanisms swapped for the one aqmlab has at the
+#: measured commit — (name, [(text of the program's input, replacement)])
+ABLATIONS = {
+    "classic": [("ns3::TcpPrrRecovery", "ns3::TcpClassicRecovery")],
+    "nocredit": [("flow ns3::TcpLinuxReno ", "flow ns3::TcpLinuxRenoNoExitCredit ")],
+    "classic-nocredit": [("ns3::TcpPrrRecovery", "ns3::TcpClassicRecovery"),
+                         ("flow ns3::TcpLinuxReno ", "flow ns3::TcpLinuxRenoNoExitCredit ")],
+}
+
+
+def run_case(case: str, engine: str, seed: int, quick: bool = False, keep=None, ablation: str | None = None):
+    """One run of a case in one engine (for ns-3 optionally with one of :data:`ABLATIONS`): a Result."""
     text, ov = scenario(case)
     ov = ov + [SERIES] + (QUICK_OVERRIDES if quick else [])
     if engine == "aqmlab":
@@ -44,7 +57,14 @@ def run_case(case: str, engine: str, seed: int, quick: bool = False, keep=None):
         return run(text, seed=seed, overrides=ov)
     from .engine import run
 
-    return run(text, seed=seed, overrides=ov, keep=keep)
+    swaps = ABLATIONS[ablation] if ablation else []
+
+    def edit(spec: str) -> str:
+        for old, new in swaps:
+            spec = spec.replace(old, new)
+        return spec
+
+    return run(text, seed=seed, overrides=ov, keep=keep, edit=edit)
 
 
 # ----------------------------------------------------------------------------------------- metrics
@@ -214,9 +234,10 @@ def _saved(folder: Path):
 
 
 def _task(args) -> tuple:
-    """Run one (case, engine, seed) into its folder (a worker process)."""
-    case, engine, seed, quick, folder = args
-    res = run_case(case, engine, seed, quick, keep=folder if engine == "ns3" else None)
+    """Run one (case, engine, seed[, ablation]) into its folder (a worker process)."""
+    case, engine, seed, quick, folder, *ablation = args
+    res = run_case(case, engine, seed, quick, keep=folder if engine == "ns3" else None,
+                   ablation=ablation[0] if ablation else None)
     res.save(folder)
     return case, engine, seed, res.wall_seconds
 
@@ -337,6 +358,51 @@ def _execute(todo: list, jobs: int) -> None:
             bar.close()
 
 
+def ablate(out: Path, cases: list, seeds: list, jobs: int = 1) -> str:
+    """The diagnostics: each case in ns-3 with each of :data:`ABLATIONS` (Reno's swap only for Reno),
+    beside aqmlab's and ns-3's own runs in ``out``; writes ``ablation.csv`` and ``ablation.md``."""
+    import pandas as pd
+
+    todo = []
+    for case in cases:
+        reno = "-reno-" in case or case == "linux-reno"
+        for name in ABLATIONS:
+            if "nocredit" in name and not reno:
+                continue
+            for seed in seeds:
+                folder = out / case / f"ns3-{name}-s{seed}"
+                if not (folder / "summary.json").exists():
+                    todo.append((case, "ns3", seed, False, folder, name))
+        for seed in seeds:
+            for engine in ENGINES:
+                folder = out / case / f"{engine}-s{seed}"
+                if not (folder / "summary.json").exists():
+                    todo.append((case, engine, seed, False, folder))
+    if todo:
+        from .build import program
+
+        program()
+        _execute(todo, jobs)
+    rows = []
+    for case in cases:
+        for variant in ("aqmlab", "ns3", *[f"ns3-{n}" for n in ABLATIONS]):
+            for seed in seeds:
+                got = _saved(out / case / f"{variant}-s{seed}")
+                if got is not None:
+                    rows.append({"case": case, "variant": variant, "seed": seed, **metrics(got[0], got[1])})
+    df = pd.DataFrame(rows)
+    df.to_csv(out / "ablation.csv", index=False)
+    keys = [("utilisation", "utilisation (%)", 100), ("delay_mean_ms", "mean delay (ms)", 1),
+            ("loss_ratio", "drops + marks (%)", 100), ("retx", "retransmitted", 1), ("timeouts", "timeouts", 1)]
+    lines = ["| case | run | seeds | " + " | ".join(h for _, h, _ in keys) + " |", "|---" * (3 + len(keys)) + "|"]
+    for (case, variant), d in df.groupby(["case", "variant"], sort=False):
+        m = d.mean(numeric_only=True)
+        lines.append(f"| `{case}` | {variant} | {len(d)} | " + " | ".join(f"{m[k] * f:.2f}" for k, _, f in keys) + " |")
+    text = "\n".join(lines) + "\n"
+    (out / "ablation.md").write_text(text, encoding="utf-8")
+    return text
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m aqmlab.ns3.vsns3", description=__doc__.splitlines()[0])
     p.add_argument("--out", default="validation-ns3", help="output folder (default ./validation-ns3)")
@@ -347,6 +413,8 @@ def main(argv=None) -> int:
     p.add_argument("--replot", action="store_true", help="only redraw the table and figures from --out")
     p.add_argument("--force", action="store_true", help="run again what --out already holds")
     p.add_argument("--list", action="store_true", help="print the cases and exit")
+    p.add_argument("--ablation", action="store_true",
+                   help="the diagnostics: the cases in ns-3 with its recovery or Reno's exit credit swapped")
     a = p.parse_args(argv)
     if a.list:
         for c, (_, _, fam, title) in CASES.items():
@@ -364,6 +432,9 @@ def main(argv=None) -> int:
         cases = list(QUICK) if a.quick else expand(a.cases)
         if a.quick:
             seeds = seeds[:1]
+        if a.ablation:
+            print(ablate(Path(a.out), cases, seeds, a.jobs))
+            return 0
         results = compare(Path(a.out), cases, seeds, a.jobs, a.quick, a.replot, a.force)
     except (UserError, ScenarioError, Ns3Error) as e:
         print(f"error: {e}", file=sys.stderr)

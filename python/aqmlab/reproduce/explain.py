@@ -14,14 +14,16 @@ written as a placeholder and filled in from that run, quick or full:
     the seeds per point of the run.
 
 A number that is not from the run being reported stands in a segment that says where it comes from,
-from its marker to the end of its parenthesis, or of its sentence:
+from its marker to the end of its parenthesis, or of its sentence (or of the whole reason, when the
+marker follows the reason's kind):
 
 ``full settings:``
     measured with the experiment's full settings (5 seeds, the papers' durations, every point);
 ``tried:``
     measured in runs of other settings, which the segment names (a lead the paper leaves open);
-``from the paper:``
-    arithmetic on the paper's own numbers.
+``arithmetic:``
+    arithmetic on the paper's and the set-up's own numbers (a delay as a queue length, a rate in
+    packets per second).
 
 Every other number must be the paper's (a published value or a set-up number of the experiment's
 files) or a citation (§4.6, Eq. 3, Fig. 4.9, Table II, ns-2.35). :func:`template_problems` finds the
@@ -33,7 +35,7 @@ from __future__ import annotations
 import math
 import re
 
-MARKERS = ("full settings:", "tried:", "from the paper:")
+MARKERS = ("full settings:", "tried:", "arithmetic:")
 _PLACEHOLDER = re.compile(r"\{\{\s*([^{}]+?)\s*\}\}")
 _NUM = re.compile(r"(?<![\w.\-/])(\d+(?:\.\d+)?)(?![\w.]*\d)")
 #: citations and names whose digits are not quantities
@@ -98,7 +100,22 @@ def _value(ctx, entry: dict, field: str) -> str:
         return f"(no {m.col} at this point in this run)"
     u = f" {m.unit}" if m.unit else ""
     lo, hi = min(means), max(means)
-    return (m.fmt(lo) if lo == hi else f"{m.fmt(lo)}–{m.fmt(hi)}") + u
+    return (_num(lo) if lo == hi else f"{_num(lo)}–{_num(hi)}") + u
+
+
+def _num(v: float) -> str:
+    """A measured number as text reads it: whole numbers from 100 up (19 980), one decimal from
+    10, two from 1, three significant digits below."""
+    a = abs(v)
+    if a >= 1000:
+        return f"{v:,.0f}".replace(",", " ")
+    if a >= 100:
+        return f"{v:.0f}"
+    if a >= 10:
+        return f"{v:.1f}"
+    if a >= 1:
+        return f"{v:.2f}"
+    return f"{v:#.3g}"
 
 
 def render(ctx, entry: dict, row: dict) -> str:
@@ -114,7 +131,8 @@ def render(ctx, entry: dict, row: dict) -> str:
         except Exception as err:  # a bad placeholder shows in the text, not as a failed report
             return f"({f}: {err})"
 
-    return _PLACEHOLDER.sub(fill, text)
+    # a unit the column brings and the text repeats ("{{queue}} packets")
+    return re.sub(r"\b(packets|kb/s|Mb/s|ms|s|%) \1\b", r"\1", _PLACEHOLDER.sub(fill, text))
 
 
 def placeholders(text: str) -> list[str]:
@@ -134,6 +152,8 @@ def _segments_outside_markers(text: str) -> str:
             break
         j, m = min(hits)
         out.append(text[i:j])
+        if re.fullmatch(r"[a-z ]+:\s*", text[:j]):  # right after the kind: the whole reason
+            break
         depth = 0
         k = j + len(m)
         while k < len(text):
@@ -163,7 +183,7 @@ def _matches(n: str, static: set) -> bool:
     v = float(n)
     d = len(n.split(".", 1)[1]) if "." in n else 0
     for s in static:
-        for f in (1.0, 100.0, 1000.0, 0.001, 1e6, 1e-6):
+        for f in (1.0, 100.0):  # as printed, or a fraction written as a percentage
             x = s * f
             if x == v or round(x, d) == v:
                 return True

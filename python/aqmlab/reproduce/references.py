@@ -86,7 +86,7 @@ Each miss carries a one-line reason: the entry's ``explain`` (its first words na
 from __future__ import annotations
 
 COMMON = {"label", "text", "source", "col", "unit", "scale", "where", "note", "explain", "figure", "line", "context",
-          "no_information", "statement"}
+          "no_information", "statement", "reading"}
 VALUE_KEYS = COMMON | {"value", "tolerance", "stat", "at", "complement", "abs_tolerance", "not_setup"}
 CLAIM_KEYS = COMMON | {"kind", "min", "max", "range", "stat", "of", "is", "order", "ascending", "along",
                        "direction", "slack", "min_change", "cols", "labels", "lowest", "x", "flows", "at_least",
@@ -245,15 +245,16 @@ def _role_keys(d: dict, w: str) -> None:
     allocation matches) and ``statement`` (the statement a claim is part of) are non-empty strings."""
     from ..base.errors import ExperimentError
 
-    for k in ("context", "no_information", "statement", "not_setup"):
+    for k in ("context", "no_information", "statement", "not_setup", "reading"):
         if k in d and not (isinstance(d[k], str) and d[k].strip()):
             raise ExperimentError(f"{w}.{k}: a non-empty string (" + {
                 "context": "which set-up value this is: it is shown, not counted",
                 "no_information": "why a plain fair allocation matches it: it is shown, not counted",
                 "statement": "a name for the paper's statement; the claims that share it count as one item",
-                "not_setup": "why a value equal to a number of its set-up is a result of the paper"}[k] + ")")
-    if "context" in d and "no_information" in d:
-        raise ExperimentError(f"{w}: context or no_information, not both")
+                "not_setup": "why a value equal to a number of its set-up is a result of the paper",
+                "reading": "which other reading of the paper this entry is: it is shown beside, not counted"}[k] + ")")
+    if sum(k in d for k in ("context", "no_information", "reading")) > 1:
+        raise ExperimentError(f"{w}: one of context, no_information and reading, not two")
 
 
 def role_of(d: dict) -> tuple[str, str]:
@@ -262,6 +263,8 @@ def role_of(d: dict) -> tuple[str, str]:
         return "context", d["context"]
     if "no_information" in d:
         return "no information", d["no_information"]
+    if "reading" in d:
+        return "other reading", d["reading"]
     return "scored", ""
 
 

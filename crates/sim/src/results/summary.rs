@@ -195,8 +195,9 @@ fn group_summary(r: &Run, d: &Derived, gi: usize, g: &GroupSpec) -> Value {
     let mut fcts: Vec<f64> = idx.iter().map(|&i| d.fct(i)).filter(|x| x.is_finite()).collect();
     let thr: Vec<f64> = idx.iter().map(|&i| d.thr(i)).collect();
     let good: Vec<f64> = idx.iter().map(|&i| d.goodput(i)).collect();
-    let sum_thr: f64 = thr.iter().sum();
-    let sum_good: f64 = good.iter().sum();
+    // (+ 0.0: the sum of no flows is -0.0 in IEEE arithmetic; a group without flows has 0 b/s)
+    let sum_thr: f64 = thr.iter().sum::<f64>() + 0.0;
+    let sum_good: f64 = good.iter().sum::<f64>() + 0.0;
     // the share of the capacity of the flows' measured links: summed per link
     let mut measured: Vec<u32> = Vec::new();
     for &i in &idx {
