@@ -134,7 +134,10 @@ fn reference(text: &str) -> String {
     out.join(" ")
 }
 
-fn enums(text: &str, out: &mut Vec<(String, String, Vec<(String, String)>)>) {
+/// An enum of parameter values: its name, its comment, and each variant with its comment.
+type EnumDoc = (String, String, Vec<(String, String)>);
+
+fn enums(text: &str, out: &mut Vec<EnumDoc>) {
     let lines: Vec<&str> = text.lines().collect();
     for (i, l) in lines.iter().enumerate() {
         let t = l.trim();

@@ -131,6 +131,8 @@ impl<P: Pkt> Scheme<P> for Rem<P> {
     }
 }
 
+crate::hint::hint_from!(Rem, fifo.get);
+
 impl<P: Pkt> Qdisc<P> for Rem<P> {
     fn enqueue(&mut self, pkt: P, cx: &mut Cx<'_, P>) -> bool {
         // 1. every arrival counts, including the ones dropped below

@@ -275,6 +275,8 @@ impl<P: Pkt> Scheme<P> for Rio<P> {
     }
 }
 
+crate::hint::hint_from!(Rio, fifo.get);
+
 impl<P: Pkt> Qdisc<P> for Rio<P> {
     fn enqueue(&mut self, pkt: P, cx: &mut Cx<'_, P>) -> bool {
         let inp = pkt.in_profile();

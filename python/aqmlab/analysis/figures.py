@@ -21,7 +21,7 @@ kind               what it draws; its own keys
 ``windowed_jain``  Jain's index of the flows' throughputs in consecutive ``window`` seconds (from
                    ``flow_series``), mean over seeds; ``sessions = {group = n}`` counts a group's
                    many connections as ``n`` equal users
-``flows_bar``      per-flow ``y`` (default throughput, kb/s) against flow number (flow_id + 1), mean
+``flows_bar``      per-flow ``y`` (default throughput, kb/s) against ``flow_id`` (the flows table's numbering), mean
                    over seeds with CI, the ideal fair share as a line; one panel per variant
 ``group_bar``      per-flow average of ``y`` within each value of ``by`` (a flows column, default
                    ``group``), mean over seeds with CI; ``fair_share`` line
@@ -424,7 +424,8 @@ def _ts_plot(ctx: Context, spec: dict, table: str, agg_flows: dict | None) -> Ou
             flows = ctx.table("flows")[keys_f + need]
             ts = ts.merge(flows, on=keys_f, how="left")
         mask = where_mask(ts, agg_flows)
-        ts = ts[mask].groupby(keys + ["seed", "time_s"], sort=False, as_index=False)[m.col].sum()
+        # (a sum over flows none of which has the value, e.g. a pacing rate of senders that do not pace, is none)
+        ts = ts[mask].groupby(keys + ["seed", "time_s"], sort=False, as_index=False)[m.col].sum(min_count=1)
     panels = _panels(ts, spec)
     skeys = _series_keys(ts, series)
     # several traces on one axis hide each other: unless the spec asks to overlay them, each series
@@ -461,7 +462,9 @@ def _ts_plot(ctx: Context, spec: dict, table: str, agg_flows: dict | None) -> Ou
             v = s[m.col].to_numpy(dtype=float) * m.scale
             record(fig, panel=None if pv is None else ctx.label(pv), series=lbl, metric=m.axis_label,
                     x=s["time_s"].to_numpy(dtype=float), y=v)
-            stats[pi].append((lbl, float(np.nanmean(v)), float(np.nanstd(v))))
+            finite = np.isfinite(v).any()  # (a series without any value: a sender that does not pace)
+            stats[pi].append((lbl, float(np.nanmean(v)) if finite else math.nan,
+                              float(np.nanstd(v)) if finite else math.nan))
         _hlines(ax, spec, sub)
     notes = []
     for pi, st in stats.items():
@@ -469,7 +472,8 @@ def _ts_plot(ctx: Context, spec: dict, table: str, agg_flows: dict | None) -> Ou
             pv = panels[pi][0]
             where = f"({ctx.coord_label(panel)} = {ctx.label(pv)}) " if pv is not None else ""
             notes.append(where + f"time average of {m.label} (± standard deviation over time, first seed): " +
-                         ", ".join(f"{l} {m.fmt(a)} ± {m.fmt(sd)}" for l, a, sd in st) +
+                         ", ".join(f"{l} {m.fmt(a)} ± {m.fmt(sd)}" if np.isfinite(a) else f"{l} none"
+                                   for l, a, sd in st) +
                          (f" {m.unit}" if m.unit else "") + ".")
     files = _finish(fig, axes, spec, ctx, "time (s)", m.axis_label)
     return Output("figure", spec["name"], spec.get("title", spec["name"]), files, notes=notes,
@@ -579,17 +583,18 @@ def fig_flows_bar(ctx: Context, spec: dict) -> Output:
         kinds = sub.groupby("flow_id")["transport"].first()
         colors = [PALETTE[1] if kinds.get(f) == "udp" else PALETTE[0] for f in per["flow_id"]]
         yerr = err(per, m.col, m.scale)
-        ax.bar(per["flow_id"] + 1, per[m.col] * m.scale, 0.8, yerr=yerr, color=colors,
+        # flows numbered as the flows table numbers them (flow_id, from 0), in the figure, its data and its notes
+        ax.bar(per["flow_id"], per[m.col] * m.scale, 0.8, yerr=yerr, color=colors,
                capsize=1.5 if yerr is not None else 0)
         record(fig, panel=None if pv is None else ctx.label(pv), series=[kinds.get(f) for f in per["flow_id"]],
-                metric=m.axis_label, x=(per["flow_id"] + 1).to_numpy(), y=per[m.col].to_numpy(dtype=float) * m.scale,
+                metric=m.axis_label, x=per["flow_id"].to_numpy(), y=per[m.col].to_numpy(dtype=float) * m.scale,
                 **bounds_cols(per, m.col, m.scale))
         fair = _fair_share_line(ax, spec, runs, pv, m)
         _hlines(ax, spec, sub)
         if len(per):
             top = per.iloc[int(np.nanargmax(per[m.col].to_numpy()))]
             fid = int(top["flow_id"])
-            txt = f"flow {fid + 1} ({kinds.get(fid)}) {m.fmt(top[m.col] * m.scale)} {m.unit}"
+            txt = f"flow_id {fid} ({kinds.get(fid)}) {m.fmt(top[m.col] * m.scale)} {m.unit}"
             if np.isfinite(fair) and fair > 0:
                 txt += f" = {top[m.col] * m.scale / fair:.1f} × the fair share"
             from ..base.metrics import jain
@@ -601,7 +606,7 @@ def fig_flows_bar(ctx: Context, spec: dict) -> Output:
         handles, labels = ax.get_legend_handles_labels()
         handles += [Patch(color=PALETTE[0], label="TCP"), Patch(color=PALETTE[1], label="UDP")]
         ax.legend(handles=handles, fontsize=8)
-    files = _finish(fig, axes, spec, ctx, "flow number", m.axis_label, legend=False)
+    files = _finish(fig, axes, spec, ctx, "flow (flow_id)", m.axis_label, legend=False)
     return Output("figure", spec["name"], spec.get("title", spec["name"]), files, notes=notes,
                   caption=spec.get("caption", ""))
 

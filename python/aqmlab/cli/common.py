@@ -49,6 +49,33 @@ class Parser(argparse.ArgumentParser):
         sys.exit(EXIT_USAGE)
 
 
+def add_scenario(p, what: str = "scenario file (TOML)") -> None:
+    """The SCENARIO argument, or ``--example NAME``: an example installed with aqmlab (`aqmlab list
+    examples`), runnable from any folder."""
+    p.add_argument("scenario", nargs="?", help=f"{what}; or --example NAME")
+    p.add_argument("--example", metavar="NAME",
+                   help="an example scenario installed with aqmlab, e.g. voip-latency (`aqmlab list examples`)")
+
+
+def resolve_scenario(a) -> None:
+    """``a.scenario`` from ``--example NAME`` (its installed path), or a usage error when neither or
+    both are given."""
+    if not hasattr(a, "example"):
+        return
+    if a.example is not None and a.scenario is not None:
+        raise UserError(f"--example {a.example}: give a scenario file or --example, not both")
+    if a.example is not None:
+        from ..run.source import example
+
+        try:
+            a.scenario = str(example(a.example))
+        except ScenarioError as e:
+            raise UserError(str(e))
+    elif a.scenario is None:
+        raise UserError("give a scenario file, or --example NAME for one installed with aqmlab "
+                        "(`aqmlab list examples` lists them)")
+
+
 def source(path: str):
     """The scenario file ``path`` (a :class:`~aqmlab.run.source.Source`), or a UserError."""
     try:
@@ -142,5 +169,5 @@ def add_max_memory(*parsers) -> None:
 
 
 __all__ = ["EXIT_USAGE", "EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_TERMINATED", "UserError", "err", "warn", "Parser",
-           "source", "scenario_error", "out_dir", "cache_arg", "jobs_arg", "executor_args", "add_executor_args", "memory_arg",
+           "source", "add_scenario", "resolve_scenario", "scenario_error", "out_dir", "cache_arg", "jobs_arg", "executor_args", "add_executor_args", "memory_arg",
            "add_max_memory"]

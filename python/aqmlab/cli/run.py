@@ -9,13 +9,13 @@ from pathlib import Path
 
 from .. import _core
 from ..base.errors import OutDirError, ScenarioError, UserError
-from .common import add_max_memory, out_dir, print_notes, scenario_error, source
+from .common import add_max_memory, add_scenario, out_dir, print_notes, scenario_error, source
 from .output import summary_table
 
 
 def add_parser(sub) -> None:
     r = sub.add_parser("run", help="run a scenario and write its results")
-    r.add_argument("scenario", help="scenario file (TOML)")
+    add_scenario(r)
     r.add_argument("--seed", type=int, help="random seed, 0 to 2^64-1 (replaces simulation.seed)")
     r.add_argument("--out", help="output directory (default: results/<scenario name>, with -seed<N> and "
                                  "-set-<digest> for another seed and overrides)")

@@ -8,12 +8,12 @@ import json
 from .. import _core
 from ..base.errors import ScenarioError
 from ..base.units import fmt_rate
-from .common import add_max_memory, print_notes, scenario_error, source
+from .common import add_max_memory, add_scenario, print_notes, scenario_error, source
 
 
 def add_parser(sub) -> None:
     v = sub.add_parser("validate", help="check a scenario without running it")
-    v.add_argument("scenario")
+    add_scenario(v)
     v.add_argument("--set", action="append", metavar="KEY.PATH=VALUE")
     add_max_memory(v)
     v.set_defaults(fn=cmd_validate)

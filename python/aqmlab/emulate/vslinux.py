@@ -3,7 +3,8 @@
     sudo python -m aqmlab.emulate.vslinux [--seeds 1,2,3] [--cases reno,cubic,bbr,droptail,red,choke,fq_codel]
                                           [--interval 10ms] [--out DIR] [--sim-only] [--replot]
 
-Each case is one scenario (``docs/tcp-vs-linux/alone.toml`` or ``compete.toml``) with one override,
+Each case is one scenario (``cases/alone.toml`` or ``cases/compete.toml`` beside this module, installed
+with the package, so this runs from any folder) with one override,
 run by the simulator (:func:`aqmlab.run`) and by the emulator (:func:`aqmlab.emulate.emulate`)
 with the same overrides and seed; the TCP variants map onto the kernel's modules as docs/emulation.md
 says (``sack`` → Linux ``reno`` with SACK, ``cubic`` → ``cubic``, ``bbr`` → ``bbr``). Both record the
@@ -28,7 +29,8 @@ from pathlib import Path
 
 from ..base.errors import EmulationError, ScenarioError, UserError
 
-HERE = Path(__file__).resolve().parents[3] / "docs" / "tcp-vs-linux"
+#: the cases' scenario files: package data, found the same from a checkout and from an installed package
+HERE = Path(__file__).resolve().with_name("cases")
 
 RED = "min_th=15, max_th=45, max_p=0.1, w_q=0.002"
 #: case -> (scenario file, overrides, title)

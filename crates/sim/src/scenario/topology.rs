@@ -58,8 +58,6 @@ pub struct Node {
 #[derive(Debug, Clone, PartialEq)]
 pub struct TopoLink {
     pub name: String,
-    /// The scenario key of the link's table (`bottleneck`, `topology.link[2]`, ...).
-    pub path: String,
     pub from: NodeId,
     pub to: NodeId,
     pub spec: LinkSpec,
@@ -241,7 +239,7 @@ fn link(
         Some(f) => link_spec(raw, path, Some(f.rate_bps), Some(f.delay), Some(REVERSE_LIMIT))?,
         None => link_spec(raw, path, None, None, None)?,
     };
-    Ok(TopoLink { name, path: path.to_string(), from: ends.0, to: ends.1, spec, monitor })
+    Ok(TopoLink { name, from: ends.0, to: ends.1, spec, monitor })
 }
 
 fn dumbbell(bottleneck: Option<RawLink>, reverse: Option<RawLink>) -> R<Built> {
