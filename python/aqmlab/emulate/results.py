@@ -15,10 +15,12 @@ import numpy as np
 import pandas as pd
 
 from ..run.result import Result
-from ..run.summary import REASONS, clean, fairness, group_entry, link_entry
+from ..run.summary import FLOW_COLUMNS, REASONS, clean, fairness, group_entry, link_entry
 from .netns import receiver_addr, sender_addr
 
 PROTO = {6: "tcp", 17: "udp", 1: "icmp"}
+#: the flows table's columns of emulation alone, after the simulator's (docs/emulation.md)
+EMULATION_COLUMNS = ["src", "dst", "app_sent_pkts"]
 NAN = float("nan")
 
 
@@ -57,7 +59,8 @@ def assemble(spec, report: dict, receiver: dict, senders: list[dict], overrides=
         proto = f["proto"][i]
         rx = (rx_tcp if proto == 6 else rx_udp if proto == 17 else {}).get((f["s_addr"][i], f["s_port"][i]))
         rows.append(_row(None, None, {}, i, f, rx, cap, w, dur, warm, extra_group))
-    flows = pd.DataFrame(rows)
+    # the simulator's columns in its order (what the emulator cannot measure is NaN), then its own
+    flows = pd.DataFrame(rows).reindex(columns=[*FLOW_COLUMNS[1:], *EMULATION_COLUMNS, "_fw"])
     flows.insert(0, "flow_id", np.arange(len(flows), dtype=np.int64))
 
     # groups: the scenario's, then the extra traffic

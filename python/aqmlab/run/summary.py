@@ -15,7 +15,13 @@ from __future__ import annotations
 
 import math
 
+from .. import _core
 from ..base.metrics import jain
+
+#: the flows table's columns in order, every engine's (the simulator writes them in Rust,
+#: ``sim::results::flows::COLUMNS``; the emulator's and ns-2's tables follow it), and those of them
+#: that hold strings
+FLOW_COLUMNS, FLOW_STRING_COLUMNS = (list(c) for c in _core.flow_columns())
 
 #: drop reasons, in the flows table's column order (docs/metrics.md, "Drop reasons")
 REASONS = ("early", "forced", "matched_arrival", "matched_victim", "overflow", "link_loss")
