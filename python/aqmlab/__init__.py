@@ -103,6 +103,7 @@ module                          contents
 ``reproduce.scorecard``         the report's front page: counts per paper, figure and experiment
 ``reproduce.report``            report.md and report.html
 ``reproduce.runner``            ``aqmlab reproduce``
+``reproduce.hooks``             the ``hook`` figure kind: an experiment's own ``hook.py``
 ``reproduce.figures``           names for experiments' ``hook.py`` (from ``analysis.figures``)
 ``reproduce.context``           names for experiments' ``hook.py`` (from ``analysis.context``)
 ``plot``                        ``aqmlab plot`` from Python

@@ -74,6 +74,9 @@ def names(kind: str) -> list[tuple[str, str]]:
 def tcp_presets(details: bool) -> list[tuple[str, str]]:
     """The TCP presets with descriptions; with ``details``, each ns-2 preset's values and sources."""
 
+def flow_columns() -> tuple[list[str], list[str]]:
+    """The flows table's columns in order, and those that hold strings: every engine's flows schema."""
+
 def aqm_describe(name: str) -> tuple[str, str, list[tuple[str, str | None, str, str | None, str, list[tuple[str, str]]]]] | None:
     """A queue discipline's summary, reference and parameters: (name, alias, unit, default as a
     scenario writes it or None when required, description, [(choice, meaning)]); None for an

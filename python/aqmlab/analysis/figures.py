@@ -44,7 +44,6 @@ with automatic comparison sentences (which series is highest where, time average
 
 from __future__ import annotations
 
-import importlib.util
 import math
 
 import numpy as np
@@ -758,29 +757,20 @@ def fig_latency_cdf(ctx: Context, spec: dict) -> Output:
     return _latency_cdf(ctx, spec)
 
 
-def fig_hook(ctx: Context, spec: dict) -> Output:
-    path = ctx.exp.path / "hook.py"
-    modname = f"aqmlab_experiment_hook_{ctx.exp.id.replace('-', '_').replace('.', '_')}"
-    sp = importlib.util.spec_from_file_location(modname, path)
-    mod = importlib.util.module_from_spec(sp)
-    sp.loader.exec_module(mod)
-    fn = getattr(mod, spec.get("function", ""), None)
-    if fn is None:
-        raise SpecError(f"figure {spec['name']}: {path} has no function {spec.get('function')!r}")
-    return fn(ctx, spec)
-
-
 FIGURES = {"xy": fig_xy, "bar": fig_bar, "timeseries": fig_timeseries, "flow_timeseries": fig_flow_timeseries,
            "windowed_jain": fig_windowed_jain, "flows_bar": fig_flows_bar, "group_bar": fig_group_bar,
-           "rcf": fig_rcf, "queue_profile": fig_queue_profile, "latency_cdf": fig_latency_cdf, "hook": fig_hook}
+           "rcf": fig_rcf, "queue_profile": fig_queue_profile, "latency_cdf": fig_latency_cdf}
 
 
-def make_figure(ctx: Context, spec: dict) -> Output:
+def make_figure(ctx: Context, spec: dict, kinds: dict | None = None) -> Output:
+    """Draw figure ``spec``: one of :data:`FIGURES`, or of ``kinds`` (what a higher layer draws:
+    ``aqmlab.reproduce.hooks`` adds the ``hook`` kind, an experiment's own ``hook.py``)."""
     from . import plotstyle
 
+    draw = {**FIGURES, **(kinds or {})}[spec["kind"]]
     _LOOK.update(style=plotstyle.check(getattr(ctx, "style", "paper")), columns=getattr(ctx, "columns", None))
     with plotstyle.rc_context(_LOOK["style"]):
-        out = FIGURES[spec["kind"]](ctx, spec)
+        out = draw(ctx, spec)
     note = as_run(ctx, spec) + "."
     out.caption = f"{out.caption} ({note})" if out.caption else note[0].upper() + note[1:]
     return out

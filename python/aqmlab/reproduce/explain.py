@@ -107,6 +107,8 @@ def _num(v: float) -> str:
     """A measured number as text reads it: whole numbers from 100 up (19 980), one decimal from
     10, two from 1, three significant digits below."""
     a = abs(v)
+    if a == 0:
+        return "0"
     if a >= 1000:
         return f"{v:,.0f}".replace(",", " ")
     if a >= 100:

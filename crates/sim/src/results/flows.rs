@@ -7,6 +7,74 @@ use crate::net::NO_MONITOR;
 use crate::results::{Column, Table};
 use aqm::{DropReason, Time};
 
+/// The flows table's columns, in order (docs/metrics.md, "flows.csv"): the schema of every
+/// engine's flows table. The emulator's and ns-2's tables follow it (Python reads it as
+/// `aqmlab.run.summary.FLOW_COLUMNS`, through `_core.flow_columns`), and the memory estimate
+/// counts it (`crate::budget`).
+pub const COLUMNS: &[&str] = &[
+    "flow_id",
+    "group",
+    "transport",
+    "app",
+    "variant",
+    "recovery",
+    "host",
+    "session",
+    "priority",
+    "start_s",
+    "rtt_prop_s",
+    "throughput_bps",
+    "goodput_bps",
+    "delivered_bps",
+    "goodput_m2b_bps",
+    "goodput_m2c_bps",
+    "share",
+    "sent_pkts",
+    "sent_bytes",
+    "retx_pkts",
+    "delivered_pkts",
+    "delivered_bytes",
+    "goodput_bytes",
+    "bneck_arrivals",
+    "bneck_tx_pkts",
+    "drops_early",
+    "drops_forced",
+    "drops_matched_arrival",
+    "drops_matched_victim",
+    "drops_overflow",
+    "drops_link_loss",
+    "drops_total",
+    "ack_drops",
+    "timeouts",
+    "rto_recovery_s",
+    "fast_retransmits",
+    "ce_marks",
+    "ecn_reductions",
+    "rtt_mean_s",
+    "rtt_min_s",
+    "completion_time_s",
+    "stop_s",
+    "measured_link",
+    "path",
+    "hop_drops",
+    "ack_path",
+    "ack_hop_drops",
+];
+
+/// The columns of [`COLUMNS`] whose values are strings (a few distinct ones each: categorical).
+pub const CATEGORICAL: &[&str] = &[
+    "group",
+    "transport",
+    "app",
+    "variant",
+    "recovery",
+    "measured_link",
+    "path",
+    "hop_drops",
+    "ack_path",
+    "ack_hop_drops",
+];
+
 /// The table's columns in four parts: who the flow is, its rates, its counts in the window, and
 /// where it ran.
 pub(super) fn table(r: &Run, d: &Derived) -> Table {
@@ -15,6 +83,7 @@ pub(super) fn table(r: &Run, d: &Derived) -> Table {
     rates(&mut t, r, d);
     counts(&mut t, r, d);
     paths(&mut t, r, d);
+    debug_assert!(t.columns.iter().map(|(n, _)| n.as_str()).eq(COLUMNS.iter().copied()), "flows::COLUMNS");
     t
 }
 
