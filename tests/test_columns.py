@@ -19,7 +19,8 @@ def test_docs_metrics_md_tables_are_the_packaged_definitions():
     page = ROOT / "docs" / "metrics.md"
     differ = columns.update_docs(page, write=False)
     assert not differ, (f"docs/metrics.md's tables {differ} differ from python/aqmlab/run/columns.toml: edit the "
-                        "TOML, then run `python -m aqmlab.run.columns --docs docs/metrics.md`")
+                        "TOML, then run `python -m aqmlab.run.columns --docs docs/metrics.md`; or, to keep what "
+                        "the page says, `python -m aqmlab.run.columns --docs docs/metrics.md --adopt`")
     text = page.read_text(encoding="utf-8")
     # every table of the file is on the page, and the page has no hand-written copy of one
     for tid in columns.catalogue():
@@ -113,3 +114,29 @@ def test_list_metrics_without_a_pattern_lists_every_table_and_an_unknown_one_is_
         assert t.title in " ".join(r.stdout.split()), t.title
     bad = cli("list", "metrics", "qqqzzz")
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "list metrics qqqzzz" in bad.stderr
+
+
+def test_a_column_added_on_the_page_is_adopted_into_the_packaged_file(tmp_path, monkeypatch):
+    """Whoever adds a column on docs/metrics.md instead of columns.toml runs --adopt; the file then has
+    it, every other row unchanged, and the page agrees again."""
+    toml = tmp_path / "columns.toml"
+    toml.write_text(columns.FILE.read_text(encoding="utf-8"), encoding="utf-8")
+    monkeypatch.setattr(columns, "FILE", toml)
+    columns.catalogue.cache_clear()
+    try:
+        before = columns.catalogue()
+        page = tmp_path / "m.md"
+        page.write_text((ROOT / "docs" / "metrics.md").read_text(encoding="utf-8").replace(
+            "| `timeouts` | — | retransmission-timer expirations with data outstanding |",
+            "| `timeouts` | — | retransmission-timer expirations with data outstanding |\n"
+            "| `new_col_s` | s | a column someone added on the page |"), encoding="utf-8")
+        assert columns.main(["--docs", str(page), "--check"]) == 1
+        assert columns.main(["--docs", str(page), "--adopt"]) == 0
+        after = columns.catalogue()
+        new = [r for r in after["flows"].rows if r.keys == ("new_col_s",)]
+        assert len(new) == 1 and new[0].unit == "s" and new[0].text == "a column someone added on the page"
+        assert [r for r in after["flows"].rows if r.keys != ("new_col_s",)] == list(before["flows"].rows)
+        assert {t: v for t, v in after.items() if t != "flows"} == {t: v for t, v in before.items() if t != "flows"}
+        assert columns.main(["--docs", str(page), "--check"]) == 0
+    finally:
+        columns.catalogue.cache_clear()

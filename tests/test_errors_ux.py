@@ -58,6 +58,10 @@ def test_the_file_is_blamed_for_its_own_mistakes_and_a_neighbour_override_is_nam
     msg, theirs = attribute("bottleneck.aqm.max_th: must be greater than min_th (600), got 150",
                             ["bottleneck.aqm.min_th=600"])
     assert not theirs and msg.endswith("(with --set bottleneck.aqm.min_th=600)")
+    # a key elsewhere whose reason names the override's whole key
+    msg, theirs = attribute("simulation.warmup: must be shorter than simulation.duration",
+                            ['simulation.duration="10s"'])
+    assert not theirs and msg.endswith('(with --set simulation.duration="10s")')
 
 
 def test_an_unknown_node_gets_a_did_you_mean():
@@ -145,14 +149,30 @@ def test_every_documented_default_can_be_pasted_as_written(section, key, default
     raise AssertionError(f"docs/scenarios.md's default for {section}.{key}, {default}, is refused: {errors}")
 
 
+def _rule(default: str, params) -> bool:
+    """A default written as the rule that computes it (``limit × 100/500``, ``3 × min_th``): it names
+    the buffer or another parameter, and is not a value to paste."""
+    return bool(re.search(r"\blimit\b|[×/]", default)) and any(
+        re.search(rf"\b{re.escape(k)}\b", default) for k in ["limit"] + [p[0] for p in params])
+
+
 def _aqm_defaults():
     out = []
     for name, _ in _core.names("aqm"):
         params = _core.aqm_describe(name)[2]
         for key, _, _, default, _, _ in params:
-            if default is not None and default != "none":
+            if default is not None and default != "none" and not _rule(default, params):
                 out.append((name, key, default))
     return out
+
+
+def test_a_default_is_a_value_or_a_rule_the_listing_explains():
+    for name, _ in _core.names("aqm"):
+        params = _core.aqm_describe(name)[2]
+        rules = [p[0] for p in params if p[3] not in (None, "none") and _rule(p[3], params)]
+        if rules:
+            text = cli("list", "aqm", name).stdout
+            assert "the rule that sets it from the buffer" in text, name
 
 
 REQUIRED = {"min_th": "100", "max_th": "300", "weights": "[1.0]"}

@@ -160,6 +160,8 @@ def test_reproduce_one_small_experiment(tiny, tmp_path):
     for name in ["fig1-udp-share", "per-flow", "queue"]:
         assert (d / f"{name}.png").stat().st_size > 5000 and (d / f"{name}.svg").is_file(), name
     assert (d / "table1.csv").is_file() and (d / "table1.md").read_text().startswith("| scheme |")
+    tex = (d / "table1.tex").read_text()  # LaTeX beside CSV and Markdown (booktabs)
+    assert r"\toprule" in tex and r"\bottomrule" in tex and "scheme &" in tex and r"\caption{" in tex
     runs = pd.read_csv(d / "runs.csv")
     assert len(runs) == 2 * 2 * 2 and set(runs["scheme"]) == {"RED", "CHOKe"} and set(runs["N"]) == {2, 4}
     assert (d / "flows.parquet").is_file() and (d / "scenario.toml").is_file()
@@ -203,7 +205,7 @@ def test_reproduce_runs_the_full_settings_without_quick(tiny, tmp_path):
     (["nope"], "nope: unknown experiment"),
     ([], "give experiment ids or --all"),
     (["tiny", "--all"], "give experiment ids or --all, not both"),
-    (["tiny", "--set", "flows[0].bogus=1"], "flows[0].bogus: unknown field"),
+    (["tiny", "--set", "flows[0].bogus=1"], "--set flows[0].bogus=1: unknown field"),
     (["tiny", "--jobs", "0"], "--jobs: must be a positive integer"),
 ])
 def test_bad_reproduce_input_is_a_one_line_error(tiny, tmp_path, args, message):

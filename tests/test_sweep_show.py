@@ -13,28 +13,10 @@ import pytest
 
 from aqmlab.analysis.stats import Interval
 from aqmlab.cli.output import fmt_cell
-from conftest import EXAMPLES, aqmlab as cli
+from conftest import EXAMPLES, ROOT, aqmlab as cli
 
-BBR_CUBIC = """
-name = "bbr-cubic"
-[simulation]
-duration = "20s"
-warmup = "5s"
-[bottleneck]
-rate = "10Mb/s"
-delay = "10ms"
-limit = 100
-[[flows]]
-name = "bbr"
-transport = "tcp"
-count = 2
-tcp = { preset = "modern", variant = "bbr" }
-[[flows]]
-name = "cubic"
-transport = "tcp"
-count = 2
-tcp = { preset = "modern", variant = "cubic" }
-"""
+BBR_CUBIC = ROOT / "tests" / "data" / "bbr-cubic.toml"
+NET = ROOT / "tests" / "data" / "net-hosts.toml"
 
 
 def rows_of(stdout: str) -> list[str]:
@@ -48,9 +30,7 @@ def rows_of(stdout: str) -> list[str]:
 
 
 def test_two_tcp_groups_show_each_groups_share(tmp_path):
-    s = tmp_path / "s.toml"
-    s.write_text(BBR_CUBIC)
-    r = cli("sweep", s, "--vary", "bottleneck.limit=50,200", "--seeds", "3", "--no-cache", "--out", tmp_path / "o")
+    r = cli("sweep", BBR_CUBIC, "--vary", "bottleneck.limit=50,200", "--seeds", "3", "--no-cache", "--out", tmp_path / "o")
     assert r.returncode == 0, r.stderr
     head = r.stdout.splitlines()[0].split("  ")
     head = [h.strip() for h in head if h.strip()]
@@ -93,8 +73,7 @@ def test_a_show_that_names_no_column_is_refused_before_any_run(tmp_path, show, n
 def test_a_network_group_share_is_at_its_bottleneck(tmp_path):
     """A network written out: the flows' measured link is the receiver's fast last link; the table gives
     the share at the congested core, named, as aqmlab run's `at` column does."""
-    net = tmp_path / "net.toml"
-    net.write_text(NET)
+    net = NET
     r = cli("run", net, "--out", tmp_path / "run")
     assert r.returncode == 0, r.stderr
     import json
@@ -125,50 +104,3 @@ def test_cells_carry_units_on_both_sides_and_clipped_intervals_show_their_bounds
     assert fmt_cell("tcp.goodput_bps", Interval(-0.0, -0.0, -0.0, 1, "none")) == "0.00 b/s"
 
 
-NET = """
-name = "net"
-[simulation]
-duration = "20s"
-warmup = "2s"
-[topology]
-routers = ["r1", "r2"]
-hosts = ["a", "b", "c"]
-[[topology.links]]
-from = "a"
-to = "r1"
-rate = "10Mb/s"
-delay = "1ms"
-limit = 100
-[[topology.links]]
-from = "c"
-to = "r1"
-rate = "10Mb/s"
-delay = "1ms"
-limit = 100
-[[topology.links]]
-name = "core"
-from = "r1"
-to = "r2"
-rate = "1Mb/s"
-delay = "20ms"
-limit = 100
-aqm = { type = "red", min_th = 10, max_th = 30 }
-[[topology.links]]
-from = "r2"
-to = "b"
-rate = "10Mb/s"
-delay = "1ms"
-limit = 100
-[[flows]]
-name = "tcp"
-transport = "tcp"
-count = 5
-from = "a"
-to = "b"
-[[flows]]
-name = "udp"
-transport = "udp"
-rate = "500kb/s"
-from = "c"
-to = "b"
-"""

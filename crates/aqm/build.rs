@@ -134,7 +134,10 @@ fn reference(text: &str) -> String {
     out.join(" ")
 }
 
-fn enums(text: &str, out: &mut Vec<(String, String, Vec<(String, String)>)>) {
+/// An enum of parameter values: its name, its comment, and each variant with its comment.
+type EnumDoc = (String, String, Vec<(String, String)>);
+
+fn enums(text: &str, out: &mut Vec<EnumDoc>) {
     let lines: Vec<&str> = text.lines().collect();
     for (i, l) in lines.iter().enumerate() {
         let t = l.trim();
@@ -259,12 +262,12 @@ fn main() {
                 continue;
             }
             let (body, end) = if t.ends_with("{}") { (Vec::new(), i) } else { braced(&lines, i) };
-            let inside_family = lines[..i].iter().rev().take(3).any(|p| p.contains("family_params!"));
-            // the invocation of a shared-field macro, above the struct's comments and the macro's
-            // own arguments
+            // the invocation of a parameter macro, above the struct's comments and the macro's own
+            // arguments
             let opener = lines[..i].iter().rev().map(|p| p.trim()).find(|p| {
                 !(p.starts_with("///") || p.starts_with("#[") || p.starts_with("defaults =") || p.is_empty())
             });
+            let inside_family = opener == Some("family_params! {");
             let mut own = fields(&body);
             if let Some((_, block)) = shared.iter().find(|(m, _)| opener.is_some_and(|o| o == format!("{m}! {{"))) {
                 own.splice(0..0, block.iter().cloned());

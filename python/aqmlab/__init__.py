@@ -92,6 +92,7 @@ module                          contents
 ``analysis.overlays``           model curves over simulations
 ``analysis.plotstyle``          the ``paper`` and ``draft`` styles
 ``analysis.markdown``           Markdown tables
+``analysis.latex``              LaTeX tables (booktabs), beside the CSV and Markdown ones
 ``reproduce``                   the papers' experiments, run, drawn and reported
 ``reproduce.experiment``        experiment.toml read and checked; an experiment as a sweep
 ``reproduce.references``        reference.toml: published values, tables and claims, read and checked
@@ -102,6 +103,7 @@ module                          contents
 ``reproduce.scorecard``         the report's front page: counts per paper, figure and experiment
 ``reproduce.report``            report.md and report.html
 ``reproduce.runner``            ``aqmlab reproduce``
+``reproduce.hooks``             the ``hook`` figure kind: an experiment's own ``hook.py``
 ``reproduce.figures``           names for experiments' ``hook.py`` (from ``analysis.figures``)
 ``reproduce.context``           names for experiments' ``hook.py`` (from ``analysis.context``)
 ``plot``                        ``aqmlab plot`` from Python
@@ -144,13 +146,15 @@ module                          contents
 ``cli.crosscheck``              ``aqmlab crosscheck``
 ==============================  ================================================================
 
-``experiments/`` holds the experiment folders (data, installed with the package).
+``experiments/`` holds the experiment folders, ``examples/`` the example scenarios (data, installed
+with the package: ``aqmlab.example("voip-latency")`` is one's path, ``aqmlab run --example NAME``
+runs it).
 """
 
 from .base.errors import RunFailed, ScenarioError, SimulationError, SweepError
 from .base.version import __version__
-from .run import Result, names, run, spatial_distribution, validate
+from .run import Result, example, examples, names, run, spatial_distribution, validate
 from .sweep import sweep
 
 __all__ = ["run", "validate", "names", "spatial_distribution", "sweep", "Result", "ScenarioError", "SweepError",
-           "SimulationError", "RunFailed", "__version__"]
+           "SimulationError", "RunFailed", "__version__", "example", "examples"]

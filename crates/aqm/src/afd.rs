@@ -235,6 +235,8 @@ impl<P: Pkt> Scheme<P> for Afd<P> {
     }
 }
 
+crate::hint::hint_from!(Afd, fifo.get);
+
 impl<P: Pkt> Qdisc<P> for Afd<P> {
     fn enqueue(&mut self, pkt: P, cx: &mut Cx<'_, P>) -> bool {
         let flow = pkt.flow();

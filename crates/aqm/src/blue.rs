@@ -119,6 +119,8 @@ impl<P: Pkt> Scheme<P> for Blue<P> {
     }
 }
 
+crate::hint::hint_from!(Blue, fifo.get);
+
 impl<P: Pkt> Qdisc<P> for Blue<P> {
     fn enqueue(&mut self, pkt: P, cx: &mut Cx<'_, P>) -> bool {
         // 1. with probability p_m: early drop, or a CE mark with ECN (not a loss event, A31)

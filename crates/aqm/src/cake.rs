@@ -622,7 +622,7 @@ impl<P: Pkt> Qdisc<P> for Cake<P> {
                 .or_else(|| self.front(Chain::New))
                 .or_else(|| self.front(Chain::Old))
                 .or_else(|| self.front(Chain::Decaying));
-            let Some(i) = pick else { return None };
+            let i = pick?;
             first = false;
             if self.buckets[i].deficit <= 0 {
                 if self.buckets[i].set == Set::Sparse {

@@ -119,6 +119,8 @@ impl<P: Pkt> Choke<P> {
     }
 }
 
+crate::hint::hint_from!(Choke, q.buf.upcoming);
+
 impl<P: Pkt> Qdisc<P> for Choke<P> {
     fn enqueue(&mut self, pkt: P, cx: &mut Cx<'_, P>) -> bool {
         // 1-2: RED average and region

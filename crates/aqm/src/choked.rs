@@ -517,6 +517,8 @@ impl<P: Pkt> Choked<P> {
     }
 }
 
+crate::hint::hint_from!(Choked, buf.upcoming);
+
 impl<P: Pkt> Qdisc<P> for Choked<P> {
     fn enqueue(&mut self, mut pkt: P, cx: &mut Cx<'_, P>) -> bool {
         // 1: Q_c and Q_a (Eq. 3.1 with the idle decay of §1.4)

@@ -67,6 +67,8 @@ impl<P: Pkt> Scheme<P> for Codel<P> {
     }
 }
 
+crate::hint::hint_from!(Codel, fifo.get);
+
 impl<P: Pkt> Qdisc<P> for Codel<P> {
     #[inline]
     fn enqueue(&mut self, pkt: P, cx: &mut Cx<'_, P>) -> bool {

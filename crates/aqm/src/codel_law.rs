@@ -116,7 +116,7 @@ impl InvSqrt {
     /// One Newton step of the inverse square root of `count` from `invsqrt` (Linux
     /// `cobalt_newton_step`).
     pub fn newton_step(count: u32, invsqrt: u32) -> u32 {
-        let invsqrt2 = ((invsqrt as u64 * invsqrt as u64) >> 32) as u64;
+        let invsqrt2 = (invsqrt as u64 * invsqrt as u64) >> 32;
         let mut val = (3u64 << 32).wrapping_sub(count as u64 * invsqrt2);
         val >>= 2;
         ((val * invsqrt as u64) >> (32 - 2 + 1)) as u32

@@ -254,6 +254,8 @@ impl<P: Pkt> Scheme<P> for Csfq<P> {
     }
 }
 
+crate::hint::hint_from!(Csfq, fifo.get);
+
 impl<P: Pkt> Qdisc<P> for Csfq<P> {
     fn enqueue(&mut self, mut pkt: P, cx: &mut Cx<'_, P>) -> bool {
         let now = cx.now;

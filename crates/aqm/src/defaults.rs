@@ -25,6 +25,22 @@ pub fn with<T: DeserializeOwned>(given: &[(&str, f64)]) -> T {
     T::deserialize(table).unwrap_or_else(|e| panic!("{e}: a parameter without a default"))
 }
 
+/// The parameters whose default follows the link's buffer (`limit`), with the rule as `aqmlab list
+/// aqm NAME` shows it: (scheme, parameter, default).
+pub const FROM_BUFFER: &[(&str, &str, &str)] = &[
+    ("chokew", "l_th", "limit × 100/500"),
+    ("chokew", "l_minus", "limit × 125/500"),
+    ("chokew", "l_plus", "limit × 175/500"),
+    ("rio", "min_th_in", "limit × 110/500"),
+    ("rio", "max_th_in", "limit × 210/500"),
+    ("rio", "min_th_out", "limit × 100/500"),
+    ("rio", "max_th_out", "limit × 200/500"),
+    ("red_pd", "min_th", "limit / 4"),
+    ("red_pd", "max_th", "3 × min_th"),
+    ("xchoke", "min_th", "limit / 4"),
+    ("xchoke", "max_th", "3 × min_th"),
+];
+
 /// `name: type = value;` for each default: a function serde can name.
 macro_rules! defaults {
     ($( $name:ident : $t:ty = $v:expr; )*) => { $( pub fn $name() -> $t { $v } )* };
@@ -55,14 +71,16 @@ pub mod red {
     }
 }
 
+/// RIO's defaults are [CHOKeW]'s (§4), whose thresholds are for its 500-packet buffer: one left
+/// out is the same fraction of the link's buffer ([`chokew::scaled`]).
 pub mod rio {
+    pub const MIN_TH_IN: f64 = 110.0;
+    pub const MAX_TH_IN: f64 = 210.0;
+    pub const MIN_TH_OUT: f64 = 100.0;
+    pub const MAX_TH_OUT: f64 = 200.0;
     defaults! {
-        min_th_in: f64 = 110.0;
-        max_th_in: f64 = 210.0;
         max_p_in: f64 = 0.01;
         gentle_in: bool = true;
-        min_th_out: f64 = 100.0;
-        max_th_out: f64 = 200.0;
         max_p_out: f64 = 0.02;
         gentle_out: bool = true;
     }
@@ -113,11 +131,23 @@ pub mod perfect_choke {
     }
 }
 
+/// CHOKeW's thresholds are [CHOKeW] §4's for its 500-packet buffer (`L_th` 100, `L-` 125, `L+`
+/// 175 packets): a threshold left out is the same fraction of the link's buffer ([`scaled`]), so
+/// the paper's buffer gets the paper's values and any other buffer thresholds it can reach.
 pub mod chokew {
+    /// The buffer of [CHOKeW] §4 (packets).
+    pub const PAPER_BUFFER: f64 = 500.0;
+    pub const L_TH: f64 = 100.0;
+    pub const L_MINUS: f64 = 125.0;
+    pub const L_PLUS: f64 = 175.0;
+
+    /// A threshold of the paper's buffer, `paper` packets of [`PAPER_BUFFER`], on a buffer of
+    /// `buffer` packets (exactly the paper's value on a 500-packet buffer).
+    pub fn scaled(paper: f64, buffer: f64) -> f64 {
+        buffer * paper / PAPER_BUFFER
+    }
+
     defaults! {
-        l_th: f64 = 100.0;
-        l_minus: f64 = 125.0;
-        l_plus: f64 = 175.0;
         p_plus: f64 = 0.002;
         p_minus: f64 = 0.001;
         weights: Vec<f64> = vec![1.0];

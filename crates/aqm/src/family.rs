@@ -170,10 +170,6 @@ macro_rules! leaky_views {
         fn for_each_waiting(&self, f: &mut dyn FnMut(&P, Time)) {
             self.$f.for_each(f)
         }
-        #[inline]
-        fn upcoming(&self, k: usize) -> Option<&P> {
-            self.$f.upcoming(k)
-        }
     };
 }
 pub(crate) use leaky_views;
@@ -244,10 +240,6 @@ macro_rules! red_leaky_delegate {
         }
         fn for_each_waiting(&self, f: &mut dyn FnMut(&P, Time)) {
             self.$f.buf.for_each(f)
-        }
-        #[inline]
-        fn upcoming(&self, k: usize) -> Option<&P> {
-            self.$f.buf.upcoming(k)
         }
         fn state_names(&self) -> &'static [&'static str] {
             &["avg", "p"]

@@ -46,6 +46,8 @@ impl<P: Pkt> Scheme<P> for GChoke<P> {
     }
 }
 
+crate::hint::hint_from!(GChoke, q.buf.upcoming);
+
 impl<P: Pkt> Qdisc<P> for GChoke<P> {
     fn enqueue(&mut self, pkt: P, cx: &mut Cx<'_, P>) -> bool {
         let region = self.q.region(cx.now);

@@ -131,6 +131,8 @@ impl<P: Pkt> Scheme<P> for Pi<P> {
     }
 }
 
+crate::hint::hint_from!(Pi, fifo.get);
+
 impl<P: Pkt> Qdisc<P> for Pi<P> {
     fn enqueue(&mut self, pkt: P, cx: &mut Cx<'_, P>) -> bool {
         // 1. buffer first (ns-2 order, A29); 2. with probability p (no uniformisation); 3. queued
@@ -161,9 +163,9 @@ impl<P: Pkt> Qdisc<P> for Pi<P> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::DropReason;
     use crate::rng::Rng;
     use crate::test_util::{tick, P};
+    use crate::DropReason;
 
     #[test]
     fn defaults_period_and_validation() {

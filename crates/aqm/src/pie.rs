@@ -215,6 +215,8 @@ impl<P: Pkt> Scheme<P> for Pie<P> {
     }
 }
 
+crate::hint::hint_from!(Pie, fifo.get);
+
 impl<P: Pkt> Qdisc<P> for Pie<P> {
     #[inline]
     fn enqueue(&mut self, pkt: P, cx: &mut Cx<'_, P>) -> bool {

@@ -314,6 +314,8 @@ impl<P: Pkt> Scheme<P> for Raqm<P> {
     }
 }
 
+crate::hint::hint_from!(Raqm, fifo.get);
+
 impl<P: Pkt> Qdisc<P> for Raqm<P> {
     fn enqueue(&mut self, pkt: P, cx: &mut Cx<'_, P>) -> bool {
         // 1. every arriving byte counts, even if dropped below (A28 (b))

@@ -186,6 +186,8 @@ impl<P: Pkt> Scheme<P> for Red<P> {
     }
 }
 
+crate::hint::hint_from!(Red, fifo.get);
+
 impl<P: Pkt> Qdisc<P> for Red<P> {
     #[inline]
     fn enqueue(&mut self, mut pkt: P, cx: &mut Cx<'_, P>) -> bool {

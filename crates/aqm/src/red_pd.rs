@@ -293,6 +293,8 @@ impl<P: Pkt> Scheme<P> for RedPd<P> {
     }
 }
 
+crate::hint::hint_from!(RedPd, fifo.get);
+
 impl<P: Pkt> Qdisc<P> for RedPd<P> {
     fn enqueue(&mut self, mut pkt: P, cx: &mut Cx<'_, P>) -> bool {
         let now = cx.now;

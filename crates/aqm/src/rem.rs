@@ -131,6 +131,8 @@ impl<P: Pkt> Scheme<P> for Rem<P> {
     }
 }
 
+crate::hint::hint_from!(Rem, fifo.get);
+
 impl<P: Pkt> Qdisc<P> for Rem<P> {
     fn enqueue(&mut self, pkt: P, cx: &mut Cx<'_, P>) -> bool {
         // 1. every arrival counts, including the ones dropped below
@@ -165,9 +167,9 @@ impl<P: Pkt> Qdisc<P> for Rem<P> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::DropReason;
     use crate::rng::Rng;
     use crate::test_util::{tick, P};
+    use crate::DropReason;
 
     fn link() -> LinkInfo {
         LinkInfo { rate_bps: 10e6 }

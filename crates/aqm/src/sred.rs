@@ -193,6 +193,8 @@ impl<P: Pkt> Scheme<P> for Sred<P> {
     }
 }
 
+crate::hint::hint_from!(Sred, fifo.get);
+
 impl<P: Pkt> Qdisc<P> for Sred<P> {
     fn enqueue(&mut self, pkt: P, cx: &mut Cx<'_, P>) -> bool {
         let hit = self.zombie_step(pkt.flow(), cx);

@@ -170,6 +170,19 @@ impl FlowCounters {
         self.delivered_retx_pkts = self.delivered_retx_pkts.saturating_add(1);
     }
 
+    /// A data/UDP packet was dropped on its way (for `reason`).
+    #[inline]
+    pub fn packet_dropped(&mut self, reason: DropReason) {
+        let d = &mut self.drops[reason.index()];
+        *d = d.saturating_add(1);
+    }
+
+    /// An ACK (or a probe's echo) was dropped on its way back.
+    #[inline]
+    pub fn ack_dropped(&mut self) {
+        self.ack_drops = self.ack_drops.saturating_add(1);
+    }
+
     /// The receiver sent an ACK (or a probe's echo).
     #[inline]
     pub fn ack_sent(&mut self) {

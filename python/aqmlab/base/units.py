@@ -60,6 +60,22 @@ def fmt_delay(s) -> str:
     return f"{ms:.1f} ms" if abs(ms) >= 1 or ms == 0 else f"{ms:.2g} ms"
 
 
+#: words that make a ``*_s`` key a delay (printed in ms), not a duration
+DELAY_WORDS = ("delay", "owd", "rtt", "late", "sojourn")
+
+
+def is_delay(key: str) -> bool:
+    """Whether the ``*_s`` key ``key`` is a delay a packet saw (``delay_p99_s``, ``owd_p50_s``,
+    ``rtt_mean_s``, ``late_p99_s``), which is printed in ms, rather than a duration."""
+    leaf = key.rsplit(".", 1)[-1]
+    return leaf.endswith("_s") and any(w in leaf for w in DELAY_WORDS)
+
+
+def fmt_seconds(key: str, s) -> str:
+    """A ``*_s`` value as printed: a delay (:func:`is_delay`) in ms, another duration in s, ms or us."""
+    return fmt_delay(s) if is_delay(key) else fmt_time(s)
+
+
 def fmt_pct(x, digits: int = 1) -> str:
     """A fraction of 1 as a percentage with its sign: ``9.4%``; a small non-zero one keeps two
     significant digits (``0.042%``, never a ``0.0%`` that is not zero); ``-`` for None or NaN."""
@@ -76,6 +92,6 @@ def fmt_num(x, digits=3) -> str:
     return "-" if _missing(x) else f"{x + 0.0:.{digits}f}"
 
 
-__all__ = ["parse_rate", "parse_duration", "parse_size", "fmt_rate", "fmt_time", "fmt_delay", "fmt_pct", "fmt_num",
-           "rate_unit",
+__all__ = ["parse_rate", "parse_duration", "parse_size", "fmt_rate", "fmt_time", "fmt_delay", "fmt_seconds", "fmt_pct",
+           "fmt_num", "is_delay", "DELAY_WORDS", "rate_unit",
            "RATE_UNITS"]

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from .. import _core
 from ..base.errors import EmulationError, PlanError, ScenarioError, Terminated, UserError
-from ..base.units import fmt_time
+from ..base.units import fmt_delay
 from .common import EXIT_TERMINATED, EXIT_USAGE, Parser, scenario_error, source
 from .output import summary_table
 
@@ -73,7 +73,7 @@ def _emulation_lines(res) -> list[str]:
     lines = [f"emulated on Linux {em['kernel']}" + (f"; TCP {ccs}" if ccs else "")]
     lines.append(
         f"forwarder: {res.summary['engine']['packets_created']} packets, departures late by p50 "
-        f"{fmt_time(fwd['late_p50_s'])}, p99 {fmt_time(fwd['late_p99_s'])} (max {fmt_time(fwd['late_max_s'])}); "
+        f"{fmt_delay(fwd['late_p50_s'])}, p99 {fmt_delay(fwd['late_p99_s'])} (max {fmt_delay(fwd['late_max_s'])}); "
         f"CPU {fwd['cpu_s']:.2f} s; sender TUN queue drops {em['tun_queue_drops']}")
     wait = fwd.get("runqueue_wait_s", 0) / max(fwd["wall_s"], 1e-9)
     if wait > 0.05:

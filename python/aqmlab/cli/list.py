@@ -19,9 +19,10 @@ def add_parser(sub) -> None:
                                     "list metrics [PATTERN]` prints the definition and unit of every column of the "
                                     "results (the runs table of a sweep, the flows table, ...) whose name matches "
                                     "PATTERN: a column (group.voip.loss), a fragment (loss) or a glob ('*delay*').")
-    ls.add_argument("kind", choices=["aqm", "tcp", "traffic", "experiments", "metrics"])
+    ls.add_argument("kind", choices=["aqm", "tcp", "traffic", "experiments", "metrics", "examples"])
     ls.add_argument("name", nargs="?", metavar="NAME", help="aqm: one discipline's parameters (e.g. choke); "
-                                                            "metrics: a column, a fragment or a glob")
+                                                            "metrics: a column, a fragment or a glob; examples: "
+                                                            "one example's text (to copy and edit)")
     ls.add_argument("-d", "--describe", action="store_true", help="add a one-line description")
     ls.add_argument("--experiments", metavar="DIR", help="experiment definitions (default: ./experiments)")
     ls.set_defaults(fn=cmd_list)
@@ -30,6 +31,23 @@ def add_parser(sub) -> None:
 def cmd_list(a) -> int:
     if a.kind == "metrics":
         print(describe_metrics(a.name))
+        return 0
+    if a.kind == "examples":
+        from ..base.errors import ScenarioError
+        from ..run.source import example, examples
+
+        if a.name is not None:  # its text, to start a scenario of one's own from
+            try:
+                print(example(a.name).read_text(encoding="utf-8"), end="")
+            except ScenarioError as e:
+                raise UserError(f"list examples {a.name}: {str(e).split(': ', 1)[1]}")
+            return 0
+        ex = examples()
+        w = max(len(n) for n, _ in ex)
+        for n, d in ex:
+            print(f"{n:<{w}}  {d}")
+        print(f"\n(`aqmlab run --example NAME` runs one from any folder; `aqmlab list examples NAME > my.toml` copies "
+              f"it; they are in {ex and example(ex[0][0]).parent})")
         return 0
     if a.kind == "experiments":
         from ..reproduce import list_experiments
@@ -83,7 +101,8 @@ def describe_aqm(name: str, width: int = 100) -> str:
         lines.append("no parameters (the buffer is the link's `limit`)")
         return "\n".join(lines)
     lines.append(f'parameters (aqm = {{ type = "{name}", ... }}; "required" must be given; a default is written as a '
-                 'scenario file takes it, "(unset)": absent unless given):')
+                 'scenario file takes it, or as the rule that sets it from the buffer or another parameter '
+                 '("limit × 100/500"); "(unset)": absent unless given):')
     rows = [(p, unit or "", "required" if default is None else "(unset)" if default == "none" else default)
             for p, _, unit, default, _, _ in params]
     w_name = max(len(r[0]) for r in rows)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from ..base.units import fmt_delay, fmt_num, fmt_pct, fmt_rate, rate_unit
+from ..base.units import fmt_delay, fmt_num, fmt_pct, fmt_rate, is_delay, rate_unit
 
 
 def _dumbbell_lines(s: dict) -> list[str]:
@@ -136,6 +136,7 @@ def summary_table(res) -> str:
         )
     lines.append("loss: of the group's data packets dropped or delivered in the window, the fraction dropped "
                  "(anywhere on their path)")
+    lines += rto_notes(s)
     if undefined:
         lines.append(f"Jain(thr) -: undefined for {', '.join(undefined)}: every flow had throughput 0 (an allocation "
                      "of nothing is neither fair nor unfair)")
@@ -165,6 +166,23 @@ def summary_table(res) -> str:
             lines.append(f"Jain's index over users, each web session one user: throughput, all {users[1]} users "
                          f"{J(users[0], users[1])} (sweeps: users.jain_throughput)")
     return "\n".join(lines)
+
+
+def rto_notes(s: dict) -> list[str]:
+    """A one-line note per group some of whose flows spent more than a tenth of the window
+    recovering from retransmission timeouts (flows table ``rto_recovery_s``): a flow stalled by its
+    timer answers a question about the queue differently from one that recovers by ACKs."""
+    sc = s["scenario"]
+    window = sc["duration_s"] - sc["warmup_s"]
+    out = []
+    for g in s["groups"]:
+        n = g.get("rto_recovery_flows")
+        if not n:
+            continue
+        out.append(f"note: {n} flow{'s' if n != 1 else ''} of {g['name']} spent more than a tenth of the window "
+                   f"recovering from retransmission timeouts (longest {g['rto_recovery_max_s']:.1f} s of "
+                   f"{window:g} s; flows table rto_recovery_s; docs/tcp.md#timeouts-and-what-a-user-sees)")
+    return out
 
 
 def _jain_text(v, n: int) -> str:
@@ -222,9 +240,6 @@ def _ratio(col: str) -> bool:
                                            "web_drop_share") or leaf.endswith(("_share", "_ratio", "_fraction")))
 
 
-def _delay(col: str) -> bool:
-    leaf = col.rsplit(".", 1)[-1]
-    return leaf.endswith("_s") and any(k in leaf for k in ("delay", "owd", "rtt", "late"))
 
 
 def _scale(col: str, mean: float) -> tuple[float, str, int]:
@@ -239,7 +254,7 @@ def _scale(col: str, mean: float) -> tuple[float, str, int]:
     if _ratio(col):
         p = a * 100
         return 100.0, "%", 1 if p >= 1 or p == 0 else min(4, 1 - math.floor(math.log10(p)))
-    if _delay(col):
+    if is_delay(col):
         return 1e3, " ms", 1 if a * 1e3 >= 1 or a == 0 else 3
     if col.endswith("_s"):
         return 1.0, " s", 2
@@ -346,37 +361,77 @@ def check_show(show: str | None, coords=()) -> None:
                         + " (`aqmlab list metrics` lists them, and each definition)")
 
 
-def sweep_table(runs, coords, show=None, summary: dict | None = None) -> str:
-    """Mean over seeds of some metrics per point, with the interval over seeds, as printed by
-    `aqmlab sweep`: the columns of ``show`` (``--show``; :func:`show_columns`) or the defaults
-    (:func:`default_columns`), each cell as :func:`fmt_cell` prints it."""
-    from ..analysis.stats import interval_for
+class SweepTable:
+    """The table `aqmlab sweep` prints, and writes as ``table.csv``, ``table.md`` and ``table.tex``:
+    the mean over seeds of some metrics per point, with the interval over seeds; the columns of
+    ``show`` (``--show``; :func:`show_columns`) or the defaults (:func:`default_columns`), each cell
+    as :func:`fmt_cell` prints it."""
 
-    cols = show_columns(show, runs, summary) if show else default_columns(runs, summary)
-    keys = runs[coords].astype(str).agg("\x1f".join, axis=1) if coords else None
-    groups = [(tuple(g[c].iloc[0] for c in coords), g) for _, g in runs.groupby(keys, sort=False)] if coords \
-        else [((), runs)]
-    heads = list(coords) + ["seeds"] + [h for _, h in cols]
-    rows, methods, clipped = [], set(), False
-    for idx, g in groups:
-        cells = [str(v) for v in idx] + [str(len(g))]
-        for c, _ in cols:
-            iv = interval_for(c, g[c])
-            methods.add(iv.method)
-            cells.append(fmt_cell(c, iv))
-            clipped |= cells[-1].endswith("]")
-        rows.append(cells)
-    width = [max(len(h), *(len(r[j]) for r in rows)) for j, h in enumerate(heads)]
-    line = lambda cells: "  ".join(c.rjust(w) if j >= len(coords) else c.ljust(w)
-                                   for j, (c, w) in enumerate(zip(cells, width)))
-    out = [line(heads), "-" * len(line(heads))] + [line(r) for r in rows]
-    if "t95" in methods:
-        out.append("± : half-width of the 95 % Student-t confidence interval over seeds"
-                   + ("; [a, b]: the interval clipped to the metric's range" if clipped else ""))
-    if "range" in methods:
-        out.append("(a–b): the lowest and highest of two seeds (three or more give a confidence interval)")
-    named = [c for c, h in cols if c != h]
-    if named:
-        out.append("columns: " + ", ".join(f"{h} = {c}" for c, h in cols if c != h)
-                   + " (`aqmlab list metrics NAME` defines each; --show COL,... chooses them)")
-    return "\n".join(out)
+    def __init__(self, runs, coords, show=None, summary: dict | None = None):
+        from ..analysis.stats import interval_for
+
+        self.coords = list(coords)
+        self.cols = show_columns(show, runs, summary) if show else default_columns(runs, summary)
+        keys = runs[coords].astype(str).agg("\x1f".join, axis=1) if coords else None
+        groups = [(tuple(g[c].iloc[0] for c in coords), g) for _, g in runs.groupby(keys, sort=False)] if coords \
+            else [((), runs)]
+        self.heads = self.coords + ["seeds"] + [h for _, h in self.cols]
+        self.rows, self.data, methods, clipped = [], [], set(), False
+        for idx, g in groups:
+            cells = [str(v) for v in idx] + [str(len(g))]
+            record = dict(zip(self.coords, idx), seeds=len(g))
+            for c, _ in self.cols:
+                iv = interval_for(c, g[c])
+                methods.add(iv.method)
+                cells.append(fmt_cell(c, iv))
+                clipped |= cells[-1].endswith("]")
+                record.update({c: iv.mean, f"{c} low": iv.lo, f"{c} high": iv.hi, f"{c} n": iv.n,
+                               f"{c} interval": iv.method})
+            self.rows.append(cells)
+            self.data.append(record)
+        self.legend = []
+        if "t95" in methods:
+            self.legend.append("± : half-width of the 95 % Student-t confidence interval over seeds"
+                               + ("; [a, b]: the interval clipped to the metric's range" if clipped else ""))
+        if "range" in methods:
+            self.legend.append("(a–b): the lowest and highest of two seeds (three or more give a confidence interval)")
+        if any(c != h for c, h in self.cols):
+            self.legend.append("columns: " + ", ".join(f"{h} = {c}" for c, h in self.cols if c != h)
+                               + " (`aqmlab list metrics NAME` defines each; --show COL,... chooses them)")
+
+    def text(self) -> str:
+        width = [max(len(h), *(len(r[j]) for r in self.rows)) for j, h in enumerate(self.heads)]
+        line = lambda cells: "  ".join(c.rjust(w) if j >= len(self.coords) else c.ljust(w)
+                                       for j, (c, w) in enumerate(zip(cells, width)))
+        return "\n".join([line(self.heads), "-" * len(line(self.heads))] + [line(r) for r in self.rows] + self.legend)
+
+    def save(self, out, caption: str = "") -> list:
+        """``table.csv`` (means and intervals in the columns' stored units), ``table.md`` and
+        ``table.tex`` (LaTeX, booktabs) in the folder ``out``."""
+        import csv
+        from pathlib import Path
+
+        from ..analysis.latex import tex_table
+        from ..analysis.markdown import md_table
+        from ..base.io import atomic_write_bytes
+
+        d = Path(out)
+        files = [d / "table.csv", d / "table.md", d / "table.tex"]
+        import io
+
+        buf = io.StringIO()
+        w = csv.DictWriter(buf, fieldnames=list(self.data[0]) if self.data else self.heads, lineterminator="\n")
+        w.writeheader()
+        w.writerows(self.data)
+        notes = " ".join(l for l in self.legend if not l.startswith("columns:"))
+        atomic_write_bytes(files[0], buf.getvalue().encode("utf-8"))
+        atomic_write_bytes(files[1], (md_table(self.heads, self.rows) + "\n\n" + "\n\n".join(self.legend)
+                                      + "\n").encode("utf-8"))
+        atomic_write_bytes(files[2], tex_table(self.heads, self.rows, f"{caption} {notes}".strip(),
+                                               "sweep").encode("utf-8"))
+        return files
+
+
+def sweep_table(runs, coords, show=None, summary: dict | None = None) -> str:
+    """The text of :class:`SweepTable`."""
+    return SweepTable(runs, coords, show, summary).text()

@@ -9,13 +9,13 @@ from pathlib import Path
 
 from .. import _core
 from ..base.errors import OutDirError, ScenarioError, UserError
-from .common import add_max_memory, out_dir, scenario_error, source
+from .common import add_max_memory, add_scenario, out_dir, print_notes, scenario_error, source
 from .output import summary_table
 
 
 def add_parser(sub) -> None:
     r = sub.add_parser("run", help="run a scenario and write its results")
-    r.add_argument("scenario", help="scenario file (TOML)")
+    add_scenario(r)
     r.add_argument("--seed", type=int, help="random seed, 0 to 2^64-1 (replaces simulation.seed)")
     r.add_argument("--out", help="output directory (default: results/<scenario name>, with -seed<N> and "
                                  "-set-<digest> for another seed and overrides)")
@@ -37,6 +37,8 @@ def cmd_run(a) -> int:
         resolved = resolved_text(src.text, src.name, a.scenario, a.set or [], a.seed)
     except ScenarioError as e:
         raise scenario_error(a.scenario, e, a.set)
+    if not a.quiet:
+        print_notes(a.scenario, info)
     # never replace another run's results (docs/scenarios.md, "Where results go")
     try:
         out = Path(a.out) if a.out else default_out(info.get("name") or src.name, a.set or [], a.seed,

@@ -7,14 +7,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..base.errors import RunFailed, SweepError, UserError
-from .common import (EXIT_FAILED, add_executor_args, add_max_memory, cache_arg, err, executor_args, jobs_arg,
-                     out_dir, source, warn)
-from .output import check_show, sweep_table
+from .common import (EXIT_FAILED, add_executor_args, add_max_memory, add_scenario, cache_arg, err, executor_args,
+                     jobs_arg, out_dir, source, warn)
+from .output import SweepTable, check_show
 
 
 def add_parser(sub) -> None:
     sw = sub.add_parser("sweep", help="run a scenario over varied values and seeds (parallel, cached)")
-    sw.add_argument("scenario", help="scenario file (TOML)")
+    add_scenario(sw)
     sw.add_argument("--vary", action="append", metavar="KEY.PATH=V1,V2,...",
                     help="values of one key (repeatable; several give their cartesian product)")
     sw.add_argument("--seeds", type=int, default=1, help="runs per point, seeds S, S+1, ... (default 1)")
@@ -75,8 +75,15 @@ def cmd_sweep(a) -> int:
         from ..base.io import os_reason
 
         raise UserError(f"--out {out}: cannot write results: {os_reason(e)}")
+    table = SweepTable(res.runs, res.coords, a.show, _first_summary(res))
+    try:
+        files += table.save(out, caption=f"{src.name}: mean over {a.seeds} seed{'s' if a.seeds != 1 else ''} per point.")
+    except OSError as e:
+        from ..base.io import os_reason
+
+        raise UserError(f"--out {out}: cannot write the table: {os_reason(e)}")
     if not a.quiet:
-        print(sweep_table(res.runs, res.coords, a.show, _first_summary(res)))
+        print(table.text())
         print(f"\n{stats['total']} runs ({stats['cached']} from the cache, {stats['computed']} run now)")
         print(f"results: {out}/ ({', '.join(p.name for p in files)})")
     return 0

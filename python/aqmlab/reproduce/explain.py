@@ -14,7 +14,8 @@ written as a placeholder and filled in from that run, quick or full:
     the seeds per point of the run.
 
 A number that is not from the run being reported stands in a segment that says where it comes from,
-from its marker to the end of its parenthesis, or of its sentence:
+from its marker to the end of its parenthesis, or of its sentence (or of the whole reason, when the
+marker follows the reason's kind):
 
 ``full settings:``
     measured with the experiment's full settings (5 seeds, the papers' durations, every point);
@@ -106,6 +107,8 @@ def _num(v: float) -> str:
     """A measured number as text reads it: whole numbers from 100 up (19 980), one decimal from
     10, two from 1, three significant digits below."""
     a = abs(v)
+    if a == 0:
+        return "0"
     if a >= 1000:
         return f"{v:,.0f}".replace(",", " ")
     if a >= 100:
@@ -130,7 +133,8 @@ def render(ctx, entry: dict, row: dict) -> str:
         except Exception as err:  # a bad placeholder shows in the text, not as a failed report
             return f"({f}: {err})"
 
-    return _PLACEHOLDER.sub(fill, text)
+    # a unit the column brings and the text repeats ("{{queue}} packets")
+    return re.sub(r"\b(packets|kb/s|Mb/s|ms|s|%) \1\b", r"\1", _PLACEHOLDER.sub(fill, text))
 
 
 def placeholders(text: str) -> list[str]:
@@ -150,6 +154,8 @@ def _segments_outside_markers(text: str) -> str:
             break
         j, m = min(hits)
         out.append(text[i:j])
+        if re.fullmatch(r"[a-z ]+:\s*", text[:j]):  # right after the kind: the whole reason
+            break
         depth = 0
         k = j + len(m)
         while k < len(text):

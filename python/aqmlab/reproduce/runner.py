@@ -14,6 +14,7 @@ from .. import _core
 from ..base.version import __version__
 from ..sweep.executors import pending_tasks
 from ..sweep import SweepError, SweepResult, execute, open_cache
+from . import hooks
 from . import report as rep
 from .compare import reference_output
 from ..analysis.context import Context
@@ -345,7 +346,7 @@ def draw(job: DrawJob) -> Done:
     ctx = Context(d.exp, res, outdir, job.quick)
     for spec in d.exp.figures:
         try:
-            d.outputs.append(make_figure(ctx, spec))
+            d.outputs.append(make_figure(ctx, spec, hooks.KINDS))
         except Exception as err:  # a figure that cannot be drawn is reported, not fatal
             d.errors.append(f"figure {spec.get('name')}: {type(err).__name__}: {err}")
             if not job.keep_going and _debug():

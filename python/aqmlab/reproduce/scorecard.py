@@ -163,7 +163,7 @@ def misses(done) -> list[str]:
             what = f"published {x['published']}, ours {x['ours']}" if kind == "value" else f"ours: {x['ours']}"
             parts.append(f"\u201c{x['label']}\u201d: {what} — {one_line(x['reason'])}")
         stmt = xs[0]["item"].split(": ", 1)[1] if "statement" in xs[0]["item"] else ""
-        out.append(f"**M{n}** {where} ({_link(d.exp.id)}), {kind}" + (f" ({stmt}, {len(xs)} parts missed)" if stmt
+        out.append(f"**#{n}** {where} ({_link(d.exp.id)}), {kind}" + (f" ({stmt}, {len(xs)} parts missed)" if stmt
                                                                       else "") + " " + "; ".join(parts))
     return out
 
@@ -189,7 +189,7 @@ def totals(done) -> tuple:
 def summary_figure(done, out: Path) -> tuple[list[Path], str]:
     """Every counted published value compared against ours (log–log), one marker per paper, the
     default tolerance band shaded; each value outside its band is labelled with its miss's number
-    (M1, M2, … in the list of misses). Values ≤ 0 cannot be drawn on log axes; they are counted in
+    (#1, #2, … in the list of misses). Values ≤ 0 cannot be drawn on log axes; they are counted in
     the caption."""
     number = {id(x): n for n, (_, _, xs) in enumerate(missed_items(done), 1) for x in xs}
     pts = [(d.exp.paper or "other", x) for d, k, x in _rows(done) if k == "value" and x["ok"] is not None
@@ -215,7 +215,7 @@ def summary_figure(done, out: Path) -> tuple[list[Path], str]:
                        label=f"[{p}] ({sum(1 for x in mine if x['ok'])} of {len(mine)} within)")
         for _, x in good:
             if id(x) in number:
-                ax.annotate(f"M{number[id(x)]}", (x["published_value"], x["ours_value"]), fontsize=3.2,
+                ax.annotate(f"#{number[id(x)]}", (x["published_value"], x["ours_value"]), fontsize=3.2,
                             xytext=(1.5, 1.5), textcoords="offset points", color="0.25")
         ax.set_xscale("log")
         ax.set_yscale("log")
@@ -232,7 +232,7 @@ def summary_figure(done, out: Path) -> tuple[list[Path], str]:
     caption = (f"Every counted published value compared ({len(good)}) against ours, both on log scales; the "
                f"diagonal is agreement and the shaded band the default tolerance (±{100 * TOLERANCE:.0f} %; some "
                f"values state their own, and bounded metrics near their bound compare the distance to it); each "
-               f"value that missed carries its number in the list of misses below (M1, M2, …)."
+               f"value that missed carries its number in the list of misses below (#1, #2, …)."
                + (f" Not drawn: {left} value(s) where the paper's or ours is 0 or negative." if left else ""))
     return files, caption
 

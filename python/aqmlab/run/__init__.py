@@ -4,7 +4,7 @@
 module         contents
 =============  =====================================================================================
 ``source``     a scenario as given (path, TOML text or dict) read into a :class:`Source`; checks of
-               seeds and overrides
+               seeds and overrides; the example scenarios installed with the package
 ``api``        :func:`run`, :func:`validate`, :func:`names`, :func:`spatial_distribution`
 ``result``     :class:`Result`: the summary and the tables of one run, DataFrames on first use
 ``rundir``     where a run's results go, and the resolved ``scenario.toml`` beside them
@@ -22,6 +22,7 @@ import api`` or ``from aqmlab.run.result import Result``.
 
 from .api import names, run, spatial_distribution, validate
 from .result import TABLES, Result
-from .source import Source, read_source
+from .source import Source, example, examples, read_source
 
-__all__ = ["run", "validate", "names", "spatial_distribution", "Result", "TABLES", "Source", "read_source"]
+__all__ = ["run", "validate", "names", "spatial_distribution", "Result", "TABLES", "Source", "read_source", "example",
+           "examples"]

@@ -210,6 +210,69 @@ def update_docs(path, write: bool = True) -> list[str]:
     return changed
 
 
+def _page_rows(text: str) -> dict:
+    """The rows of every generated table of a page, as the page has them: ``{table: [(name, unit,
+    text)]}`` (unit ``""`` for a table without a unit column)."""
+    start = re.escape(BEGIN).replace(r"\{\}", r"(\w+)")
+    out = {}
+    for m in re.finditer(start + r"(.*?)" + re.escape(END), text, flags=re.S):
+        rows = []
+        for line in m.group(2).strip().splitlines()[2:]:
+            cells = [c.strip() for c in re.split(r"(?<!\\)\|", line.strip())[1:-1]]
+            rows.append((cells[0], cells[1], cells[2]) if len(cells) == 3 else (cells[0], "", cells[1]))
+        out[m.group(1)] = rows
+    return out
+
+
+def _toml_str(v: str) -> str:
+    q = "'" * 3
+    return f"{q}{v}{q}" if ("'" in v or "\\" in v) else f"'{v}'"
+
+
+def dump(cat: dict) -> str:
+    """The catalogue as ``columns.toml`` writes it (after the file's opening comment)."""
+    lines = [FILE.read_text(encoding="utf-8").split("\n[", 1)[0].rstrip()]
+    for t in cat.values():
+        lines += ["", f"[{t.id}]", f"title = {_toml_str(t.title)}", f"where = {_toml_str(t.where)}",
+                  "head = [" + ", ".join(f'"{h}"' for h in t.head) + "]"]
+        if t.runs:
+            lines.append("runs = [" + ", ".join(f'"{p}"' for p in t.runs) + "]")
+        if t.labels:
+            lines.append("labels = [" + ", ".join(f'"{p}"' for p in t.labels) + "]")
+        for r in t.rows:
+            lines += ["", f"[[{t.id}.rows]]", f"name = {_toml_str(r.name)}"]
+            if r.keys != _keys(r.name, None):
+                lines.append("also = [" + ", ".join(f'"{k}"' for k in r.keys if k not in
+                                                      re.findall(r"`([^`]+)`", r.name)) + "]")
+            lines += [f"unit = {_toml_str(r.unit)}", f"text = {_toml_str(r.text)}"]
+    return "\n".join(lines) + "\n"
+
+
+def adopt(path) -> list[str]:
+    """Take into ``columns.toml`` the rows of the page ``path``'s generated tables where someone
+    edited the page instead (a column added, a definition changed); returns the tables that changed."""
+    page = _page_rows(Path(path).read_text(encoding="utf-8"))
+    cat = dict(catalogue())
+    changed = []
+    for tid, rows in page.items():
+        t = cat.get(tid)
+        if t is None:
+            continue
+        old = {r.name: r for r in t.rows}
+        new = []
+        for name, unit, text in rows:
+            prev = old.get(name)
+            new.append(Row(tid, name, unit if len(t.head) == 3 else (prev.unit if prev else ""), text,
+                           prev.keys if prev else _keys(name, None)))
+        if tuple(new) != t.rows:
+            cat[tid] = Table(t.id, t.title, t.where, t.head, t.runs, t.labels, tuple(new))
+            changed.append(tid)
+    if changed:
+        FILE.write_text(dump(cat), encoding="utf-8")
+        catalogue.cache_clear()
+    return changed
+
+
 def main(argv=None) -> int:
     import argparse
 
@@ -217,7 +280,13 @@ def main(argv=None) -> int:
                                  description="Write the column tables of a Markdown page from columns.toml.")
     ap.add_argument("--docs", required=True, metavar="PAGE", help="e.g. docs/metrics.md")
     ap.add_argument("--check", action="store_true", help="only say which tables differ (exit 1 if any)")
+    ap.add_argument("--adopt", action="store_true", help="the other way: take the page's edited rows into "
+                                                          "columns.toml (a column added on the page)")
     a = ap.parse_args(argv)
+    if a.adopt:
+        for t in adopt(a.docs):
+            print(f"{FILE.name}: table {t} taken from {a.docs}")
+        return 0
     changed = update_docs(a.docs, write=not a.check)
     for t in changed:
         print(f"{a.docs}: table {t} {'differs from' if a.check else 'written from'} {FILE.name}")

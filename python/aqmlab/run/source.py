@@ -232,6 +232,40 @@ def attribute(msg: str, overrides, origins=None) -> tuple[str, bool]:
     for i in reversed(range(len(ovs))):
         k = keys[i]
         kparent, _, leaf = k.rpartition(".")
-        if leaf and kparent == parent and re.search(rf"(?<![\w.]){re.escape(leaf)}(?!\w)", why):
+        if leaf and ((kparent == parent and re.search(rf"(?<![\w.]){re.escape(leaf)}(?!\w)", why))
+                     or re.search(rf"(?<![\w.]){re.escape(k)}(?![\w.])", why)):
             return f"{msg} (with {flag(i)} {ovs[i]})", False
     return msg, False
+
+
+#: the example scenarios, installed with the package (the checkout's ``examples/`` links here)
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+
+def examples() -> list[tuple[str, str]]:
+    """The example scenarios installed with aqmlab: ``(name, description)`` in name order."""
+    from ..base.compat import tomllib
+
+    out = []
+    for p in sorted(EXAMPLES.glob("*.toml")):
+        try:
+            desc = str(tomllib.loads(p.read_text(encoding="utf-8")).get("description", ""))
+        except (OSError, tomllib.TOMLDecodeError):
+            desc = ""
+        out.append((p.stem, desc))
+    return out
+
+
+def example(name: str) -> Path:
+    """The path of the installed example scenario ``name`` (``"voip-latency"``, with or without
+    ``.toml``), which runs from any folder: ``aqmlab.run(aqmlab.example("voip-latency"))``.
+    An unknown name is a :class:`ScenarioError` with the nearest and the list."""
+    from ..base.errors import did_you_mean
+
+    stem = str(name).strip()
+    stem = stem[:-5] if stem.endswith(".toml") else stem
+    p = EXAMPLES / f"{stem}.toml"
+    if stem and "/" not in stem and p.is_file():
+        return p
+    names = [n for n, _ in examples()]
+    raise ScenarioError(f"--example {name}: no such example{did_you_mean(stem, names)} (examples: {', '.join(names)})")

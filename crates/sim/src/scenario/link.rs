@@ -122,7 +122,7 @@ pub(super) fn link_spec(
     if !(0.0..1.0).contains(&loss_rate) {
         return Err(ScenarioError::new(format!("{path}.loss_rate"), format!("must be in [0, 1), got {loss_rate}")));
     }
-    let aqm = match raw.aqm {
+    let mut aqm = match raw.aqm {
         Some(v) => parse_aqm(v, &format!("{path}.aqm"))?,
         None => AqmConfig::DropTail(Default::default()),
     };
@@ -130,6 +130,9 @@ pub(super) fn link_spec(
         UnitName::Packets => Limit::packets(limit),
         UnitName::Bytes => Limit::bytes(limit),
     };
+    // parameters that follow the buffer where left out (CHOKeW's and RIO's thresholds), set now
+    // that the buffer is known
+    aqm.fill_for_buffer(limit).map_err(|e| ScenarioError::new(format!("{path}.aqm.{}", e.field), e.msg))?;
     // a discipline that can never act with this buffer is a DropTail in disguise: refused
     if let Some(e) = aqm.inert(limit, rate_bps) {
         return Err(ScenarioError::new(format!("{path}.aqm.{}", e.field), e.msg));
