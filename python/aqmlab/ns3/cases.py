@@ -17,8 +17,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-#: docs/tcp-vs-linux, where Linux's cases and measurements are (a source checkout)
+#: docs/tcp-vs-linux, where Linux's measurements are (runs.csv; a source checkout)
 LINUX_DIR = Path(__file__).resolve().parents[3] / "docs" / "tcp-vs-linux"
+#: the scenario files of Linux's cases: the emulator's package data, read as files (no import of the
+#: sibling app aqmlab.emulate)
+LINUX_CASES = Path(__file__).resolve().parents[1] / "emulate" / "cases"
 
 #: queue -> the aqm table (the matched values of docs/validation-ns3.md, "Matched parameters")
 QUEUES = {
@@ -126,7 +129,7 @@ def scenario(case: str) -> tuple[str, list]:
     """(TOML text, overrides) of a case."""
     text, ov, family, _ = CASES[case]
     if family == "linux":
-        return (LINUX_DIR / text).read_text(encoding="utf-8"), list(ov)
+        return (LINUX_CASES / text).read_text(encoding="utf-8"), list(ov)
     return text, list(ov)
 
 
