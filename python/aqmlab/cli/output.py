@@ -136,6 +136,7 @@ def summary_table(res) -> str:
         )
     lines.append("loss: of the group's data packets dropped or delivered in the window, the fraction dropped "
                  "(anywhere on their path)")
+    lines += rto_notes(s)
     if undefined:
         lines.append(f"Jain(thr) -: undefined for {', '.join(undefined)}: every flow had throughput 0 (an allocation "
                      "of nothing is neither fair nor unfair)")
@@ -165,6 +166,23 @@ def summary_table(res) -> str:
             lines.append(f"Jain's index over users, each web session one user: throughput, all {users[1]} users "
                          f"{J(users[0], users[1])} (sweeps: users.jain_throughput)")
     return "\n".join(lines)
+
+
+def rto_notes(s: dict) -> list[str]:
+    """A one-line note per group some of whose flows spent more than a tenth of the window
+    recovering from retransmission timeouts (flows table ``rto_recovery_s``): a flow stalled by its
+    timer answers a question about the queue differently from one that recovers by ACKs."""
+    sc = s["scenario"]
+    window = sc["duration_s"] - sc["warmup_s"]
+    out = []
+    for g in s["groups"]:
+        n = g.get("rto_recovery_flows")
+        if not n:
+            continue
+        out.append(f"note: {n} flow{'s' if n != 1 else ''} of {g['name']} spent more than a tenth of the window "
+                   f"recovering from retransmission timeouts (longest {g['rto_recovery_max_s']:.1f} s of "
+                   f"{window:g} s; flows table rto_recovery_s; docs/tcp.md#timeouts-and-what-a-user-sees)")
+    return out
 
 
 def _jain_text(v, n: int) -> str:

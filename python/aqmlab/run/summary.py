@@ -65,9 +65,12 @@ def _sum(values) -> float:
     return math.fsum(float(v) for v in values if _finite(v))
 
 
-def group_entry(name: str, transport: str, app: str, variant: str, rows: list, capacity_bps: float) -> dict:
-    """A ``summary.groups`` entry over the group's flow rows (docs/metrics.md, "groups")."""
+def group_entry(name: str, transport: str, app: str, variant: str, rows: list, capacity_bps: float,
+                window_s: float = math.nan) -> dict:
+    """A ``summary.groups`` entry over the group's flow rows (docs/metrics.md, "groups");
+    ``window_s``: the measurement window's length, for the flows long in RTO recovery."""
     n = len(rows)
+    rto = [float(r["rto_recovery_s"]) for r in rows if _finite(r.get("rto_recovery_s"))]
     thr = [r["throughput_bps"] for r in rows]
     good = [r["goodput_bps"] for r in rows]
     fct = sorted(float(r["completion_time_s"]) for r in rows if _finite(r.get("completion_time_s")))
@@ -94,6 +97,9 @@ def group_entry(name: str, transport: str, app: str, variant: str, rows: list, c
         "completed": len(fct),
         "completion_time_mean_s": math.fsum(fct) / len(fct) if fct else None,
         "completion_time_median_s": fct[len(fct) // 2] if fct else None,
+        "rto_recovery_s": math.fsum(rto) if rto else None,
+        "rto_recovery_max_s": max(rto) if rto else None,
+        "rto_recovery_flows": sum(1 for x in rto if x > window_s / 10) if rto and _finite(window_s) else None,
     }
 
 

@@ -225,6 +225,12 @@ fn group_summary(r: &Run, d: &Derived, gi: usize, g: &GroupSpec) -> Value {
     fcts.sort_by(|a, b| a.total_cmp(b));
     let fct_mean = if fcts.is_empty() { f64::NAN } else { fcts.iter().sum::<f64>() / fcts.len() as f64 };
     let fct_median = if fcts.is_empty() { f64::NAN } else { fcts[fcts.len() / 2] };
+    // time in recovery from retransmission timeouts: in all, the longest, and how many flows spent
+    // more than a tenth of the window in it (the printed summary's note, docs/tcp.md)
+    let window_ms = r.sc.duration.saturating_sub(r.sc.warmup) / 1_000_000;
+    let rto_ms: u64 = members().map(|c| c.rto_ms as u64).sum();
+    let rto_max_ms = members().map(|c| c.rto_ms).max().unwrap_or(0);
+    let rto_flows = members().filter(|c| c.rto_ms as u64 * 10 > window_ms).count();
     let node = |n: u32| topo.nodes[n as usize].name.clone();
     let ends = |f: fn(&crate::scenario::Endpoints) -> u32| {
         let mut names: Vec<String> = Vec::new();
@@ -277,6 +283,9 @@ fn group_summary(r: &Run, d: &Derived, gi: usize, g: &GroupSpec) -> Value {
         "ce_marks": members().map(|c| c.ce_marks as u64).sum::<u64>(),
         "ecn_reductions": members().map(|c| c.ecn_reductions as u64).sum::<u64>(),
         "fast_retransmits": members().map(|c| c.fast_retx as u64).sum::<u64>(),
+        "rto_recovery_s": rto_ms as f64 / 1e3,
+        "rto_recovery_max_s": rto_max_ms as f64 / 1e3,
+        "rto_recovery_flows": rto_flows,
     });
     if let Value::Object(o) = &mut v {
         super::latency::group_keys(r, gi, o);

@@ -8,18 +8,21 @@ use crate::tcp::{CcConfig, Hystart, Recovery, RtoEstimator, TcpConfig};
 pub const TCP_NAMES: &[(&str, &str)] = &[
     ("reno", "TCP Reno: RFC 5681 slow start, congestion avoidance, fast retransmit and fast recovery"),
     ("newreno", "TCP NewReno: Reno with RFC 6582 partial-ACK recovery"),
-    ("sack", "TCP SACK: RFC 2018 selective ACKs with RFC 6675 pipe-based loss recovery, Reno congestion control"),
+    (
+        "sack",
+        "TCP SACK: RFC 2018 selective ACKs with RFC 6675 pipe-based loss recovery (with the modern preset: RACK-TLP and PRR as Linux), Reno congestion control",
+    ),
     (
         "vegas",
         "TCP Vegas (Brakmo & Peterson 1995, as ns-2's agent): keeps alpha..beta packets queued, judged from RTTs once per round trip; Reno loss recovery",
     ),
     (
         "cubic",
-        "TCP CUBIC (RFC 9438): cubic window growth around the last congestion point, Reno-friendly region, fast convergence; SACK loss recovery",
+        "TCP CUBIC (RFC 9438): cubic window growth around the last congestion point, Reno-friendly region, fast convergence; SACK loss recovery (with the modern preset: HyStart as Linux, RACK-TLP, PRR)",
     ),
     (
         "bbr",
-        "BBR v1 (Cardwell et al. 2016, as Linux's tcp_bbr.c): paced at the windowed-max bandwidth times a gain cycle, cwnd 2 BDP; startup, drain, probe_bw, probe_rtt; SACK loss recovery",
+        "BBR v1 (Cardwell et al. 2016, as Linux's tcp_bbr.c): paced at the windowed-max bandwidth times a gain cycle, cwnd 2 BDP plus the ACK-aggregation allowance; startup, drain, probe_bw, probe_rtt; long-term (policer) bandwidth; with the modern preset RACK-TLP recovery and packet conservation",
     ),
     (
         "dctcp",

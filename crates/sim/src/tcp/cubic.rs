@@ -226,6 +226,17 @@ impl CongestionControl for Cubic {
         (a.flight * self.beta).max(2.0)
     }
 
+    /// Linux (`cubictcp_state(TCP_CA_Loss)`) starts HyStart afresh for the slow start after a
+    /// timeout, with a new minimum delay (RACK-TLP recovery only; RFC 9406's HyStart++ is for the
+    /// initial slow start).
+    fn on_enter_loss(&mut self, _w: &mut Window, _now: Time) {
+        if let Some(h) = self.hystart.as_mut() {
+            if h.mode() == Hystart::Linux {
+                *h = HyStart::new(Hystart::Linux);
+            }
+        }
+    }
+
     fn on_rto(&mut self, w: &mut Window, flight: f64, _now: Time) -> f64 {
         self.end_hystart();
         self.cwnd_prior = w.cwnd;

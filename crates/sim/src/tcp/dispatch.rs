@@ -55,7 +55,7 @@ macro_rules! dispatch_cc {
 }
 
 impl CongestionControl for Cc {
-    #[inline]
+    #[inline(always)]
     fn on_ack(&mut self, w: &mut Window, a: &AckInfo) {
         dispatch_cc!(self, c => c.on_ack(w, a))
     }

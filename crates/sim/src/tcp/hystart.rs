@@ -18,8 +18,8 @@
 //!   starts Conservative Slow Start (CSS): growth divided by 4 (`CSS_GROWTH_DIVISOR`) for up to 5
 //!   rounds (`CSS_ROUNDS`), back to slow start if the round's minimum falls below the baseline
 //!   (a spurious exit), and to congestion avoidance (`ssthresh = cwnd`) after the fifth.
-//!   RFC 9406 applies it to the initial slow start only; so does this model (a loss or timeout
-//!   ends it for the connection).
+//!   RFC 9406 applies it to the initial slow start only (a loss or timeout ends it for the
+//!   connection); Linux's HyStart starts afresh after a timeout (CUBIC's `on_enter_loss`).
 
 use super::config::Hystart;
 use aqm::Time;
@@ -87,6 +87,10 @@ impl HyStart {
             css_rounds: 0,
             done: mode == Hystart::Off,
         }
+    }
+
+    pub fn mode(&self) -> Hystart {
+        self.mode
     }
 
     /// In HyStart++'s Conservative Slow Start: slow start's growth is divided by this.

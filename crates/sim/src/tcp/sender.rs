@@ -10,6 +10,7 @@ use super::cc::{AckInfo, CaState, CongestionControl};
 use super::dispatch::Cc;
 use super::meter::{Cx, TcpMeter};
 use super::recovery::dispatch::AnyRecovery;
+use super::recovery::rack::RackRecovery;
 use super::recovery::{InRecovery, LossRecovery};
 use super::sack::Block;
 use super::sender_core::SenderCore;
@@ -156,10 +157,10 @@ impl TcpSender {
     }
 
     /// Send what the window allows: new data, or, in loss recovery, what the algorithm chooses.
-    #[inline]
+    #[inline(always)]
     fn send_available<M: TcpMeter>(&mut self, cx: &mut Cx<'_, M>) {
         if let AnyRecovery::Rack(r) = &mut self.rec {
-            return r.send(&mut self.c, cx);
+            return rack_send(r, &mut self.c, cx);
         }
         if self.c.in_recovery {
             self.rec.send(&mut self.c, cx);
@@ -171,7 +172,7 @@ impl TcpSender {
     /// An ACK arrived at `cx.now`.
     pub fn on_ack<M: TcpMeter>(&mut self, a: &Ack<'_>, cx: &mut Cx<'_, M>) {
         if let AnyRecovery::Rack(r) = &mut self.rec {
-            return r.on_ack(&mut self.c, a, cx);
+            return rack_ack(r, &mut self.c, a, cx);
         }
         let c = &mut self.c;
         if a.seq > c.snd_max {
@@ -351,6 +352,19 @@ impl TcpSender {
         c.rto_deadline = now.saturating_add(c.rto.get());
         self.send_available(cx);
     }
+}
+
+// The RACK-TLP sender's entry points, out of line: the other senders' per-ACK path pays one test.
+#[cold]
+#[inline(never)]
+fn rack_send<M: TcpMeter>(r: &mut RackRecovery, c: &mut SenderCore, cx: &mut Cx<'_, M>) {
+    r.send(c, cx)
+}
+
+#[cold]
+#[inline(never)]
+fn rack_ack<M: TcpMeter>(r: &mut RackRecovery, c: &mut SenderCore, a: &Ack<'_>, cx: &mut Cx<'_, M>) {
+    r.on_ack(c, a, cx)
 }
 
 #[cfg(test)]
