@@ -24,7 +24,7 @@ from aqmlab.emulate import plan as emuplan
 NO_ROOT = privilege_problem()
 needs_root = pytest.mark.skipif(NO_ROOT is not None, reason=f"emulation needs privileges: {NO_ROOT}")
 
-# python/aqmlab/emulate/cases/alone.toml, shortened: one flow, 10 Mb/s, 44 ms RTT, 12 s measured over the
+# examples/tcp-vs-linux/alone.toml, shortened: one flow, 10 Mb/s, 44 ms RTT, 12 s measured over the
 # last 8 s, with a 100-packet DropTail buffer (2.7 BDPs; one BDP = 36.7 packets of 1500 bytes)
 # instead of 1000: with 1000 packets the simulated Reno and CUBIC are still recovering from their
 # slow-start overshoot in this window (two timeouts; docs/tcp-vs-linux.md), and a Reno sawtooth
@@ -54,7 +54,7 @@ tcp = {{ variant = "{variant}" }}
 """
 BDP = 10e6 * 0.044 / (8 * 1500)  # packets
 
-# python/aqmlab/emulate/cases/compete.toml, shortened: BBR against CUBIC, 16 s measured over the last 12 s
+# examples/tcp-vs-linux/compete.toml, shortened: BBR against CUBIC, 16 s measured over the last 12 s
 COMPETE = """
 name = "compete"
 [simulation]
