@@ -15,8 +15,8 @@ in ``--out`` are read, not run again (``--force`` runs them again); ``--replot``
 ``--quick`` is the CI slice: a few 10 Mb/s cases, one seed, 20 s. ``--cases`` takes names and
 families (``queues``, ``bbr``, ``dctcp``, ``linux``); ``--list`` prints them. ``--ablation`` runs the
 diagnostics instead: the cases in ns-3 with Reno's credit at the end of a recovery swapped for what
-aqmlab does (:data:`ABLATIONS`), and in aqmlab without what ns-3 lacks (RACK-TLP,
-:data:`AQMLAB_ABLATIONS`), into ``ablation.md``. The ns-3 runs take most of the time: 3 to 10 s of CPU
+aqmlab does (:data:`ABLATIONS`), and in aqmlab without what ns-3 lacks or does otherwise (RACK-TLP,
+Linux's RTO: :data:`AQMLAB_ABLATIONS`), into ``ablation.md``. The ns-3 runs take most of the time: 3 to 10 s of CPU
 per simulated minute at 10 Mb/s, 15 to 30 s at 100 Mb/s, and minutes for Reno through the
 100 Mb/s FIFO (ns-3 walks its list of segments in flight for every retransmission).
 """
@@ -45,8 +45,10 @@ PACKET_BITS = 1500 * 8
 ABLATIONS = {
     "nocredit": [("flow ns3::TcpLinuxReno ", "flow ns3::TcpLinuxRenoNoExitCredit ")],
 }
-#: and aqmlab without what ns-3 lacks: (name, [overrides])
-AQMLAB_ABLATIONS = {"norack": ["tcp.rack=false", "tcp.tlp=false"]}
+#: and aqmlab without what ns-3 lacks or does otherwise: (name, [overrides]) — RACK-TLP (aqmlab's PRR
+#: goes with it), and Linux's RTO (SRTT + 200 ms) for RFC 6298's (at least 200 ms), which ns-3 has
+AQMLAB_ABLATIONS = {"norack": ["tcp.rack=false", "tcp.tlp=false"],
+                    "rfc6298": ['tcp.rto_estimator="rfc6298"']}
 
 
 def run_case(case: str, engine: str, seed: int, quick: bool = False, keep=None, ablation: str | None = None):
@@ -411,7 +413,7 @@ def main(argv=None) -> int:
     p.add_argument("--force", action="store_true", help="run again what --out already holds")
     p.add_argument("--list", action="store_true", help="print the cases and exit")
     p.add_argument("--ablation", action="store_true",
-                   help="the diagnostics: ns-3's Reno without its exit credit, aqmlab without RACK-TLP")
+                   help="the diagnostics: ns-3's Reno without its exit credit, aqmlab without RACK-TLP or Linux's RTO")
     a = p.parse_args(argv)
     if a.list:
         for c, (_, _, fam, title) in CASES.items():
