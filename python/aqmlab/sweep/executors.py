@@ -52,11 +52,13 @@ class Failure:
 
 
 def _meta(task) -> dict:
-    from .keys import engine_id
+    meta = {"scenario_label": task.label, "name": task.name, "overrides": list(task.overrides), "seed": task.seed,
+            "aqmlab": __version__, "engine": engine_build_id()}
+    if task.engine != "aqmlab":  # another engine's run (aqmlab.sweep.engines) says which, and its build
+        from .keys import engine_id
 
-    return {"scenario_label": task.label, "name": task.name, "overrides": list(task.overrides), "seed": task.seed,
-            "aqmlab": __version__, "engine": engine_build_id(), "made_by": task.engine,
-            "made_by_build": engine_id(task.engine)}
+        meta.update(made_by=task.engine, made_by_build=engine_id(task.engine))
+    return meta
 
 
 def run_task(task, max_memory=None) -> Entry:
