@@ -246,3 +246,17 @@ def test_the_command_line_says_so_in_one_line_and_exits_with_2(tmp_path, variant
     assert len(lines) == 1, r.stderr
     assert lines[0].startswith(f"error: {p}: flows[0].tcp.variant: '{variant}' runs as Linux's '{variant}', "
                                "which is not offered by this kernel"), lines[0]
+
+
+# ------------------------------------------------------------------------------ what a user sees
+
+
+def test_list_tcp_says_where_the_modern_preset_still_differs_from_linux():
+    """Issue 39, "what a user sees": under the modern preset, `aqmlab list tcp -d` names the
+    differences this page measures (docs/tcp-vs-linux.md, "Remaining"), each pointing to the page."""
+    r = cli("list", "tcp", "-d")
+    assert r.returncode == 0, r.stderr
+    diffs = [ln.split(":", 1)[1] for ln in r.stdout.splitlines() if ln.strip().startswith("differs from Linux:")]
+    assert any("BBR" in d and "docs/tcp-vs-linux.md" in d for d in diffs), diffs
+    assert any("CUBIC" in d and "slow start" in d for d in diffs), diffs
+    assert any("undo" in d for d in diffs) and any("TSO" in d for d in diffs), diffs
