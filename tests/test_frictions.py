@@ -153,14 +153,14 @@ def test_the_examples_are_package_data_and_run_from_any_folder(tmp_path):
 
 def test_packaged_data_is_listed_for_the_source_distribution():
     include = (ROOT / "pyproject.toml").read_text()
-    for path in ("python/aqmlab/examples/*", "python/aqmlab/emulate/cases/*.toml", "python/aqmlab/run/columns.toml"):
+    for path in ("python/aqmlab/examples/*", "python/aqmlab/examples/tcp-vs-linux/*.toml", "python/aqmlab/run/columns.toml"):
         assert f'"{path}"' in include, path
 
 
 def test_the_tcp_against_linux_cases_are_found_from_any_folder(tmp_path):
     from aqmlab.emulate import vslinux
 
-    assert vslinux.HERE.parent == PACKAGE / "emulate"
+    assert vslinux.HERE.parent == PACKAGE / "examples"
     for case in vslinux.CASES:
         assert vslinux.scenario_path(case).is_file(), case
     r = subprocess.run([sys.executable, "-m", "aqmlab.emulate.vslinux", "--sim-only", "--cases", "reno",

@@ -24,7 +24,7 @@ from aqmlab.emulate import plan as emuplan
 NO_ROOT = privilege_problem()
 needs_root = pytest.mark.skipif(NO_ROOT is not None, reason=f"emulation needs privileges: {NO_ROOT}")
 
-# The path of python/aqmlab/emulate/cases/*.toml: 10 Mb/s, 44 ms RTT, a 100-packet DropTail buffer
+# The path of examples/tcp-vs-linux/*.toml: 10 Mb/s, 44 ms RTT, a 100-packet DropTail buffer
 # (2.7 BDPs; one BDP = 36.7 packets of 1500 bytes), the modern preset; {run} and {flows} filled in
 PATH = """
 name = "{name}"

@@ -45,6 +45,8 @@ ABLATIONS = {
     "classic-nocredit": [("ns3::TcpPrrRecovery", "ns3::TcpClassicRecovery"),
                          ("flow ns3::TcpLinuxReno ", "flow ns3::TcpLinuxRenoNoExitCredit ")],
 }
+#: and aqmlab without what ns-3 lacks: (name, [overrides])
+AQMLAB_ABLATIONS = {"norack": ["tcp.rack=false", "tcp.tlp=false"]}
 
 
 def run_case(case: str, engine: str, seed: int, quick: bool = False, keep=None, ablation: str | None = None):
@@ -54,7 +56,7 @@ def run_case(case: str, engine: str, seed: int, quick: bool = False, keep=None, 
     if engine == "aqmlab":
         from ..run.api import run
 
-        return run(text, seed=seed, overrides=ov)
+        return run(text, seed=seed, overrides=ov + (AQMLAB_ABLATIONS[ablation] if ablation else []))
     from .engine import run
 
     swaps = ABLATIONS[ablation] if ablation else []
@@ -366,18 +368,13 @@ def ablate(out: Path, cases: list, seeds: list, jobs: int = 1) -> str:
     todo = []
     for case in cases:
         reno = "-reno-" in case or case == "linux-reno"
-        for name in ABLATIONS:
-            if "nocredit" in name and not reno:
-                continue
+        runs = [("ns3", name) for name in ABLATIONS if reno or "nocredit" not in name]
+        runs += [("aqmlab", name) for name in AQMLAB_ABLATIONS] + [(engine, None) for engine in ENGINES]
+        for engine, name in runs:
             for seed in seeds:
-                folder = out / case / f"ns3-{name}-s{seed}"
+                folder = out / case / (f"{engine}-{name}-s{seed}" if name else f"{engine}-s{seed}")
                 if not (folder / "summary.json").exists():
-                    todo.append((case, "ns3", seed, False, folder, name))
-        for seed in seeds:
-            for engine in ENGINES:
-                folder = out / case / f"{engine}-s{seed}"
-                if not (folder / "summary.json").exists():
-                    todo.append((case, engine, seed, False, folder))
+                    todo.append((case, engine, seed, False, folder) + ((name,) if name else ()))
     if todo:
         from .build import program
 
@@ -385,7 +382,7 @@ def ablate(out: Path, cases: list, seeds: list, jobs: int = 1) -> str:
         _execute(todo, jobs)
     rows = []
     for case in cases:
-        for variant in ("aqmlab", "ns3", *[f"ns3-{n}" for n in ABLATIONS]):
+        for variant in ("aqmlab", *[f"aqmlab-{n}" for n in AQMLAB_ABLATIONS], "ns3", *[f"ns3-{n}" for n in ABLATIONS]):
             for seed in seeds:
                 got = _saved(out / case / f"{variant}-s{seed}")
                 if got is not None:
