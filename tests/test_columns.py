@@ -6,6 +6,7 @@ defined there."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -36,7 +37,11 @@ def test_the_check_command_fails_on_a_page_that_disagrees(tmp_path):
 
 
 def test_the_definitions_are_package_data():
-    assert columns.FILE.parent == (ROOT / "python" / "aqmlab" / "run") and columns.FILE.is_file()
+    # the installed package's own copy (the repository's file when installed editable, site-packages
+    # when installed from a wheel, as CI does), and the same as the repository's
+    installed = Path(aqmlab.__file__).resolve().parent / "run"
+    assert columns.FILE.resolve().parent == installed and columns.FILE.is_file()
+    assert columns.FILE.read_bytes() == (ROOT / "python" / "aqmlab" / "run" / columns.FILE.name).read_bytes()
     assert columns.FILE.name in (ROOT / "pyproject.toml").read_text(), "listed for the sdist in [tool.maturin] include"
 
 
