@@ -10,7 +10,7 @@ import pytest
 
 from conftest import aqmlab as cli
 from test_ns2 import needs_ns
-from test_reproduce import TINY_EXPERIMENT, TINY_SCENARIO
+from test_reproduce import TINY_EXPERIMENT, TINY_REFERENCE, TINY_SCENARIO
 
 from aqmlab.reproduce.crosscheck import AGREES, DEFECT, arbitrate
 
@@ -77,16 +77,41 @@ def test_the_ns2_column_appears_for_a_tiny_experiment_with_a_red_variant(tmp_pat
     assert red["ns-2.35 agrees with aqmlab"] == True                       # noqa: E712
     assert red["reason"].startswith(f"{AGREES}: ns-2.35 {share:#.3g}"), red["reason"]
     assert "Before ns-2.35: unexplained: the UDP flow takes" in red["reason"]
-    assert isinstance(ref.loc[ref["label"] == "Table 1: CHOKe, 2", "ns-2.35"].iloc[0], float)  # not run: NaN
+    # a point ns-2.35 cannot express: the item says why, in the translator's one line (the key and why)
+    choke = ref.loc[ref["label"] == "Table 1: CHOKe, 2", "ns-2.35"].iloc[0]
+    assert choke == "not run: bottleneck.aqm.type: ns-2.35 cannot express 'choke'", choke
     # the table cell by cell: paper / ns-2.35 / ours where ns-2.35 ran the point
     q = theirs.loc[theirs["N"] == 2, "bottleneck.queue_mean_pkts"].mean()
     assert f"| RED | 20 / ns-2.35 {q:.4g} / " in report
     assert "| CHOKe | 20 / " in report and "| CHOKe | 20 / ns-2.35" not in report
+    assert "* Not run in ns-2.35 (CHOKe, 2): bottleneck.aqm.type: ns-2.35 cannot express 'choke'." in report
+    # the list of misses gives ns-2.35's number beside the paper's and ours
+    assert f"published 0.3, ours {red['ours']}, ns-2.35 {red['ns-2.35']} — *{AGREES}*" in report
     assert "*ns-2.35 agrees with aqmlab* (before ns-2.35: " in report      # misses by reason kind
     assert "ns-2.35 beside aqmlab, point by point" in report               # the engine check
 
     again = _reproduce(tmp_path, exps, tmp_path / "out2")
     assert "ns-2.35 runs (`--ns2`): 4, of which 4 came from the cache" in again
+
+
+@needs_ns
+def test_an_experiment_ns2_cannot_express_at_all_says_why_item_by_item(tmp_path):
+    """aqmlab's RED of the tiny experiment (variant fj93) and CHOKe: no point runs in ns-2.35, yet
+    every item has its ns-2.35 cell, the refusal of the points it rests on."""
+    d = tmp_path / "exps" / "tiny"
+    d.mkdir(parents=True)
+    (d / "scenario.toml").write_text(TINY_SCENARIO)
+    (d / "experiment.toml").write_text(TINY_EXPERIMENT)
+    (d / "reference.toml").write_text(TINY_REFERENCE)
+    out = tmp_path / "out"
+    report = _reproduce(tmp_path, tmp_path / "exps", out)
+    assert "ns-2.35 runs (`--ns2`): 0, of which 0 came from the cache" in report
+    assert not (out / "tiny" / "ns2").exists()
+    ref = pd.read_csv(out / "tiny" / "reference.csv")
+    assert ref["ns-2.35"].str.startswith("not run: bottleneck.aqm").all(), ref["ns-2.35"].tolist()
+    red = ref.loc[ref["label"] == "UDP share, RED", "ns-2.35"].iloc[0]
+    assert "RED variant" in red and "choke" not in red, red       # only the refusal of the item's own points
+    assert "Items resting on points ns-2.35 cannot express" in (out / "scorecard.md").read_text()
 
 
 def test_without_ns_the_ns2_option_is_one_line(tmp_path, monkeypatch):

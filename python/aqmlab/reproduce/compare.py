@@ -438,11 +438,12 @@ def _peak(c: dict, out: dict, m, pts: list, keys: list) -> dict:
 # ----------------------------------------------------------------------------- the scorecard
 
 
-def score(ctx: Context, others: dict | None = None) -> dict:
+def score(ctx: Context, others: dict | None = None, refused: dict | None = None) -> dict:
     """Values and claims of an experiment, evaluated: ``{"values": [...], "claims": [...]}``. Each row's
     ``item`` names what it counts towards: its own entry, or the paper's statement it is part of.
     ``others``: engine name -> a Context of that engine's runs (``{"ns-2.35": ...}``): each row
-    measured there too, and a miss arbitrated by it (:mod:`aqmlab.reproduce.crosscheck`)."""
+    measured there too, and a miss arbitrated by it (:mod:`aqmlab.reproduce.crosscheck`); ``refused``:
+    engine name -> the refusals of the runs it could not make (a row resting on them says why)."""
     exp = ctx.exp
     values = [evaluate(ctx, r) for r in exp.references]
     claims = [evaluate_claim(ctx, c) for c in exp.claims]
@@ -452,10 +453,10 @@ def score(ctx: Context, others: dict | None = None) -> dict:
         x["item"] = f"{exp.id}: " + (f"statement {r['statement']}" if r.get("statement") else r.get("loc", x["label"]))
         if x["ok"] is False and r.get("explain"):
             x["reason"] = render(ctx, r, x)  # its numbers from this run (explain.py)
-    if others:
+    if others or refused:
         from .crosscheck import add_engines
 
-        add_engines(ctx, others, exp, values, claims, {"value": evaluate, "claim": evaluate_claim})
+        add_engines(ctx, others, exp, values, claims, {"value": evaluate, "claim": evaluate_claim}, refused)
     return {"values": values, "claims": claims}
 
 
@@ -561,6 +562,12 @@ def _table_notes(tab: dict, rows: list[dict]) -> list[str]:
         agree = sum(1 for x in ns2 if x["crosscheck"]["ns-2.35"]["with_aqmlab"])
         notes.append(f"Where ns-2.35 ran a cell's point ({len(ns2)} cells) the cell reads paper / ns-2.35 / ours "
                      f"(ours ÷ paper); ns-2.35 lies within the cell's tolerance of ours in {agree} of them.")
+    unrun: dict = {}
+    for x in mine:
+        if why := x.get("not_run", {}).get("ns-2.35"):
+            unrun.setdefault(why, []).append(x["label"].split(": ", 1)[-1])
+    for why, cells in unrun.items():
+        notes.append(f"Not run in ns-2.35 ({', '.join(cells)}): {why}.")
     for how in dict.fromkeys(x.get("band", "") for x in mine):
         if how:
             cells = [x["label"].split(": ", 1)[-1] for x in mine if x.get("band") == how]
@@ -581,15 +588,15 @@ def _table_notes(tab: dict, rows: list[dict]) -> list[str]:
     return notes
 
 
-def reference_output(ctx: Context, others: dict | None = None) -> Output | None:
+def reference_output(ctx: Context, others: dict | None = None, refused: dict | None = None) -> Output | None:
     exp = ctx.exp
     if not exp.references and not exp.claims:
         return None
     from ..analysis.markdown import md_table as _md
     from .crosscheck import cell as engine_cell
 
-    sc = score(ctx, others)
-    engines = list(others or {})  # a column each, beside the paper's and ours
+    sc = score(ctx, others, refused)
+    engines = list(dict.fromkeys([*(others or {}), *(refused or {})]))  # a column each, beside the paper's and ours
     parts = []
     singles = [x for x in sc["values"] if x.get("table") is None]
     if singles:
@@ -626,11 +633,15 @@ def reference_output(ctx: Context, others: dict | None = None) -> Output | None:
 
 def _csv_row(x: dict, kind: str) -> dict:
     """A row of reference.csv: the evaluated row, each other engine's result in columns of its own."""
-    out = {k: v for k, v in x.items() if k != "crosscheck"}
+    out = {k: v for k, v in x.items() if k != "not_run"}
+    if x["crosscheck"]:  # the engines that measured it (an empty one stays "{}", as without other engines)
+        out["crosscheck"] = ", ".join(x["crosscheck"])
     out.update(kind=kind, figure="; ".join(x["figure"]))
     for name, e in x.get("crosscheck", {}).items():
         out.update({name: e["ours"], f"{name} value": e["value"], f"{name} ok": e["ok"],
                     f"{name} agrees with aqmlab": e["with_aqmlab"]})
+    for name, why in x.get("not_run", {}).items():
+        out[name] = f"not run: {why}"
     return out
 
 

@@ -92,23 +92,50 @@ def arbitrate(row: dict, engine: str, e: dict, kind: str) -> None:
     row["reason_before"] = before
 
 
-def add_engines(ctx, others: dict, exp, values: list, claims: list, evaluators: dict) -> None:
+def refusal_line(msg: str, full: bool = False) -> str:
+    """A translator's refusal without the file it names: ``<key path>: <why>`` (``full``: with the
+    translator's explanation after it)."""
+    head, sep, rest = msg.partition(".toml: ")
+    text = (rest if sep and "\n" not in head and " " not in head else msg).splitlines()[0]
+    return text if full else ": ".join(text.split(": ")[:2])
+
+
+def not_run(ctx, entry: dict, refused: dict) -> str:
+    """Why an engine did not run the points ``entry`` rests on (its ``where``): the refusals of those
+    of our runs it refused (``refused``: a run's ``run`` column -> the refusal), each once; '' if none."""
+    runs = ctx.runs
+    if runs.empty or "run" not in runs.columns or not refused:
+        return ""
+    try:
+        sel = runs[where_mask(runs, entry.get("where"))]
+    except SpecError:
+        return ""
+    return "; ".join(dict.fromkeys(refused[k] for k in sel["run"] if k in refused))
+
+
+def add_engines(ctx, others: dict, exp, values: list, claims: list, evaluators: dict, refused=None) -> None:
     """Fill in every row's ``crosscheck`` from the other engines' runs and arbitrate the misses
-    (``evaluators``: "value" and "claim" -> the function that evaluates one on a context)."""
-    for name, other in (others or {}).items():
+    (``evaluators``: "value" and "claim" -> the function that evaluates one on a context). A row the
+    engine could not measure because it refused its points gets the refusals in ``not_run``
+    (``refused``: engine name -> {a run's ``run`` column -> the translator's one-line refusal})."""
+    others, refused = others or {}, refused or {}
+    for name in dict.fromkeys(list(others) + list(refused)):
         for kind, entries, rows in (("value", exp.references, values), ("claim", exp.claims, claims)):
             for r, x in zip(entries, rows):
-                e = measure(ctx, other, r, x, kind, evaluators[kind])
+                e = measure(ctx, others[name], r, x, kind, evaluators[kind]) if name in others else None
                 if e is not None:
                     x["crosscheck"][name] = e
                     arbitrate(x, name, e, kind)
+                elif why := not_run(ctx, r, refused.get(name, {})):
+                    x.setdefault("not_run", {})[name] = why
 
 
 def cell(x: dict, engine: str = NS2) -> str:
     """A row's ``engine`` value as a cell, or ''."""
     e = x.get("crosscheck", {}).get(engine)
     if not e:
-        return ""
+        why = x.get("not_run", {}).get(engine)
+        return f"not run: {why}" if why else ""
     if e["ok"] is None:
         return e["agreement"]
     tail = "; agrees with aqmlab" if e["with_aqmlab"] else "; differs from aqmlab" if e["with_aqmlab"] is False else ""

@@ -17,6 +17,7 @@ from ..sweep import SweepError, SweepResult, execute, open_cache
 from . import hooks
 from . import report as rep
 from .compare import reference_output
+from .crosscheck import NS2, refusal_line
 from ..analysis.context import Context
 from .experiment import Experiment, ExperimentError, find_experiments, experiments_dir, load_experiment
 from ..analysis.figures import make_figure
@@ -48,6 +49,7 @@ class EngineSummary:
     refused: dict = field(default_factory=dict)
     substituted: list = field(default_factory=list)
     note: str = ""
+    refused_at: dict = field(default_factory=dict)  # point index -> the translator's refusal
 
 
 def select(ids, all_: bool, root=None) -> list[Experiment]:
@@ -274,7 +276,7 @@ def reproduce(exps: list[Experiment], out: Path, *, quick: bool = False, jobs=No
             d.engines["ns2"] = EngineSummary(
                 runs=len(eng.tasks), ran=[pts[i].describe() for i in sorted({t.point for t in eng.tasks})],
                 refused={pts[i].describe(): why for i, why in eng.refused.items()},
-                substituted=[pts[i].describe() for i in eng.substituted], note=eng.note)
+                substituted=[pts[i].describe() for i in eng.substituted], note=eng.note, refused_at=eng.refused)
             tasks = tasks + eng.tasks
         plans.append((d, sw, tasks))
     all_tasks = [t for _, _, ts in plans for t in ts]
@@ -319,7 +321,8 @@ def reproduce(exps: list[Experiment], out: Path, *, quick: bool = False, jobs=No
         for t in tasks:
             by_key.setdefault(t.key, set()).add(i)
     job = lambda i: DrawJob(plans[i][0].exp, plans[i][1], plans[i][2], str(c.root), str(out), quick,  # noqa: E731
-                            tuple(extra_set), keep_going)
+                            tuple(extra_set), keep_going,
+                            {NS2: e.refused_at for e in [plans[i][0].engines.get("ns2")] if e and e.refused_at})
 
     def stored(t):
         for i in by_key.get(t.key, ()):
@@ -361,6 +364,7 @@ class DrawJob:
     quick: bool
     extra_set: tuple
     keep_going: bool
+    refused: dict = field(default_factory=dict)  # engine name -> {point index: why it cannot run it} (--ns2)
 
 
 def draw(job: DrawJob) -> Done:
@@ -386,7 +390,10 @@ def draw(job: DrawJob) -> Done:
     if ns2:  # ns-2.35's runs of the points it can express: their own runs table, beside ours
         res2 = SweepResult(job.sweep, ns2, Cache(job.cache), {})
         res2.save(outdir / "ns2", tables=())
-        others["ns-2.35"] = Context(d.exp, res2, outdir / "ns2", job.quick)
+        others[NS2] = Context(d.exp, res2, outdir / "ns2", job.quick)
+    # the points an engine refused: a row resting on them says why (the translator's one line)
+    refused = {name: {t.key[:12]: refusal_line(at[t.point]) for t in own if t.point in at}
+               for name, at in job.refused.items()}
     for spec in d.exp.figures:
         try:
             d.outputs.append(make_figure(ctx, spec, hooks.KINDS))
@@ -407,7 +414,7 @@ def draw(job: DrawJob) -> Done:
         except Exception as err:
             d.errors.append(f"{name} beside aqmlab: {type(err).__name__}: {err}")
     try:
-        r = reference_output(ctx, others)
+        r = reference_output(ctx, others, refused)
         if r is not None:
             d.outputs.append(r)
             d.score = r.score
@@ -633,12 +640,6 @@ def write_report(done: list[Done], out: Path, quick: bool, seconds: float) -> li
     return rep.write(blocks, out, title.removeprefix("aqmlab: "))
 
 
-def _short_refusal(msg: str) -> str:
-    """A translator's refusal without the file it names: ``<key path>: <why>``."""
-    head, sep, rest = msg.partition(".toml: ")
-    return rest if sep and "\n" not in head and " " not in head else msg
-
-
 def engine_text(e: EngineSummary) -> str:
     """One line of an experiment's set-up: which points ns-2.35 ran, and why not the others."""
     n = len(e.ran) + len(e.refused)
@@ -648,7 +649,7 @@ def engine_text(e: EngineSummary) -> str:
         text += f"; {e.note} ({'; '.join(e.substituted)})"
     why: dict = {}
     for label, msg in e.refused.items():
-        why.setdefault(_short_refusal(msg), []).append(label)
+        why.setdefault(refusal_line(msg, full=True), []).append(label)
     if why:
         text += ". Not expressible in ns-2.35: " + "; ".join(f"{', '.join(labels)} — {w}" for w, labels in why.items())
     return text + "."

@@ -162,11 +162,21 @@ def misses(done) -> list[str]:
         parts = []
         for x in xs:
             what = f"published {x['published']}, ours {x['ours']}" if kind == "value" else f"ours: {x['ours']}"
+            what += _engine_text(x, kind)
             parts.append(f"\u201c{x['label']}\u201d: {what} — {one_line(x['reason'])}")
         stmt = xs[0]["item"].split(": ", 1)[1] if "statement" in xs[0]["item"] else ""
         out.append(f"**#{n}** {where} ({_link(d.exp.id)}), {kind}" + (f" ({stmt}, {len(xs)} parts missed)" if stmt
                                                                       else "") + " " + "; ".join(parts))
     return out
+
+
+def _engine_text(x: dict, kind: str, engine: str = NS2) -> str:
+    """ns-2.35's result of a row for the list of misses, or why it did not run the row's points."""
+    e = x.get("crosscheck", {}).get(engine)
+    if e and e["ok"] is not None:
+        return f", {engine} {e['ours']}" if kind == "value" else f"; {engine}: {e['ours']}"
+    why = x.get("not_run", {}).get(engine)
+    return f" ({engine} not run: {why})" if why else ""
 
 
 def _kind_of(x: dict) -> str:
@@ -198,7 +208,12 @@ def engine_summary(done, engine: str = NS2) -> tuple[list[str], list[str]]:
     its = [(d, kind, it) for d in done if d.score
            for kind, rows in (("value", d.score["values"]), ("claim", d.score["claims"])) for it in items(rows)]
     measured = [(d, kind, it) for d, kind, it in its if any(engine in x.get("crosscheck", {}) for x in it)]
-    if not measured:
+    unrun: dict = {}  # a refusal -> the counted items it kept from ns-2.35
+    for d, kind, it in its:
+        if not any(engine in x.get("crosscheck", {}) for x in it):
+            for why in dict.fromkeys(w for x in it for w in x.get("not_run", {}).get(engine, "").split("; ") if w):
+                unrun[why] = unrun.get(why, 0) + 1
+    if not measured and not unrun:
         return [], []
     compared = [(d, kind, it) for d, kind, it in measured
                 if any(x.get("crosscheck", {}).get(engine, {}).get("ok") is not None for x in it)]
@@ -218,8 +233,12 @@ def engine_summary(done, engine: str = NS2) -> tuple[list[str], list[str]]:
                                f"{x.get('published', '')}, {engine} {e['ours']}, aqmlab {x['ours']}")
     text = [f"{len(compared)} counted items rest only on run points {engine} ran ({len(measured) - len(compared)} "
             f"more were not run at their point in this mode): aqmlab matches the paper in {len(ours_ok)} of them "
-            f"({len(theirs_miss)} of which {engine} misses), and misses it in {len(missed)}: "
-            + ", ".join(f"{n} *{k}*" for k, n in kinds.items()) + "."]
+            f"({len(theirs_miss)} of which {engine} misses), and misses it in {len(missed)}"
+            + (": " + ", ".join(f"{n} *{k}*" for k, n in kinds.items()) if kinds else "") + "."]
+    if unrun:
+        text.append("Items resting on points ns-2.35 cannot express, by the translator's refusal (an item can have "
+                    "several): " + "; ".join(f"{n} — {why}" for why, n in sorted(unrun.items(), key=lambda t: -t[1]))
+                    + ".")
     return text, defects
 
 
