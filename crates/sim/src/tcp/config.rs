@@ -96,8 +96,10 @@ pub struct TcpConfig {
     /// RFC 3042 Limited Transmit: on the first and second duplicate ACK, send one new segment if
     /// the receiver window allows and at most `cwnd + 2` would be outstanding (ns-2's `singledup_`).
     pub limited_transmit: bool,
-    /// Restart the retransmission timer when a segment is retransmitted by fast retransmit or on
-    /// a partial ACK (ns-2 and Linux do; RFC 6298 restarts it only on new ACKs).
+    /// Restart the retransmission timer when a segment is retransmitted by fast retransmit, on the
+    /// first NewReno partial ACK of a recovery (never on the later ones: RFC 6582's "Impatient"
+    /// variant, as ns-2.35) or by SACK recovery (ns-2 and Linux do; RFC 6298 restarts it only on
+    /// new ACKs).
     pub rto_restart_on_retransmit: bool,
     pub delayed_ack: bool,
     pub delack_count: u32,

@@ -5,11 +5,16 @@
 //! window was lost: retransmit the first unacknowledged segment at once, deflate `cwnd` by the
 //! amount acknowledged and add back one segment, and stay in fast recovery. A *full* ACK (beyond
 //! `recover`) ends recovery with `cwnd = ssthresh`. So `n` losses in one window take about `n`
-//! round trips and no timeout. The retransmission timer is re-armed on every partial ACK with the
-//! `ns2` and `modern` presets (`rto_restart_on_retransmit`: ns-2 and Linux re-arm it when they
-//! retransmit, the "Slow-but-Steady" variant of RFC 3782 §4); with that option off, only on the
-//! first partial ACK (the "Impatient" variant). Duplicate ACKs do not start a second
-//! fast retransmit until `recover` is acknowledged (the "Careful" variant, RFC 6582 §3.2 step 2).
+//! round trips — unless the retransmission timer expires first: it is restarted at the first
+//! partial ACK of a recovery only (RFC 6582 §3.2 step 5; the "Impatient" variant, RFC 6582 §4), as
+//! ns-2.35's NewReno agent does (`tcp-newreno.cc` restarts it in `partialnewack_helper` only while
+//! `firstpartial_` is 0, with its default `newreno_changes1_ = 1`, and `TcpAgent::output` leaves a
+//! pending timer alone). A window that lost many segments is then repaired by the timeout's
+//! go-back-N rather than one segment per round trip. Fast retransmit itself restarts the timer
+//! (with `rto_restart_on_retransmit`, as ns-2's `reset_rtx_timer` and Linux do); the retransmissions
+//! of the later partial ACKs do not, whatever that option says. Duplicate ACKs do not start a
+//! second fast retransmit until `recover` is acknowledged (the "Careful" variant, RFC 6582 §3.2
+//! step 2).
 //!
 //! Congestion control is [`crate::tcp::reno::Reno`]'s.
 
@@ -20,8 +25,7 @@ use crate::tcp::sender_core::SenderCore;
 /// NewReno's fast recovery and its one piece of state.
 #[derive(Debug, Clone, Default)]
 pub struct NewReno {
-    /// A partial ACK arrived in this recovery (the timer is restarted only on the first one,
-    /// unless every retransmission restarts it).
+    /// A partial ACK arrived in this recovery (the timer is restarted only on the first one).
     partial_seen: bool,
 }
 
@@ -41,13 +45,17 @@ impl LossRecovery for NewReno {
         if full {
             return InRecovery::Exit;
         }
-        // partial acknowledgement (RFC 6582 §3.2 step 4)
+        // partial acknowledgement (RFC 6582 §3.2 step 4): the timer restarts at the first one only
         let s = c.snd_una;
-        c.retransmit(s, cx);
+        let first = !self.partial_seen;
+        if first {
+            c.retransmit(s, cx);
+        } else {
+            c.retransmit_on_timer(s, cx);
+        }
         c.cwnd = deflate(c.cwnd, newly);
-        let restart_timer = !self.partial_seen;
         self.partial_seen = true;
-        InRecovery::Stay { restart_timer }
+        InRecovery::Stay { restart_timer: first }
     }
 }
 
