@@ -60,10 +60,12 @@ def small(tmp_path):
 
 
 def pytest_collection_modifyitems(config, items):
-    """Long fuzzing runs (marker ``fuzz``) run only when asked for: ``pytest -m fuzz``."""
-    if "fuzz" in (config.option.markexpr or ""):
-        return
-    skip = pytest.mark.skip(reason="long fuzzing run: select it with -m fuzz")
-    for item in items:
-        if "fuzz" in item.keywords:
-            item.add_marker(skip)
+    """Long fuzzing runs (marker ``fuzz``) and long runs of the packaged experiments (marker
+    ``slow``) run only when asked for: ``pytest -m fuzz``, ``pytest -m slow``."""
+    for mark, why in (("fuzz", "long fuzzing run"), ("slow", "long run (a whole reproduction)")):
+        if mark in (config.option.markexpr or ""):
+            continue
+        skip = pytest.mark.skip(reason=f"{why}: select it with -m {mark}")
+        for item in items:
+            if mark in item.keywords:
+                item.add_marker(skip)

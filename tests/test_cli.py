@@ -271,3 +271,43 @@ def test_headline_jain_says_which_flows_with_web_sessions(tmp_path):
     assert int(users.group(1)) == row["users.count"] and float(users.group(2)) == round(row["users.jain_throughput"], 3)
     plain = cli("run", EXAMPLES / "dumbbell-red.toml", "--set", "simulation.duration=20s", "--out", tmp_path / "red")
     assert "Jain's index: throughput, all flows" in plain.stdout and "users" not in plain.stdout
+
+
+STALLED = """
+name = "stalled"
+[simulation]
+duration = "20s"
+warmup = "5s"
+[bottleneck]
+rate = "1Mb/s"
+delay = "10ms"
+limit = 8
+[tcp]
+preset = "ns2-2.1b9"       # ns-2.1b9's 1 s minimum RTO: losses in a tiny buffer stall the flows
+[[flows]]
+name = "reno"
+transport = "tcp"
+count = 12
+tcp = { variant = "reno" }
+"""
+
+
+def test_run_notes_the_flows_long_in_rto_recovery(tmp_path):
+    """docs/tcp.md, "Timeouts and what a user sees": the flows table's rto_recovery_s, the group
+    summary's count of flows above a tenth of the window, and a one-line note per such group."""
+    p = tmp_path / "s.toml"
+    p.write_text(STALLED)
+    r = cli("run", p, "--out", tmp_path / "out")
+    assert r.returncode == 0, r.stderr
+    flows = pd.read_csv(tmp_path / "out" / "flows.csv")
+    g = json.loads((tmp_path / "out" / "summary.json").read_text())["groups"][0]
+    window = 15.0
+    long = int((flows["rto_recovery_s"] > window / 10).sum())
+    assert long > 0 and g["rto_recovery_flows"] == long
+    assert g["rto_recovery_max_s"] == pytest.approx(flows["rto_recovery_s"].max())
+    assert flows["rto_recovery_s"].max() <= window
+    # time in recovery only where there were timeouts
+    assert (flows.loc[flows["timeouts"] == 0, "rto_recovery_s"] == 0).all()
+    notes = [l for l in r.stdout.splitlines() if l.startswith("note:")]
+    assert len(notes) == 1 and f"{long} flow" in notes[0] and "of reno" in notes[0], r.stdout
+    assert "recovering from retransmission timeouts" in notes[0]

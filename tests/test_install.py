@@ -158,3 +158,15 @@ def test_the_wheel_installs_and_runs_without_rust(wheel, tmp_path):
     assert str(venv) in where.stdout, where.stdout
     if python != sys.executable:
         assert "(3, 10)" in where.stdout, where.stdout
+    # what lives beside the code is installed with it: the examples, the column definitions, the
+    # TCP-against-Linux cases (issue 40)
+    ex = subprocess.run([str(bindir / "aqmlab"), "run", "--example", "voip-latency", "--set", "simulation.duration=20s"],
+                        capture_output=True, text=True, env=env, cwd=work, timeout=600)
+    assert ex.returncode == 0 and "loss" in ex.stdout, ex.stderr
+    metrics = subprocess.run([str(bindir / "aqmlab"), "list", "metrics", "group.voip.loss"], capture_output=True,
+                             text=True, env=env, cwd=work)
+    assert metrics.returncode == 0 and "group.<name>.loss [fraction]" in metrics.stdout, metrics.stderr
+    vs = subprocess.run([str(bindir / "python"), "-m", "aqmlab.emulate.vslinux", "--sim-only", "--cases", "reno",
+                         "--seeds", "1", "--duration", "4", "--interval", "100ms", "--out", "vs"],
+                        capture_output=True, text=True, env=env, cwd=work, timeout=600)
+    assert vs.returncode == 0 and (work / "vs" / "table.md").is_file(), vs.stderr

@@ -8,6 +8,10 @@ those under ``if TYPE_CHECKING:`` are skipped: they never run). The layers, lowe
 A module may import its own layer and lower ones; the four in braces are siblings that never
 import each other; ``aqmlab._core`` (the engine) may be imported from anywhere. Besides:
 
+* a module that loads a file as a module (``importlib.util.spec_from_file_location``, as a figure
+  kind runs an experiment's ``hook.py``) imports what that file imports: every file of the package's
+  data folders with the name the module gives (``"hook.py"``) counts, so a hook's import of a
+  higher layer is the loading module's violation;
 * nothing inside the package imports the package root (``aqmlab/__init__.py``: ``import aqmlab``,
   ``from .. import __version__``); the root only re-exports;
 * there is no import circle between modules (package ``__init__`` modules included);
@@ -34,7 +38,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "python" / "aqmlab"
 
 #: the layers, lowest first; the layers of one tuple are siblings that must not import each other
-LAYERS = [("base",), ("run",), ("ns2",), ("sweep",), ("models",), ("analysis",), ("reproduce", "plot", "emulate", "bench"),
+LAYERS = [("base",), ("run",), ("ns2",), ("sweep",), ("models",), ("analysis",), ("reproduce", "plot", "emulate", "bench", "ns3"),
           ("cli",)]
 #: the engine: importable from every layer, imports nothing of ours
 NATIVE = "_core"
@@ -109,6 +113,27 @@ def imports(name: str, path: Path, known: dict) -> list[tuple[str, list[str], in
     return out
 
 
+def file_loads(name: str, path: Path, pkg: Path, known: dict) -> list[tuple[str, list[str], int]]:
+    """The imports of the files a module loads as modules: where it calls
+    ``importlib.util.spec_from_file_location``, the imports of every file under the package's data
+    folders named by a ``"*.py"`` string of that module, at the line of the call."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    calls = [n.lineno for n in _nodes(tree) if isinstance(n, ast.Call)
+             and getattr(n.func, "attr", getattr(n.func, "id", None)) == "spec_from_file_location"]
+    if not calls:
+        return []
+    names = {n.value for n in _nodes(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)
+             and n.value.endswith(".py")}
+    out = []
+    for folder in DATA:
+        for name_ in sorted(names):
+            for f in sorted((pkg / folder).rglob(name_)):
+                # the loaded file is not a module of the package: read its absolute imports
+                for target, imported, _ in imports(f"{pkg.name}.{folder}.x", f, known):
+                    out.append((target, imported, calls[0]))
+    return out
+
+
 def _private(name: str) -> bool:
     return name.startswith("_") and not (name.startswith("__") and name.endswith("__")) and name != NATIVE
 
@@ -168,7 +193,7 @@ def violations(pkg: Path = PACKAGE, layers=LAYERS) -> list[str]:
         if len(parts) > 1 and parts[1] not in rank:
             bad.append(f"{rel}: not in a layer ({parts[1]!r} is none of {', '.join(rank)})")
             continue
-        for target, names, line in imports(mod, path, known):
+        for target, names, line in imports(mod, path, known) + file_loads(mod, path, pkg, known):
             where = f"{rel}:{line}"
             tparts = target.split(".")
             if target == top:
@@ -329,6 +354,10 @@ GOOD = {"base/errors.py": "class Oops(ValueError):\n    pass\n",
      "import circle: aqmlab.run.loop_a <-> aqmlab.run.loop_b"),
     ({"sweep/__init__.py": "from .spec import Sweep\n", "sweep/spec.py": "from . import Sweep as S\n"},
      "import circle: aqmlab.sweep <-> aqmlab.sweep.spec"),
+    ({"analysis/figs.py": "import importlib.util\n\ndef hook(d):\n"
+                          "    return importlib.util.spec_from_file_location('h', d / 'hook.py')\n",
+      "experiments/e1/hook.py": "from aqmlab.cli.main import main\n", "cli/main.py": "def main():\n    pass\n"},
+     "a higher layer"),
 ])
 def test_the_checks_fail_on_a_package_that_breaks_them(tmp_path, files, expect):
     bad = violations(_package(tmp_path, {**GOOD, **files}))

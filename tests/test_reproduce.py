@@ -160,6 +160,8 @@ def test_reproduce_one_small_experiment(tiny, tmp_path):
     for name in ["fig1-udp-share", "per-flow", "queue"]:
         assert (d / f"{name}.png").stat().st_size > 5000 and (d / f"{name}.svg").is_file(), name
     assert (d / "table1.csv").is_file() and (d / "table1.md").read_text().startswith("| scheme |")
+    tex = (d / "table1.tex").read_text()  # LaTeX beside CSV and Markdown (booktabs)
+    assert r"\toprule" in tex and r"\bottomrule" in tex and "scheme &" in tex and r"\caption{" in tex
     runs = pd.read_csv(d / "runs.csv")
     assert len(runs) == 2 * 2 * 2 and set(runs["scheme"]) == {"RED", "CHOKe"} and set(runs["N"]) == {2, 4}
     assert (d / "flows.parquet").is_file() and (d / "scenario.toml").is_file()
@@ -174,7 +176,9 @@ def test_reproduce_one_small_experiment(tiny, tmp_path):
     assert report.index("## Scorecard") < report.index("## Contents") < report.index("## tiny")
     summary = report.split("## Summary of the experiments", 1)[1].split("## tiny", 1)[0]
     row = next(l for l in summary.splitlines() if l.startswith("| [tiny](#tiny)"))
-    assert [c.strip() for c in row.split("|")[3:5]] == ["8", "ran"], row  # runs and state, never "ok"
+    # runs, how many came from the cache (none: it was empty), and the state, never "ok"
+    assert [c.strip() for c in row.split("|")[3:6]] == ["8", "0", "ran"], row
+    assert "Runs: 8, of which 0 came from the cache" in report
     assert "| ok |" not in summary
     assert "is highest at" in report  # the automatic comparison
     assert "Quick mode" in report and "simulation.duration=\"5s\"" in report  # the set-up as run
@@ -183,6 +187,10 @@ def test_reproduce_one_small_experiment(tiny, tmp_path):
 
     again = cli("reproduce", "tiny", "--quick", "--experiments", tiny, "--out", out, "--cache", tmp_path / "cache")
     assert again.returncode == 0 and "8 runs, all in the cache" in again.stderr
+    report = (out / "report.md").read_text()  # the report says which results came from the cache
+    assert "Runs: 8, of which 8 came from the cache" in report
+    row = next(l for l in report.splitlines() if l.startswith("| [tiny](#tiny) | A tiny"))
+    assert [c.strip() for c in row.split("|")[3:6]] == ["8", "8", "ran"], row
 
 
 def test_reproduce_runs_the_full_settings_without_quick(tiny, tmp_path):
@@ -197,7 +205,7 @@ def test_reproduce_runs_the_full_settings_without_quick(tiny, tmp_path):
     (["nope"], "nope: unknown experiment"),
     ([], "give experiment ids or --all"),
     (["tiny", "--all"], "give experiment ids or --all, not both"),
-    (["tiny", "--set", "flows[0].bogus=1"], "flows[0].bogus: unknown field"),
+    (["tiny", "--set", "flows[0].bogus=1"], "--set flows[0].bogus=1: unknown field"),
     (["tiny", "--jobs", "0"], "--jobs: must be a positive integer"),
 ])
 def test_bad_reproduce_input_is_a_one_line_error(tiny, tmp_path, args, message):

@@ -316,7 +316,7 @@ def test_sweep_interrupted_by_ctrl_c_resumes(scen, tmp_path):
 @pytest.mark.parametrize("args, message", [
     (["--vary", "flows[0].count"], "--vary flows[0].count: expected key.path=value1,value2,..."),
     (["--vary", "flows[0].count=1,,2"], "empty value"),
-    (["--vary", "flows[0].bogus=1,2"], "flows[0].bogus: unknown field"),
+    (["--vary", "flows[0].bogus=1,2"], "--vary flows[0].bogus=1: unknown field"),
     (["--vary", "flows[9].count=1"], "index [9] is out of range"),
     (["--vary", "flows[0].count=1", "--vary", "flows[0].count=2"], "varied twice"),
     (["--seeds", "0"], "--seeds: must be a positive integer"),

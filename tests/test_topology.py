@@ -27,7 +27,7 @@ def test_parking_lot_prints_each_congested_link_and_each_groups_share(tmp_path):
         assert "choke" in row[0] and f"{link['utilisation'] * 100:.1f}%" in row[0]
     # a row per group, with its share of every link it crosses and "-" for the others
     head = next(l for l in lines if l.startswith("group "))
-    assert head.split()[5:8] == ["r0-r1", "r1-r2", "r2-r3"]
+    assert head.split()[5:9] == ["at", "r0-r1", "r1-r2", "r2-r3"]
     rows = {l.split()[0]: l for l in lines if l.split() and l.split()[0] in {g["name"] for g in s["groups"]}}
     assert set(rows) == {"long", "cross_1", "cross_2", "cross_3", "udp"}
     for hop, link in enumerate(["r0-r1", "r1-r2", "r2-r3"]):

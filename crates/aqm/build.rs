@@ -134,7 +134,10 @@ fn reference(text: &str) -> String {
     out.join(" ")
 }
 
-fn enums(text: &str, out: &mut Vec<(String, String, Vec<(String, String)>)>) {
+/// An enum of parameter values: its name, its comment, and each variant with its comment.
+type EnumDoc = (String, String, Vec<(String, String)>);
+
+fn enums(text: &str, out: &mut Vec<EnumDoc>) {
     let lines: Vec<&str> = text.lines().collect();
     for (i, l) in lines.iter().enumerate() {
         let t = l.trim();
@@ -205,6 +208,25 @@ fn main() {
     let mut refs: Vec<(String, String)> = Vec::new();
     let mut family_red: Vec<Field> = Vec::new();
     let mut family_victim: Vec<Field> = Vec::new();
+    // the shared field blocks of the other parameter macros (`pi_law_params!`, ...): a macro that
+    // defines `pub struct $name { <its fields> $( ... )* }` puts those fields first
+    let mut shared: Vec<(String, Vec<Field>)> = Vec::new();
+    for path in files.iter().filter(|p| p.extension().and_then(|e| e.to_str()) == Some("rs")) {
+        let text = fs::read_to_string(path).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        for (i, l) in lines.iter().enumerate() {
+            let Some(rest) = l.trim().strip_prefix("macro_rules! ") else { continue };
+            let name: String = rest.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+            if name == "family_params" {
+                continue;
+            }
+            let (body, _) = braced(&lines, i);
+            if let Some(k) = body.iter().position(|b| b.trim() == "pub struct $name {") {
+                let (fields_body, _) = braced(&body, k);
+                shared.push((name, fields(&fields_body)));
+            }
+        }
+    }
     for path in files {
         if path.extension().and_then(|e| e.to_str()) != Some("rs") {
             continue;
@@ -240,11 +262,20 @@ fn main() {
                 continue;
             }
             let (body, end) = if t.ends_with("{}") { (Vec::new(), i) } else { braced(&lines, i) };
-            let inside_family = lines[..i].iter().rev().take(3).any(|p| p.contains("family_params!"));
+            // the invocation of a parameter macro, above the struct's comments and the macro's own
+            // arguments
+            let opener = lines[..i].iter().rev().map(|p| p.trim()).find(|p| {
+                !(p.starts_with("///") || p.starts_with("#[") || p.starts_with("defaults =") || p.is_empty())
+            });
+            let inside_family = opener == Some("family_params! {");
+            let mut own = fields(&body);
+            if let Some((_, block)) = shared.iter().find(|(m, _)| opener.is_some_and(|o| o == format!("{m}! {{"))) {
+                own.splice(0..0, block.iter().cloned());
+            }
             let after = lines.get(end).map(|l| l.trim().trim_start_matches('}').trim()).unwrap_or("");
             let next = lines.get(end + 1).map(|l| l.trim()).unwrap_or("");
             let red = inside_family && (after == "red" || next == "red");
-            structs.push(Struct { name, file: stem.clone(), fields: fields(&body), red, family: inside_family });
+            structs.push(Struct { name, file: stem.clone(), fields: own, red, family: inside_family });
         }
     }
     let mut out = String::new();

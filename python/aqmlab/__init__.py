@@ -19,12 +19,12 @@ Errors (all in :mod:`aqmlab.base.errors`): ``ScenarioError`` for a bad scenario 
 ``SweepError`` for a bad sweep, ``SimulationError``/``RunFailed`` when a run fails.
 
 **Layers.** The package is built in layers, each a subpackage that imports only itself, lower
-layers and the engine; the four apps are siblings that never import each other; nothing imports
+layers and the engine; the five apps are siblings that never import each other; nothing imports
 this module, which only re-exports (``tests/test_layers.py`` checks all of it; docs/architecture.md
 draws it)::
 
     cli                                   the `aqmlab` command, one module per subcommand
-    reproduce   plot   emulate   bench    the apps (siblings)
+    reproduce   plot   emulate   bench   ns3    the apps (siblings)
     analysis                              statistics, figures, tables, plot style
     models                                the analytical models
     sweep                                 sweeps, run keys, the cache, executors
@@ -55,6 +55,8 @@ module                          contents
 ``run.snapshots``               the spatial distribution of flows in the queue
 ``run.diff``                    two runs side by side: scenario keys and summary numbers that differ
 ``run.summary``                 ``summary.json`` from a flows table and link counts (emulation, ns-2.35)
+``run.columns``                 what every column means: the definitions and units docs/metrics.md and
+                                ``aqmlab list metrics`` print (``columns.toml``)
 ``ns2``                         ns-2.35 as a second engine (docs/crosscheck.md)
 ``ns2.plan``                    a scenario translated for ns-2.35, or refused in one line naming the key
 ``ns2.script``                  the translation written as an ns-2 Tcl script
@@ -90,14 +92,18 @@ module                          contents
 ``analysis.overlays``           model curves over simulations
 ``analysis.plotstyle``          the ``paper`` and ``draft`` styles
 ``analysis.markdown``           Markdown tables
+``analysis.latex``              LaTeX tables (booktabs), beside the CSV and Markdown ones
 ``reproduce``                   the papers' experiments, run, drawn and reported
 ``reproduce.experiment``        experiment.toml read and checked; an experiment as a sweep
 ``reproduce.references``        reference.toml: published values, tables and claims, read and checked
 ``reproduce.compare``           published values, tables and claims beside ours
+``reproduce.audit``             the counting rules checked: no set-up value, no number twice, no fair match
+``reproduce.explain``           a miss's reason written from the run it explains (placeholders, markers)
 ``reproduce.papers``            the papers' inventories: every figure and table of each paper
 ``reproduce.scorecard``         the report's front page: counts per paper, figure and experiment
 ``reproduce.report``            report.md and report.html
 ``reproduce.runner``            ``aqmlab reproduce``
+``reproduce.hooks``             the ``hook`` figure kind: an experiment's own ``hook.py``
 ``reproduce.figures``           names for experiments' ``hook.py`` (from ``analysis.figures``)
 ``reproduce.context``           names for experiments' ``hook.py`` (from ``analysis.context``)
 ``plot``                        ``aqmlab plot`` from Python
@@ -116,6 +122,13 @@ module                          contents
 ``bench.overhead``              import, whole-run and sweep overhead
 ``bench.choke``                 the CHOKe family against RED
 ``bench.htsim``                 aqmlab beside htsim
+``ns3``                         ns-3.44 as a third opinion on the modern senders and queues
+``ns3.build``                   the ns-3 program compiled against the ``ns3`` wheel, once
+``ns3.plan``                    a dumbbell translated for ns-3, or refused in one line naming the key
+``ns3.engine``                  ``run``: a scenario run in ns-3, read back as a ``Result``
+``ns3.cases``                   the comparison's cases and tolerances
+``ns3.report``                  its table and figures
+``ns3.vsns3``                   aqmlab against ns-3 (``python -m``)
 ``cli``                         the ``aqmlab`` command (``aqmlab.cli:main``)
 ``cli.app``                     the parser and ``main``
 ``cli.common``                  exit codes, one-line errors, shared options
@@ -133,13 +146,15 @@ module                          contents
 ``cli.crosscheck``              ``aqmlab crosscheck``
 ==============================  ================================================================
 
-``experiments/`` holds the experiment folders (data, installed with the package).
+``experiments/`` holds the experiment folders, ``examples/`` the example scenarios (data, installed
+with the package: ``aqmlab.example("voip-latency")`` is one's path, ``aqmlab run --example NAME``
+runs it).
 """
 
 from .base.errors import RunFailed, ScenarioError, SimulationError, SweepError
 from .base.version import __version__
-from .run import Result, names, run, spatial_distribution, validate
+from .run import Result, example, examples, names, run, spatial_distribution, validate
 from .sweep import sweep
 
 __all__ = ["run", "validate", "names", "spatial_distribution", "sweep", "Result", "ScenarioError", "SweepError",
-           "SimulationError", "RunFailed", "__version__"]
+           "SimulationError", "RunFailed", "__version__", "example", "examples"]

@@ -33,7 +33,8 @@ class SimulationError(RuntimeError):
     """A run failed (e.g. a packet-conservation violation, or an engine bug)."""
 
 def validate(text: str, name: str, overrides: Sequence[str] = ..., max_memory: _MaxMemory = None) -> str:
-    """Load and check a scenario without running it; a JSON description with the memory and event estimates."""
+    """Load and check a scenario without running it; a JSON description with the memory and event estimates
+    and ``notes``: what each link's queue discipline never uses though it acts, one line each."""
 
 def run(
     text: str,
@@ -72,6 +73,9 @@ def names(kind: str) -> list[tuple[str, str]]:
 
 def tcp_presets(details: bool) -> list[tuple[str, str]]:
     """The TCP presets with descriptions; with ``details``, each ns-2 preset's values and sources."""
+
+def flow_columns() -> tuple[list[str], list[str]]:
+    """The flows table's columns in order, and those that hold strings: every engine's flows schema."""
 
 def aqm_describe(name: str) -> tuple[str, str, list[tuple[str, str | None, str, str | None, str, list[tuple[str, str]]]]] | None:
     """A queue discipline's summary, reference and parameters: (name, alias, unit, default as a

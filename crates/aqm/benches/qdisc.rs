@@ -7,50 +7,12 @@
 //! from 1000 flows in turn, so matches are rare and the queue stays near L.
 
 use aqm::rng::Rng;
-use aqm::{AqmConfig, Limit, LinkInfo, ParamSource, Pkt, Queue};
+use aqm::{Limit, LinkInfo, Queue};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use std::hint::black_box;
 
-#[derive(Clone, Copy)]
-struct P {
-    flow: u32,
-}
-impl Pkt for P {
-    fn flow(&self) -> u32 {
-        self.flow
-    }
-    fn size(&self) -> u32 {
-        1000
-    }
-}
-
-struct J(serde_json::Value);
-impl ParamSource for J {
-    type Error = String;
-    fn get<T: serde::de::DeserializeOwned>(self) -> Result<T, String> {
-        serde_json::from_value(self.0).map_err(|e| e.to_string())
-    }
-}
-
-fn config(kind: &str, l: f64) -> AqmConfig {
-    let red = format!(r#""min_th": {}, "max_th": {}, "max_p": 0.02"#, l / 2.0, 2.0 * l);
-    let json = match kind {
-        "droptail" => "{}".to_string(),
-        "red" | "choke" | "gchoke" | "perfect_choke" => format!("{{{red}}}"),
-        "chokew" => format!(
-            r#"{{"l_th": {}, "l_minus": {}, "l_plus": {}, "p0_init": 1.0, "p_plus": 0.0, "p_minus": 0.0}}"#,
-            l / 4.0,
-            l / 2.0,
-            2.0 * l
-        ),
-        "choked" => format!(r#"{{"t_min": {}, "t_max": {}}}"#, l / 2.0, 2.0 * l),
-        "ward" => "{}".to_string(),
-        _ => unreachable!(),
-    };
-    let cfg = AqmConfig::parse(kind, J(serde_json::from_str(&json).unwrap())).unwrap().unwrap();
-    cfg.validate().unwrap();
-    cfg
-}
+mod common;
+use common::{config, P};
 
 fn bench(c: &mut Criterion) {
     let schemes = ["droptail", "red", "choke", "gchoke", "perfect_choke", "chokew", "choked", "ward"];

@@ -41,10 +41,10 @@ use serde::{Deserialize, Serialize};
 #[serde(deny_unknown_fields)]
 pub struct AfdParams {
     /// Entries of the shadow buffer `b`.
-    #[serde(default = "d_shadow")]
+    #[serde(default = "crate::defaults::afd::shadow_size")]
     pub shadow_size: u32,
     /// Probability that an arrival is copied into the shadow buffer (`1/s`).
-    #[serde(default = "d_sample")]
+    #[serde(default = "crate::defaults::afd::sample")]
     pub sample: f64,
     /// Which entry a sampled arrival replaces: `random` ([AFD]) or `fifo` (the oldest).
     #[serde(default)]
@@ -53,21 +53,21 @@ pub struct AfdParams {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub q_target: Option<f64>,
     /// Gain on the previous queue error (per packet).
-    #[serde(default = "d_alpha")]
+    #[serde(default = "crate::defaults::afd::alpha")]
     pub alpha: f64,
     /// Gain on the current queue error (per packet).
-    #[serde(default = "d_beta")]
+    #[serde(default = "crate::defaults::afd::beta")]
     pub beta: f64,
     /// Updates of `m_fair` per second.
-    #[serde(default = "d_update_rate")]
+    #[serde(default = "crate::defaults::afd::update_rate")]
     pub update_rate: f64,
     /// The link rate (bits per second) at which `alpha` and `beta` are per packet of queue; on a
     /// link of rate C they are scaled by `gains_at / C`, so that the loop reacts to the queue's
     /// delay, the same on every link.
-    #[serde(default = "d_gains_at")]
+    #[serde(default = "crate::defaults::afd::gains_at")]
     pub gains_at: f64,
     /// Bytes per "packet" of the controller's queue in byte mode.
-    #[serde(default = "d_pkt")]
+    #[serde(default = "crate::defaults::afd::mean_pkt_size")]
     pub mean_pkt_size: u32,
     /// Where `m_fair` starts (the paper leaves it open).
     #[serde(default)]
@@ -96,42 +96,9 @@ pub enum Replacement {
     Fifo,
 }
 
-fn d_shadow() -> u32 {
-    1000
-}
-fn d_sample() -> f64 {
-    1.0
-}
-fn d_alpha() -> f64 {
-    1.7
-}
-fn d_beta() -> f64 {
-    1.8
-}
-fn d_update_rate() -> f64 {
-    160.0
-}
-fn d_pkt() -> u32 {
-    1000
-}
-fn d_gains_at() -> f64 {
-    1e6
-}
-
 impl Default for AfdParams {
     fn default() -> Self {
-        AfdParams {
-            shadow_size: d_shadow(),
-            sample: d_sample(),
-            replacement: Replacement::Random,
-            q_target: None,
-            alpha: d_alpha(),
-            beta: d_beta(),
-            update_rate: d_update_rate(),
-            gains_at: d_gains_at(),
-            mean_pkt_size: d_pkt(),
-            m_fair_start: MfairStart::EqualShare,
-        }
+        crate::defaults::of()
     }
 }
 
@@ -154,9 +121,7 @@ impl Params for AfdParams {
                 format!("must be in [0.001, 1e9] per second, got {}", self.update_rate),
             ));
         }
-        if self.mean_pkt_size == 0 {
-            return Err(ParamError::new("mean_pkt_size", "must be at least 1 byte"));
-        }
+        crate::control::check_bytes("mean_pkt_size", self.mean_pkt_size)?;
         check_range("gains_at", self.gains_at, 1.0, 1e15)?;
         Ok(())
     }
@@ -269,6 +234,8 @@ impl<P: Pkt> Scheme<P> for Afd<P> {
         Afd::new(params, link, limit)
     }
 }
+
+crate::hint::hint_from!(Afd, fifo.get);
 
 impl<P: Pkt> Qdisc<P> for Afd<P> {
     fn enqueue(&mut self, pkt: P, cx: &mut Cx<'_, P>) -> bool {

@@ -8,7 +8,7 @@
 //! optionally the queue exceeding `L_blue`) and lowered by `d2` when the link goes idle, with at
 //! most one change per `freeze_time`. Every arrival is dropped with probability `p_m`.
 
-use crate::control::{check_period, check_range, early_drop, period_ns};
+use crate::control::{check_period, check_range, early_signal, period_ns};
 use crate::fifo::Fifo;
 use crate::{Cx, DropReason, Limit, LinkInfo, ParamError, Params, Pkt, Qdisc, Scheme, Time};
 use serde::{Deserialize, Serialize};
@@ -22,13 +22,13 @@ pub struct BlueParams {
     #[serde(default)]
     pub ecn: bool,
     /// Increment of `p_m` on a loss event.
-    #[serde(default = "d_d1")]
+    #[serde(default = "crate::defaults::blue::d1")]
     pub d1: f64,
     /// Decrement of `p_m` on a link-idle event.
-    #[serde(default = "d_d2")]
+    #[serde(default = "crate::defaults::blue::d2")]
     pub d2: f64,
     /// Minimum time between two changes of `p_m`, in seconds (one clock for both, A31).
-    #[serde(deserialize_with = "crate::units::secs", serialize_with = "crate::units::secs_out", default = "d_freeze")]
+    #[serde(with = "crate::units::secs", default = "crate::defaults::blue::freeze_time")]
     pub freeze_time: f64,
     /// Optional queue threshold (queue unit): an admitted arrival that brings the queue above it
     /// is also a loss event. Absent = disabled.
@@ -36,19 +36,9 @@ pub struct BlueParams {
     pub l_blue: Option<f64>,
 }
 
-fn d_d1() -> f64 {
-    0.0025
-}
-fn d_d2() -> f64 {
-    0.00025
-}
-fn d_freeze() -> f64 {
-    0.1
-}
-
 impl Default for BlueParams {
     fn default() -> Self {
-        BlueParams { ecn: false, d1: d_d1(), d2: d_d2(), freeze_time: d_freeze(), l_blue: None }
+        crate::defaults::of()
     }
 }
 
@@ -129,13 +119,12 @@ impl<P: Pkt> Scheme<P> for Blue<P> {
     }
 }
 
+crate::hint::hint_from!(Blue, fifo.get);
+
 impl<P: Pkt> Qdisc<P> for Blue<P> {
-    fn enqueue(&mut self, mut pkt: P, cx: &mut Cx<'_, P>) -> bool {
+    fn enqueue(&mut self, pkt: P, cx: &mut Cx<'_, P>) -> bool {
         // 1. with probability p_m: early drop, or a CE mark with ECN (not a loss event, A31)
-        if early_drop(cx.rng, self.p_m) {
-            let Some(marked) = cx.signal(pkt, self.ecn) else { return false };
-            pkt = marked;
-        }
+        let Some(pkt) = early_signal(self.p_m, pkt, self.ecn, cx) else { return false };
         // 2. buffer overflow: a loss event
         if !self.limit.admits(self.fifo.len(), self.fifo.bytes(), pkt.size()) {
             self.loss_event(cx.now);

@@ -32,8 +32,9 @@
 //! * **Overflow**: the buffer is the link's `limit`; over it, the head packet of the bucket with
 //!   the largest byte backlog is dropped (`overflow`) and that bucket's BLUE probability rises.
 
+use crate::codel_law::{codel_law_params, InvSqrt, LawParams};
 use crate::fifo::Fifo;
-use crate::fq_codel::mix64;
+use crate::rng::mix64;
 use crate::rng::Rng;
 use crate::{Cx, DropReason, Limit, LinkInfo, ParamError, Params, Pkt, Qdisc, Scheme, Time};
 use serde::{Deserialize, Serialize};
@@ -84,76 +85,34 @@ const SRC_IP: u8 = 1;
 const DST_IP: u8 = 2;
 const FLOWS: u8 = 4;
 
-/// CAKE parameters as written in a scenario (`aqm = { type = "cake", ... }`); Linux's defaults.
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct CakeParams {
-    /// What is isolated from what (below; Linux's default `triple_isolate`).
-    #[serde(default)]
-    pub flow_mode: FlowMode,
-    /// COBALT's target, seconds (5 ms); raised to 1.5 MTU times at low rates (`shaped`).
-    #[serde(
-        deserialize_with = "crate::units::secs",
-        serialize_with = "crate::units::secs_out",
-        default = "default_target"
-    )]
-    pub target: f64,
-    /// COBALT's interval, the expected RTT, seconds (`rtt`, 100 ms).
-    #[serde(
-        deserialize_with = "crate::units::secs",
-        serialize_with = "crate::units::secs_out",
-        default = "default_interval"
-    )]
-    pub interval: f64,
-    /// Derive the quantum and COBALT's MTU time from the link's rate, as CAKE shaping at that
-    /// rate does (true), or run unlimited (quantum 1514 B, no MTU-time floor).
-    #[serde(default = "default_true")]
-    pub shaped: bool,
-    /// MTU with link header in bytes (Linux's `psched_mtu`, 1514).
-    #[serde(default = "default_mtu")]
-    pub mtu: u32,
-    /// Flow-to-bucket hash: `mix` (default: collides like a real 5-tuple hash, which the set
-    /// association then resolves) or `mod` (`(flow + salt) mod 1024`).
-    #[serde(default = "default_hash")]
-    pub hash: crate::fq_codel::FlowHash,
-}
-
-fn default_target() -> f64 {
-    0.005
-}
-fn default_interval() -> f64 {
-    0.100
-}
-fn default_true() -> bool {
-    true
-}
-fn default_mtu() -> u32 {
-    1514
-}
-fn default_hash() -> crate::fq_codel::FlowHash {
-    crate::fq_codel::FlowHash::Mix
-}
-
-impl Default for CakeParams {
-    fn default() -> Self {
-        CakeParams {
-            flow_mode: FlowMode::TripleIsolate,
-            target: default_target(),
-            interval: default_interval(),
-            shaped: true,
-            mtu: default_mtu(),
-            hash: default_hash(),
-        }
+codel_law_params! {
+    defaults = cake;
+    /// CAKE parameters as written in a scenario (`aqm = { type = "cake", ... }`); Linux's defaults.
+    /// `target` and `interval` are COBALT's CoDel parameters (CAKE's `target` and `rtt`, the
+    /// expected round-trip time); with `shaped`, the target is raised to 1.5 MTU times at low rates
+    /// and the interval by as much.
+    pub struct CakeParams {
+        /// What is isolated from what (below; Linux's default `triple_isolate`).
+        #[serde(default)]
+        pub flow_mode: FlowMode,
+        /// Derive the quantum and COBALT's MTU time from the link's rate, as CAKE shaping at that
+        /// rate does (true), or run unlimited (quantum 1514 B, no MTU-time floor).
+        #[serde(default = "crate::defaults::cake::shaped")]
+        pub shaped: bool,
+        /// MTU with link header in bytes (Linux's `psched_mtu`, 1514).
+        #[serde(default = "crate::defaults::cake::mtu")]
+        pub mtu: u32,
+        /// Flow-to-bucket hash: `mix` (default: collides like a real 5-tuple hash, which the set
+        /// association then resolves) or `mod` (`(flow + salt) mod 1024`).
+        #[serde(default = "crate::defaults::cake::hash")]
+        pub hash: crate::flow_queue::FlowHash,
     }
 }
 
 impl Params for CakeParams {
     fn validate(&self) -> Result<(), ParamError> {
-        crate::control::check_period("target", self.target)?;
-        crate::control::check_period("interval", self.interval)?;
-        if self.mtu == 0 {
-            return Err(ParamError::new("mtu", "must be at least 1 byte"));
-        }
+        LawParams::check(self.target, self.interval)?;
+        crate::control::check_bytes("mtu", self.mtu)?;
         Ok(())
     }
 }
@@ -192,47 +151,13 @@ pub struct CobaltVars {
     pub dropping: bool,
 }
 
-/// One Newton step of the inverse square root (Linux `cobalt_newton_step`).
-fn newton_step(count: u32, invsqrt: u32) -> u32 {
-    let invsqrt2 = ((invsqrt as u64 * invsqrt as u64) >> 32) as u64;
-    let mut val = (3u64 << 32).wrapping_sub(count as u64 * invsqrt2);
-    val >>= 2;
-    ((val * invsqrt as u64) >> (32 - 2 + 1)) as u32
-}
-
-/// Linux's cache of the first 16 inverse square roots (four Newton steps each from the previous).
-fn inv_sqrt_cache() -> &'static [u32; 16] {
-    static CACHE: std::sync::OnceLock<[u32; 16]> = std::sync::OnceLock::new();
-    CACHE.get_or_init(|| {
-        let mut c = [0u32; 16];
-        let mut v = u32::MAX;
-        c[0] = v;
-        for (count, e) in c.iter_mut().enumerate().skip(1) {
-            for _ in 0..4 {
-                v = newton_step(count as u32, v);
-            }
-            *e = v;
-        }
-        c
-    })
-}
-
 impl CobaltVars {
     fn new() -> Self {
         CobaltVars { rec_inv_sqrt: u32::MAX, ..Default::default() }
     }
 
     fn invsqrt(&mut self) {
-        self.rec_inv_sqrt = if self.count < 16 {
-            inv_sqrt_cache()[self.count as usize]
-        } else {
-            newton_step(self.count, self.rec_inv_sqrt)
-        };
-    }
-
-    /// `t + interval / sqrt(count)` (Linux `cobalt_control`, `reciprocal_scale`).
-    fn control(t: Time, interval: Time, rec_inv_sqrt: u32) -> Time {
-        t + ((interval as u128 * rec_inv_sqrt as u128) >> 32) as Time
+        self.rec_inv_sqrt = InvSqrt::next(self.count, self.rec_inv_sqrt);
     }
 
     /// The bucket overflowed (`cobalt_queue_full`): BLUE rises, and CoDel starts dropping now.
@@ -258,7 +183,7 @@ impl CobaltVars {
         if self.count > 0 && now >= self.drop_next {
             self.count -= 1;
             self.invsqrt();
-            self.drop_next = Self::control(self.drop_next, p.interval, self.rec_inv_sqrt);
+            self.drop_next = InvSqrt::control(self.drop_next, p.interval, self.rec_inv_sqrt);
         }
     }
 
@@ -275,7 +200,7 @@ impl CobaltVars {
         if over_target {
             if !self.dropping {
                 self.dropping = true;
-                self.drop_next = Self::control(now, p.interval, self.rec_inv_sqrt);
+                self.drop_next = InvSqrt::control(now, p.interval, self.rec_inv_sqrt);
             }
             if self.count == 0 {
                 self.count = 1;
@@ -289,14 +214,14 @@ impl CobaltVars {
             drop = !ecn;
             self.count = self.count.saturating_add(1);
             self.invsqrt();
-            self.drop_next = Self::control(self.drop_next, p.interval, self.rec_inv_sqrt);
+            self.drop_next = InvSqrt::control(self.drop_next, p.interval, self.rec_inv_sqrt);
             schedule = now as i128 - self.drop_next as i128;
         } else {
             let mut due = next_due;
             while due {
                 self.count -= 1;
                 self.invsqrt();
-                self.drop_next = Self::control(self.drop_next, p.interval, self.rec_inv_sqrt);
+                self.drop_next = InvSqrt::control(self.drop_next, p.interval, self.rec_inv_sqrt);
                 schedule = now as i128 - self.drop_next as i128;
                 due = self.count > 0 && schedule >= 0;
             }
@@ -372,7 +297,7 @@ pub struct Cake<P> {
     limit: Limit,
     cparams: CobaltParams,
     quantum: u32,
-    hash: crate::fq_codel::FlowHash,
+    hash: crate::flow_queue::FlowHash,
     salt: Option<u64>,
     /// Each flow's (source, destination) host, as the caller told (`flow_hosts`).
     flow_hosts: Vec<(u32, u32)>,
@@ -482,7 +407,7 @@ impl<P: Pkt> Cake<P> {
     fn hash32(&self, x: u64, lane: u64) -> u32 {
         let salt = self.salt.unwrap_or(0);
         match self.hash {
-            crate::fq_codel::FlowHash::Mod if lane == 0 => (x.wrapping_add(salt % QUEUES as u64)) as u32,
+            crate::flow_queue::FlowHash::Mod if lane == 0 => (x.wrapping_add(salt % QUEUES as u64)) as u32,
             _ => mix64(x ^ salt ^ lane.wrapping_mul(0x9E37_79B9_7F4A_7C15)) as u32,
         }
     }
@@ -697,7 +622,7 @@ impl<P: Pkt> Qdisc<P> for Cake<P> {
                 .or_else(|| self.front(Chain::New))
                 .or_else(|| self.front(Chain::Old))
                 .or_else(|| self.front(Chain::Decaying));
-            let Some(i) = pick else { return None };
+            let i = pick?;
             first = false;
             if self.buckets[i].deficit <= 0 {
                 if self.buckets[i].set == Set::Sparse {
@@ -856,7 +781,7 @@ mod tests {
 
     #[test]
     fn inverse_square_root_cache_matches_the_exact_value() {
-        let c = inv_sqrt_cache();
+        let c = InvSqrt::cache();
         assert_eq!(c[0], u32::MAX);
         for n in 2..16u32 {
             let exact = 1.0 / (n as f64).sqrt();

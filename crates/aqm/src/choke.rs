@@ -37,21 +37,17 @@ pub enum CountMatched {
     Reset,
 }
 
-fn default_one() -> u32 {
-    1
-}
-
 family_params! {
     /// CHOKe parameters: RED's, plus the candidates.
     pub struct ChokeParams {
         /// Number of drop candidates drawn per congested arrival.
-        #[serde(default = "default_one")]
+        #[serde(default = "crate::defaults::choke::n_cand")]
         pub n_cand: u32,
         /// `whole` (default) or `rear` (rear-region CHOKe).
         #[serde(default)]
         pub region: DrawRegion,
         /// Also draw when the average is above the hard threshold (Pan's flow chart; A8).
-        #[serde(default = "crate::family::default_true")]
+        #[serde(default = "crate::defaults::choke::choke_draw_above_hard")]
         pub choke_draw_above_hard: bool,
         /// `unchanged` (default) or `reset` (A9).
         #[serde(default)]
@@ -122,6 +118,8 @@ impl<P: Pkt> Choke<P> {
         }
     }
 }
+
+crate::hint::hint_from!(Choke, q.buf.upcoming);
 
 impl<P: Pkt> Qdisc<P> for Choke<P> {
     fn enqueue(&mut self, pkt: P, cx: &mut Cx<'_, P>) -> bool {

@@ -43,36 +43,20 @@ pub enum Replacement {
     With,
 }
 
-fn d_t_min() -> f64 {
-    40.0
-}
-fn d_t_max() -> f64 {
-    80.0
-}
-fn d_w_q() -> f64 {
-    0.02
-}
-fn d_max_p() -> f64 {
-    0.1
-}
-fn d_pkt() -> u32 {
-    1000
-}
-
 family_params! {
     /// CHOKeD parameters ([CHOKeD] values as defaults; `B` is the link's buffer limit).
     pub struct ChokedParams {
         /// Lower threshold on `Q_a` (packets).
-        #[serde(default = "d_t_min", alias = "min_th")]
+        #[serde(default = "crate::defaults::choked::t_min", alias = "min_th")]
         pub t_min: f64,
         /// Upper threshold on `Q_a`: above it every arrival is dropped (FORCED).
-        #[serde(default = "d_t_max", alias = "max_th")]
+        #[serde(default = "crate::defaults::choked::t_max", alias = "max_th")]
         pub t_max: f64,
         /// EWMA weight (Eq. 3.1).
-        #[serde(default = "d_w_q")]
+        #[serde(default = "crate::defaults::choked::w_q")]
         pub w_q: f64,
         /// Probability at `T_max` of the RED test after unmatched draws (not given; 0.1, A20).
-        #[serde(default = "d_max_p")]
+        #[serde(default = "crate::defaults::choked::max_p")]
         pub max_p: f64,
         /// `current` (default) or `average` (A19).
         #[serde(default)]
@@ -81,13 +65,13 @@ family_params! {
         #[serde(default)]
         pub region_draws: RegionDraws,
         /// Apply the RED test after unmatched draws (A20).
-        #[serde(default = "crate::family::default_true")]
+        #[serde(default = "crate::defaults::choked::red_after_unmatched")]
         pub red_after_unmatched: bool,
         /// `without` (default) or `with` replacement (A21).
         #[serde(default)]
         pub draw_replacement: Replacement,
         /// Packet size for the idle-time correction and for byte-mode conversion.
-        #[serde(default = "d_pkt")]
+        #[serde(default = "crate::defaults::choked::mean_pkt_size")]
         pub mean_pkt_size: u32,
         /// Mark ECN-capable packets instead of the RED test's early drops (RFC 3168).
         #[serde(default)]
@@ -117,9 +101,7 @@ impl Params for ChokedParams {
         if !(self.max_p > 0.0 && self.max_p <= 1.0) {
             return Err(ParamError::new("max_p", format!("must be in (0, 1], got {}", self.max_p)));
         }
-        if self.mean_pkt_size == 0 {
-            return Err(ParamError::new("mean_pkt_size", "must be at least 1 byte"));
-        }
+        crate::control::check_bytes("mean_pkt_size", self.mean_pkt_size)?;
         if self.draw_population == crate::buffer::DrawPopulation::Physical {
             return Err(ParamError::new(
                 "draw_population",
@@ -534,6 +516,8 @@ impl<P: Pkt> Choked<P> {
         true
     }
 }
+
+crate::hint::hint_from!(Choked, buf.upcoming);
 
 impl<P: Pkt> Qdisc<P> for Choked<P> {
     fn enqueue(&mut self, mut pkt: P, cx: &mut Cx<'_, P>) -> bool {

@@ -44,49 +44,30 @@ pub enum IdbRatioUses {
     Q,
 }
 
-fn d_l_th() -> f64 {
-    100.0
-}
-fn d_l_minus() -> f64 {
-    125.0
-}
-fn d_l_plus() -> f64 {
-    175.0
-}
-fn d_p_plus() -> f64 {
-    0.002
-}
-fn d_p_minus() -> f64 {
-    0.001
-}
-fn d_weights() -> Vec<f64> {
-    vec![1.0]
-}
-fn d_pkt() -> u32 {
-    1000
-}
-
 family_params! {
-    /// CHOKeW parameters ([CHOKeW] Table 1 values as defaults; `L_lim` is the link's buffer limit).
+    /// CHOKeW parameters ([CHOKeW] §4's values as defaults; `L_lim` is the link's buffer limit). The
+    /// thresholds `l_th`, `l_minus` and `l_plus` the paper gives in packets for its 500-packet
+    /// buffer (100, 125, 175): one left out is the same fraction of the link's buffer (a fifth, a
+    /// quarter, 7/20), so that `p0` can grow and matched drops start on any buffer.
     pub struct ChokewParams {
-        /// Matched drops are active only when `L > l_th` (packets).
-        #[serde(default = "d_l_th")]
-        pub l_th: f64,
-        /// `p0` decreases when `L < l_minus`.
-        #[serde(default = "d_l_minus")]
-        pub l_minus: f64,
-        /// `p0` increases when `L > l_plus`.
-        #[serde(default = "d_l_plus")]
-        pub l_plus: f64,
+        /// Matched drops are active only when `L > l_th` (packets; default a fifth of the buffer, [CHOKeW] §4's 100 of 500).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub l_th: Option<f64>,
+        /// `p0` decreases when `L < l_minus` (packets; default a quarter of the buffer, the paper's 125 of 500).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub l_minus: Option<f64>,
+        /// `p0` increases when `L > l_plus` (packets; default 7/20 of the buffer, the paper's 175 of 500).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub l_plus: Option<f64>,
         /// Increment of `p0`.
-        #[serde(default = "d_p_plus")]
+        #[serde(default = "crate::defaults::chokew::p_plus")]
         pub p_plus: f64,
         /// Decrement of `p0`.
-        #[serde(default = "d_p_minus")]
+        #[serde(default = "crate::defaults::chokew::p_minus")]
         pub p_minus: f64,
         /// Priority weight of each level, `weights[k-1]` for level k (each >= 1). Levels beyond the
         /// list get weight 1.
-        #[serde(default = "d_weights")]
+        #[serde(default = "crate::defaults::chokew::weights")]
         pub weights: Vec<f64>,
         /// Initial `p0`.
         #[serde(default)]
@@ -117,24 +98,90 @@ family_params! {
         #[serde(default, alias = "chokew_parallel")]
         pub parallel: bool,
         /// Packet size that converts the thresholds to bytes in byte mode (A1).
-        #[serde(default = "d_pkt")]
+        #[serde(default = "crate::defaults::chokew::mean_pkt_size")]
         pub mean_pkt_size: u32,
+    }
+}
+
+impl ChokewParams {
+    /// `(l_th, l_minus, l_plus)` in packets on a link with buffer `limit`: as given, or the
+    /// paper's scaled to the buffer ([`crate::defaults::chokew::scaled`]; a byte buffer counts in
+    /// packets of `mean_pkt_size`).
+    pub fn thresholds(&self, limit: Limit) -> (f64, f64, f64) {
+        use crate::defaults::chokew::{scaled, L_MINUS, L_PLUS, L_TH};
+        let b = match limit.unit {
+            crate::QueueUnit::Packets => limit.value as f64,
+            crate::QueueUnit::Bytes => limit.value as f64 / self.mean_pkt_size as f64,
+        };
+        let or_scaled = |v: Option<f64>, paper: f64| v.unwrap_or_else(|| scaled(paper, b));
+        (or_scaled(self.l_th, L_TH), or_scaled(self.l_minus, L_MINUS), or_scaled(self.l_plus, L_PLUS))
+    }
+
+    /// The thresholds in force on `limit` are in order (`0 <= l_th < l_minus < l_plus`): a given
+    /// one may not fit the defaults that follow the buffer. The error names a given threshold.
+    pub fn order(&self, limit: Limit) -> Result<(), ParamError> {
+        let (th, minus, plus) = self.thresholds(limit);
+        let shown = |v: f64, given: Option<f64>| {
+            if given.is_some() {
+                format!("{v}")
+            } else {
+                format!("{v}, from the buffer")
+            }
+        };
+        if th >= minus {
+            let field = if self.l_th.is_some() { "l_th" } else { "l_minus" };
+            return Err(ParamError::new(
+                field,
+                format!(
+                    "need l_th ({}) < l_minus ({}) with this buffer; give both, or neither",
+                    shown(th, self.l_th),
+                    shown(minus, self.l_minus)
+                ),
+            ));
+        }
+        if minus >= plus {
+            let field = if self.l_plus.is_some() { "l_plus" } else { "l_minus" };
+            return Err(ParamError::new(
+                field,
+                format!(
+                    "need l_minus ({}) < l_plus ({}) with this buffer; give both, or neither",
+                    shown(minus, self.l_minus),
+                    shown(plus, self.l_plus)
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl ChokewParams {
+    /// Set the thresholds left out to the paper's scaled to `limit` ([`ChokewParams::thresholds`]),
+    /// after checking their order with those given ([`ChokewParams::order`]).
+    pub fn fill(&mut self, limit: Limit) -> Result<(), ParamError> {
+        self.order(limit)?;
+        let (th, minus, plus) = self.thresholds(limit);
+        (self.l_th, self.l_minus, self.l_plus) = (Some(th), Some(minus), Some(plus));
+        Ok(())
     }
 }
 
 impl Params for ChokewParams {
     fn validate(&self) -> Result<(), ParamError> {
-        if !(self.l_th >= 0.0 && self.l_th < self.l_minus) {
-            return Err(ParamError::new(
-                "l_th",
-                format!("need 0 <= l_th < l_minus ({}), got {}", self.l_minus, self.l_th),
-            ));
+        // the thresholds given (the others follow the buffer: checked with it, `order`)
+        for (field, v) in [("l_th", self.l_th), ("l_minus", self.l_minus), ("l_plus", self.l_plus)] {
+            if let Some(v) = v.filter(|v| !(v.is_finite() && *v >= 0.0)) {
+                return Err(ParamError::new(field, format!("must be a number of packets >= 0, got {v}")));
+            }
         }
-        if self.l_plus <= self.l_minus {
-            return Err(ParamError::new(
-                "l_plus",
-                format!("need l_minus ({}) < l_plus, got {}", self.l_minus, self.l_plus),
-            ));
+        if let (Some(th), Some(minus)) = (self.l_th, self.l_minus) {
+            if th >= minus {
+                return Err(ParamError::new("l_th", format!("need 0 <= l_th < l_minus ({minus}), got {th}")));
+            }
+        }
+        if let (Some(minus), Some(plus)) = (self.l_minus, self.l_plus) {
+            if plus <= minus {
+                return Err(ParamError::new("l_plus", format!("need l_minus ({minus}) < l_plus, got {plus}")));
+            }
         }
         if !(self.p_plus >= 0.0 && self.p_plus.is_finite()) {
             return Err(ParamError::new("p_plus", "must be a number >= 0"));
@@ -167,21 +214,17 @@ impl Params for ChokewParams {
         if self.id_buf_cap == Some(0) {
             return Err(ParamError::new("id_buf_cap", "must be at least 1"));
         }
-        if self.mean_pkt_size == 0 {
-            return Err(ParamError::new("mean_pkt_size", "must be at least 1 byte"));
-        }
+        crate::control::check_bytes("mean_pkt_size", self.mean_pkt_size)?;
         check_buffer_mode(&self.buffer_mode())
     }
 }
 
 pub struct Chokew<P> {
+    /// The parameters, with `l_th`, `l_minus` and `l_plus` set in the queue unit (one copy of
+    /// the thresholds: [`Chokew::thresholds`]).
     p: ChokewParams,
     buf: LeakyBuffer<P>,
     limit: Limit,
-    /// Thresholds in the queue unit.
-    l_th: f64,
-    l_minus: f64,
-    l_plus: f64,
     p0: f64,
     red: Option<RedStage>,
     avg: Option<Estimator>,
@@ -201,12 +244,12 @@ impl<P: Pkt> Scheme<P> for Chokew<P> {
             crate::QueueUnit::Bytes => p.mean_pkt_size as f64,
         };
         let s_ns = 8.0 * p.mean_pkt_size as f64 / link.rate_bps * NS_PER_SEC as f64;
+        let (l_th, l_minus, l_plus) = p.thresholds(limit);
+        let mut own = p.clone();
+        (own.l_th, own.l_minus, own.l_plus) = (Some(l_th * scale), Some(l_minus * scale), Some(l_plus * scale));
         Chokew {
             buf: LeakyBuffer::new(p.buffer_mode(), false),
             limit,
-            l_th: p.l_th * scale,
-            l_minus: p.l_minus * scale,
-            l_plus: p.l_plus * scale,
             p0: p.p0_init,
             red: p.red.as_ref().map(|r| r.stage(link)),
             avg: p.w_avg.map(|w| Estimator::new(w, s_ns, false)),
@@ -218,7 +261,7 @@ impl<P: Pkt> Scheme<P> for Chokew<P> {
                 .unwrap_or(((limit.value as f64 / scale) as u64).clamp(1, 1 << 24) as usize),
             cand: Vec::new(),
             idb_peak: 0,
-            p: p.clone(),
+            p: own,
         }
     }
 }
@@ -240,6 +283,13 @@ impl<P: Pkt> Chokew<P> {
     /// The basic drawing factor.
     pub fn p0(&self) -> f64 {
         self.p0
+    }
+
+    /// `(l_th, l_minus, l_plus)` in the queue unit, as [`Scheme::new`] set them.
+    #[inline]
+    fn thresholds(&self) -> (f64, f64, f64) {
+        let set = |v: Option<f64>| v.expect("thresholds set at construction");
+        (set(self.p.l_th), set(self.p.l_minus), set(self.p.l_plus))
     }
 
     fn weight(&self, prio: u8) -> f64 {
@@ -284,10 +334,11 @@ impl<P: Pkt> Qdisc<P> for Chokew<P> {
             },
         };
         // step 2: p0 update (Fig. 2), on every arrival
-        if x_p0 < self.l_minus {
+        let (l_th, l_minus, l_plus) = self.thresholds();
+        if x_p0 < l_minus {
             self.p0 = (self.p0 - self.p.p_minus).max(0.0);
         }
-        if x_p0 > self.l_plus {
+        if x_p0 > l_plus {
             self.p0 += self.p.p_plus;
             if let Some(cap) = self.p.p0_max {
                 self.p0 = self.p0.min(cap);
@@ -300,7 +351,7 @@ impl<P: Pkt> Qdisc<P> for Chokew<P> {
         if cx.rng.uniform() < pw - fl {
             m += 1;
         }
-        let active = x_act > self.l_th;
+        let active = x_act > l_th;
         // step 4a: the flow-ID history buffer
         let mut skip_packet_draws = false;
         if self.p.id_buffer && active && !self.idb.is_empty() {
@@ -618,7 +669,7 @@ mod tests {
     #[test]
     fn validation_names_fields() {
         let mut p = params("");
-        p.l_th = 5.0;
+        p.l_th = Some(5.0);
         assert_eq!(p.validate().unwrap_err().field, "l_th");
         let mut p = params("");
         p.weights = vec![0.5];

@@ -8,85 +8,35 @@
 //! time has stayed above `target` for `interval`, at a rate that grows as the square root of the
 //! number of drops.
 
-use crate::codel_law::{CodelVars, LawParams};
-use crate::control::{check_period, period_ns};
+use crate::codel_law::{codel_law_params, CodelVars, LawParams};
 use crate::fifo::Fifo;
 use crate::{Cx, DropReason, Limit, LinkInfo, ParamError, Params, Pkt, Qdisc, Scheme, Time, NS_PER_SEC};
-use serde::{Deserialize, Serialize};
 
-/// CoDel parameters as written in a scenario (`aqm = { type = "codel", ... }`); RFC 8289 defaults.
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct CodelParams {
-    /// Mark ECN-capable packets (Congestion Experienced) instead of dropping them early (RFC 3168).
-    #[serde(default)]
-    pub ecn: bool,
-    /// `TARGET`: acceptable standing queueing delay, in seconds (RFC 8289 §4.4: 5 ms).
-    #[serde(
-        deserialize_with = "crate::units::secs",
-        serialize_with = "crate::units::secs_out",
-        default = "default_target"
-    )]
-    pub target: f64,
-    /// `INTERVAL`: window over which the minimum sojourn must stay above target before dropping
-    /// starts, and the base of the drop spacing `interval / sqrt(count)`, in seconds (RFC 8289
-    /// §4.5: 100 ms).
-    #[serde(
-        deserialize_with = "crate::units::secs",
-        serialize_with = "crate::units::secs_out",
-        default = "default_interval"
-    )]
-    pub interval: f64,
-    /// `maxpacket`: a backlog of at most this many bytes (after the head is removed) is never
-    /// "above target" (RFC 8289 §5.2: the MTU; aqm.md §17.1: 1000 B in these scenarios).
-    #[serde(default = "default_maxpacket")]
-    pub maxpacket: u32,
-}
-
-pub(crate) fn default_target() -> f64 {
-    0.005
-}
-pub(crate) fn default_interval() -> f64 {
-    0.1
-}
-pub(crate) fn default_maxpacket() -> u32 {
-    1000
-}
-
-impl Default for CodelParams {
-    fn default() -> Self {
-        CodelParams {
-            ecn: false,
-            target: default_target(),
-            interval: default_interval(),
-            maxpacket: default_maxpacket(),
-        }
+codel_law_params! {
+    defaults = codel;
+    /// CoDel parameters as written in a scenario (`aqm = { type = "codel", ... }`); RFC 8289's
+    /// defaults (`target` 5 ms, §4.4; `interval` 100 ms, §4.5).
+    pub struct CodelParams {
+        /// Mark ECN-capable packets (Congestion Experienced) instead of dropping them early (RFC 3168).
+        #[serde(default)]
+        pub ecn: bool,
+        /// `maxpacket`: a backlog of at most this many bytes (after the head is removed) is never
+        /// "above target" (RFC 8289 §5.2: the MTU; aqm.md §17.1: 1000 B in these scenarios).
+        #[serde(default = "crate::defaults::codel::maxpacket")]
+        pub maxpacket: u32,
     }
 }
 
 impl CodelParams {
     /// The law's parameters in engine units.
     pub fn law(&self) -> LawParams {
-        law_params(self.target, self.interval, self.maxpacket)
+        LawParams::from_secs(self.target, self.interval, self.maxpacket)
     }
-}
-
-/// `target`/`interval` in seconds and `maxpacket` in bytes as the law's parameters (shared with
-/// FQ-CoDel).
-pub(crate) fn law_params(target: f64, interval: f64, maxpacket: u32) -> LawParams {
-    LawParams { target: period_ns(target), interval: period_ns(interval), maxpacket: maxpacket as u64 }
-}
-
-/// Checks shared with FQ-CoDel: `target` and `interval` are positive times.
-pub(crate) fn check_law(target: f64, interval: f64) -> Result<(), ParamError> {
-    check_period("target", target)?;
-    check_period("interval", interval)?;
-    Ok(())
 }
 
 impl Params for CodelParams {
     fn validate(&self) -> Result<(), ParamError> {
-        check_law(self.target, self.interval)
+        LawParams::check(self.target, self.interval)
     }
 }
 
@@ -116,6 +66,8 @@ impl<P: Pkt> Scheme<P> for Codel<P> {
         Codel::new(params, limit)
     }
 }
+
+crate::hint::hint_from!(Codel, fifo.get);
 
 impl<P: Pkt> Qdisc<P> for Codel<P> {
     #[inline]

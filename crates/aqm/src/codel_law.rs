@@ -1,6 +1,9 @@
 //! CoDel's estimator and control law, written once (aqm.md §17.1; RFC 8289 §§3–5) and used by
-//! CoDel over one FIFO ([`crate::codel`]) and by FQ-CoDel once per flow queue ([`crate::fq_codel`]),
-//! the way Linux's `include/net/codel_impl.h` serves `sch_codel.c` and `sch_fq_codel.c`.
+//! CoDel over one FIFO ([`crate::codel`]), by FQ-CoDel once per flow queue ([`crate::fq_codel`])
+//! and by CAKE's COBALT ([`crate::cake`]), the way Linux's `include/net/codel_impl.h` serves
+//! `sch_codel.c` and `sch_fq_codel.c`: the parameters (`target`, `interval`) and their checks, the
+//! drop spacing `interval / sqrt(count)` in RFC 8289's floating-point form ([`control_law`]) and in
+//! Linux's fixed-point form that COBALT keeps ([`InvSqrt`]), and the dequeue of RFC 8289 §5.
 //!
 //! Reference: K. Nichols, V. Jacobson, A. McGregor, J. Iyengar, "Controlled Delay Active Queue
 //! Management", RFC 8289, January 2018.
@@ -9,12 +12,44 @@
 //! and reports the packets it drops through a callback, so the same code runs over a plain FIFO
 //! and over one bucket of FQ-CoDel.
 //!
-//! Time is integer nanoseconds; the drop spacing `interval / sqrt(count)` is computed in floating
-//! point and rounded to the nearest nanosecond (RFC 8289 §5.4 `control_law`; Linux uses a
-//! Newton-iterated reciprocal square root, which differs by at most a few parts in 10^4).
+//! Time is integer nanoseconds; CoDel and FQ-CoDel compute the drop spacing `interval /
+//! sqrt(count)` in floating point, rounded to the nearest nanosecond (RFC 8289 §5.4
+//! `control_law`); COBALT keeps Linux's Newton-iterated reciprocal square root ([`InvSqrt`]),
+//! within 0.17 % of it.
 
+use crate::control::{check_period, period_ns};
 use crate::fifo::Fifo;
-use crate::{Pkt, Time};
+use crate::{ParamError, Pkt, Time};
+
+/// Defines a parameter struct of a discipline that runs CoDel's law: the law's `target` and
+/// `interval` (with the defaults of `crate::defaults::$d`) first, then the listed fields. Scenario
+/// keys stay flat: `aqm = { type = "fq_codel", target = "5ms", flows = 256 }`. `build.rs` reads
+/// the two fields' comments from here.
+macro_rules! codel_law_params {
+    (defaults = $d:ident; $(#[$m:meta])* pub struct $name:ident { $( $(#[$fm:meta])* pub $f:ident : $t:ty, )* }) => {
+        $(#[$m])*
+        #[derive(Debug, Clone, PartialEq, serde::Deserialize, serde::Serialize)]
+        #[serde(deny_unknown_fields)]
+        pub struct $name {
+            /// `TARGET`: the acceptable standing queueing delay (RFC 8289 §4.4).
+            #[serde(with = "crate::units::secs", default = "codel_law_defaults::target")]
+            pub target: f64,
+            /// `INTERVAL`: the window over which the minimum sojourn must stay above `target` before dropping starts, and the base of the drop spacing `interval / sqrt(count)` (RFC 8289 §4.5).
+            #[serde(with = "crate::units::secs", default = "codel_law_defaults::interval")]
+            pub interval: f64,
+            $( $(#[$fm])* pub $f: $t, )*
+        }
+        impl Default for $name {
+            fn default() -> Self {
+                crate::defaults::of()
+            }
+        }
+        mod codel_law_defaults {
+            pub use crate::defaults::$d::{interval, target};
+        }
+    };
+}
+pub(crate) use codel_law_params;
 
 /// Parameters of the law in engine units.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -26,6 +61,19 @@ pub struct LawParams {
     /// `maxpacket`: a backlog of at most this many bytes never counts as "above target"
     /// (RFC 8289 §5.2; keeps at least one MTU queued on slow links).
     pub maxpacket: u64,
+}
+
+impl LawParams {
+    /// `target` and `interval` in seconds and `maxpacket` in bytes as the law's parameters.
+    pub fn from_secs(target: f64, interval: f64, maxpacket: u32) -> Self {
+        LawParams { target: period_ns(target), interval: period_ns(interval), maxpacket: maxpacket as u64 }
+    }
+
+    /// `target` and `interval` (seconds) are usable times.
+    pub fn check(target: f64, interval: f64) -> Result<(), ParamError> {
+        check_period("target", target)?;
+        check_period("interval", interval)
+    }
 }
 
 /// What the law needs from the queue it controls.
@@ -54,6 +102,60 @@ impl<P: Pkt> CodelQueue<P> for Fifo<P> {
 #[inline]
 pub fn control_law(t: Time, interval: Time, count: u32) -> Time {
     t + (interval as f64 / (count.max(1) as f64).sqrt()).round() as Time
+}
+
+/// `1/sqrt(count)` as Linux keeps it (`codel_impl.h`'s `rec_inv_sqrt`, COBALT's too): a Q0.32
+/// fraction moved by one Newton step at each change of `count`, the first 16 values cached (four
+/// steps each from the previous, as `cobalt_cache_init`). The drop spacing is then
+/// `interval · rec_inv_sqrt >> 32` ([`InvSqrt::control`]): the fixed-point form of
+/// [`control_law`], within 0.17 % of it while `count` moves by one at a time (the largest
+/// difference is at 16, the first count past the cache, after one Newton step).
+pub struct InvSqrt;
+
+impl InvSqrt {
+    /// One Newton step of the inverse square root of `count` from `invsqrt` (Linux
+    /// `cobalt_newton_step`).
+    pub fn newton_step(count: u32, invsqrt: u32) -> u32 {
+        let invsqrt2 = (invsqrt as u64 * invsqrt as u64) >> 32;
+        let mut val = (3u64 << 32).wrapping_sub(count as u64 * invsqrt2);
+        val >>= 2;
+        ((val * invsqrt as u64) >> (32 - 2 + 1)) as u32
+    }
+
+    /// Linux's cache of the first 16 inverse square roots.
+    pub fn cache() -> &'static [u32; 16] {
+        static CACHE: std::sync::OnceLock<[u32; 16]> = std::sync::OnceLock::new();
+        CACHE.get_or_init(|| {
+            let mut c = [0u32; 16];
+            let mut v = u32::MAX;
+            c[0] = v;
+            for (count, e) in c.iter_mut().enumerate().skip(1) {
+                for _ in 0..4 {
+                    v = Self::newton_step(count as u32, v);
+                }
+                *e = v;
+            }
+            c
+        })
+    }
+
+    /// `1/sqrt(count)` after `count` changed, from the previous value `prev` (Linux
+    /// `cobalt_invsqrt`: the cache below 16, a Newton step above).
+    #[inline]
+    pub fn next(count: u32, prev: u32) -> u32 {
+        if count < 16 {
+            Self::cache()[count as usize]
+        } else {
+            Self::newton_step(count, prev)
+        }
+    }
+
+    /// `t + interval / sqrt(count)` with `rec_inv_sqrt` = `1/sqrt(count)` in Q0.32 (Linux
+    /// `cobalt_control`, `reciprocal_scale`).
+    #[inline]
+    pub fn control(t: Time, interval: Time, rec_inv_sqrt: u32) -> Time {
+        t + ((interval as u128 * rec_inv_sqrt as u128) >> 32) as Time
+    }
 }
 
 /// The state variables of RFC 8289 §5 (one set per controlled queue).
@@ -190,6 +292,25 @@ mod tests {
         assert_eq!(control_law(0, 100 * MS, 4), 50 * MS);
         assert_eq!(control_law(7, 100 * MS, 2), 7 + 70_710_678);
         assert_eq!(control_law(0, 100 * MS, 100), 10 * MS);
+    }
+
+    #[test]
+    fn the_fixed_point_form_follows_the_floating_point_law() {
+        let c = InvSqrt::cache();
+        assert_eq!(c[0], u32::MAX);
+        let mut inv = c[15];
+        for n in 2..200u32 {
+            if n >= 16 {
+                inv = InvSqrt::next(n, inv);
+            } else {
+                inv = InvSqrt::next(n, 0);
+            }
+            let exact = 1.0 / (n as f64).sqrt();
+            assert!((inv as f64 / 4_294_967_296.0 - exact).abs() / exact < 1.7e-3, "count {n}");
+            let fixed = InvSqrt::control(0, 100 * MS, inv) as f64;
+            let float = control_law(0, 100 * MS, n) as f64;
+            assert!((fixed - float).abs() / float < 1.7e-3, "count {n}: {fixed} vs {float}");
+        }
     }
 
     #[test]

@@ -3,8 +3,9 @@
 //! maintains (none of these schemes uniformises its drops the way RED does), the conversion of a
 //! period in seconds to the integer nanoseconds of a timer, and the parameter checks they share.
 
+use crate::fifo::Fifo;
 use crate::rng::Rng;
-use crate::{ParamError, Time, NS_PER_SEC};
+use crate::{Cx, DropReason, Limit, ParamError, Pkt, Time, NS_PER_SEC};
 
 /// "With probability `p`: drop" (aqm.md §5 step 1, §11 step 3, §12 step 2, §13 step 3): one
 /// independent Bernoulli trial, no count-based spreading.
@@ -22,6 +23,39 @@ pub fn early_drop(rng: &mut Rng, p: f64) -> bool {
     }
 }
 
+/// [`early_drop`] as a congestion signal: with probability `p` the arrival is marked Congestion
+/// Experienced (with `ecn` and an ECN-capable packet) or dropped as `early` ([`Cx::signal`]).
+/// Returns the packet to queue, or `None` once it is dropped.
+#[inline]
+pub fn early_signal<P: Pkt>(p: f64, pkt: P, ecn: bool, cx: &mut Cx<'_, P>) -> Option<P> {
+    if early_drop(cx.rng, p) {
+        cx.signal(pkt, ecn)
+    } else {
+        Some(pkt)
+    }
+}
+
+/// The arrival at a FIFO under a controlled probability, buffer first (ns-2's order for PI and
+/// REM, aqm.md §12 step 1 and §13 step 2): a tail drop (`overflow`) when `pkt` does not fit,
+/// else [`early_signal`] with probability `p`, else the packet is queued. Returns whether it was.
+#[inline]
+pub fn enqueue_tested<P: Pkt>(
+    fifo: &mut Fifo<P>,
+    limit: &Limit,
+    pkt: P,
+    p: f64,
+    ecn: bool,
+    cx: &mut Cx<'_, P>,
+) -> bool {
+    if !limit.admits(fifo.len(), fifo.bytes(), pkt.size()) {
+        cx.drop(pkt, DropReason::Overflow);
+        return false;
+    }
+    let Some(pkt) = early_signal(p, pkt, ecn, cx) else { return false };
+    fifo.push(pkt, cx.now);
+    true
+}
+
 /// A period given in seconds as timer nanoseconds, rounded to the nearest nanosecond.
 #[inline]
 pub fn period_ns(secs: f64) -> Time {
@@ -33,6 +67,14 @@ pub fn period_ns(secs: f64) -> Time {
 pub fn check_period(field: &'static str, secs: f64) -> Result<(), ParamError> {
     if !(secs.is_finite() && secs > 0.0 && secs <= 1e6) || period_ns(secs) == 0 {
         return Err(ParamError::new(field, format!("must be a time in seconds in [1e-9, 1e6], got {secs}")));
+    }
+    Ok(())
+}
+
+/// Check a size in bytes: at least one.
+pub fn check_bytes(field: &'static str, v: u32) -> Result<(), ParamError> {
+    if v == 0 {
+        return Err(ParamError::new(field, "must be at least 1 byte"));
     }
     Ok(())
 }

@@ -38,26 +38,26 @@ use serde::{Deserialize, Serialize};
 #[serde(deny_unknown_fields)]
 pub struct CsfqParams {
     /// The edge's averaging constant `K` for flow rates, seconds.
-    #[serde(deserialize_with = "crate::units::secs", serialize_with = "crate::units::secs_out", default = "d_k")]
+    #[serde(with = "crate::units::secs", default = "crate::defaults::csfq::k")]
     pub k: f64,
     /// The core's averaging constant `K_α` for the aggregate rates `A` and `F`, seconds.
-    #[serde(deserialize_with = "crate::units::secs", serialize_with = "crate::units::secs_out", default = "d_k_alpha")]
+    #[serde(with = "crate::units::secs", default = "crate::defaults::csfq::k_alpha")]
     pub k_alpha: f64,
     /// The window `K_c` of `α`'s updates, seconds.
-    #[serde(deserialize_with = "crate::units::secs", serialize_with = "crate::units::secs_out", default = "d_k_alpha")]
+    #[serde(with = "crate::units::secs", default = "crate::defaults::csfq::k_c")]
     pub k_c: f64,
     /// Where labels come from: `packet` (set where each flow entered the network) or `local`
     /// (this router estimates every flow's rate itself).
     #[serde(default)]
     pub labels: Labels,
     /// Relabel admitted packets with `min(label, α)`.
-    #[serde(default = "d_true")]
+    #[serde(default = "crate::defaults::csfq::relabel")]
     pub relabel: bool,
     /// Relative decrease of `α` on a buffer overflow.
-    #[serde(default = "d_overflow")]
+    #[serde(default = "crate::defaults::csfq::overflow_decrease")]
     pub overflow_decrease: f64,
     /// At most this many overflow decreases per `K_c`.
-    #[serde(default = "d_max_dec")]
+    #[serde(default = "crate::defaults::csfq::max_decreases")]
     pub max_decreases: u32,
 }
 
@@ -70,33 +70,9 @@ pub enum Labels {
     Local,
 }
 
-fn d_k() -> f64 {
-    0.1
-}
-fn d_k_alpha() -> f64 {
-    0.2
-}
-fn d_true() -> bool {
-    true
-}
-fn d_overflow() -> f64 {
-    0.01
-}
-fn d_max_dec() -> u32 {
-    29
-}
-
 impl Default for CsfqParams {
     fn default() -> Self {
-        CsfqParams {
-            k: d_k(),
-            k_alpha: d_k_alpha(),
-            k_c: d_k_alpha(),
-            labels: Labels::Packet,
-            relabel: true,
-            overflow_decrease: d_overflow(),
-            max_decreases: d_max_dec(),
-        }
+        crate::defaults::of()
     }
 }
 
@@ -277,6 +253,8 @@ impl<P: Pkt> Scheme<P> for Csfq<P> {
         Csfq::new(params, link, limit)
     }
 }
+
+crate::hint::hint_from!(Csfq, fifo.get);
 
 impl<P: Pkt> Qdisc<P> for Csfq<P> {
     fn enqueue(&mut self, mut pkt: P, cx: &mut Cx<'_, P>) -> bool {

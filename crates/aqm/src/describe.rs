@@ -95,6 +95,7 @@ fn unit_of(f: &RawField, doc: &str) -> String {
     let d = doc.to_lowercase();
     if (f.name.ends_with("_th") || f.name.contains("_th_") || ["t_min", "t_max", "l_minus", "l_plus"].contains(&f.name))
         && !d.contains("(packets)")
+        && !d.contains("probability")
     {
         return "queue unit".into();
     }
@@ -171,7 +172,11 @@ pub fn describe(kind: &str) -> Option<SchemeInfo> {
                 alias: (!f.alias.is_empty()).then(|| f.alias.to_string()),
                 unit: unit_of(f, &doc),
                 default: if f.default {
-                    Some(written.get(f.name).map(|v| shown(f, v)).unwrap_or_else(|| "none".into()))
+                    let from_buffer = crate::defaults::FROM_BUFFER.iter().find(|(k, n, _)| *k == kind && *n == f.name);
+                    Some(match (written.get(f.name), from_buffer) {
+                        (None, Some((_, _, rule))) => rule.to_string(),
+                        (v, _) => v.map(|v| shown(f, v)).unwrap_or_else(|| "none".into()),
+                    })
                 } else {
                     None
                 },
@@ -209,11 +214,14 @@ mod tests {
                 .unwrap();
             let written = serde_json::to_value(&cfg).unwrap();
             let mut keys: Vec<&str> = written.as_object().unwrap().keys().map(|s| s.as_str()).collect();
-            // (an optional field left out is not written)
+            // (an optional field left out is not written, nor one that follows the buffer)
             let mut documented: Vec<&str> = info
                 .params
                 .iter()
-                .filter(|p| p.default.as_deref() != Some("none") || written.get(&p.name).is_some())
+                .filter(|p| {
+                    let from_buffer = crate::defaults::FROM_BUFFER.iter().any(|(k, n, _)| k == kind && *n == p.name);
+                    (p.default.as_deref() != Some("none") && !from_buffer) || written.get(&p.name).is_some()
+                })
                 .map(|p| p.name.as_str())
                 .collect();
             keys.sort();
@@ -244,5 +252,9 @@ mod tests {
         assert_eq!(mode.choices.iter().map(|c| c.0.as_str()).collect::<Vec<_>>(), ["packet", "byte"]);
         assert!(red.reference.contains("Floyd"));
         assert!(describe("nope").is_none());
+        // a default that follows the link's buffer says how
+        let chokew = describe("chokew").unwrap();
+        let l_plus = chokew.params.iter().find(|p| p.name == "l_plus").unwrap();
+        assert_eq!(l_plus.default.as_deref(), Some("limit × 175/500"));
     }
 }

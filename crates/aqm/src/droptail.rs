@@ -29,6 +29,8 @@ impl<P: Pkt> Scheme<P> for DropTail<P> {
     }
 }
 
+crate::hint::hint_from!(DropTail, fifo.get);
+
 impl<P: Pkt> Qdisc<P> for DropTail<P> {
     #[inline]
     fn enqueue(&mut self, pkt: P, cx: &mut Cx<'_, P>) -> bool {
@@ -46,6 +48,7 @@ impl<P: Pkt> Qdisc<P> for DropTail<P> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::hint::Upcoming;
     use crate::rng::Rng;
     use crate::test_util::P;
 

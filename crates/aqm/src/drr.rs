@@ -25,7 +25,7 @@ use std::collections::VecDeque;
 #[serde(deny_unknown_fields)]
 pub struct DrrParams {
     /// Bytes added to a queue's deficit at each turn (at least the largest packet).
-    #[serde(default = "d_quantum")]
+    #[serde(default = "crate::defaults::drr::quantum")]
     pub quantum: u32,
     /// On overflow: `longest_head` (the head of the longest queue), `longest_tail` (its tail) or
     /// `arrival` (refuse the arrival, DropTail on the shared buffer).
@@ -43,21 +43,15 @@ pub enum OverflowDrop {
     Arrival,
 }
 
-fn d_quantum() -> u32 {
-    1500
-}
-
 impl Default for DrrParams {
     fn default() -> Self {
-        DrrParams { quantum: d_quantum(), overflow_drop: OverflowDrop::LongestHead }
+        crate::defaults::of()
     }
 }
 
 impl Params for DrrParams {
     fn validate(&self) -> Result<(), ParamError> {
-        if self.quantum == 0 {
-            return Err(ParamError::new("quantum", "must be at least 1 byte"));
-        }
+        crate::control::check_bytes("quantum", self.quantum)?;
         Ok(())
     }
 }

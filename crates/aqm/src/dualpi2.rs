@@ -18,116 +18,45 @@
 //! packets also see the classic drop `p'²` (`drop_overload`, Linux's default) and are marked
 //! otherwise.
 
-use crate::control::{check_period, check_positive, check_range, period_ns};
+use crate::control::{check_period, check_range, period_ns};
 use crate::fifo::Fifo;
+use crate::pi_law::{self, pi_law_params};
 use crate::{Cx, DropReason, Limit, LinkInfo, ParamError, Params, Pkt, Qdisc, Scheme, Time, NS_PER_SEC};
-use serde::{Deserialize, Serialize};
 
-/// DualPI2 parameters as written in a scenario (`aqm = { type = "dualpi2", ... }`); Linux's
-/// defaults (`dualpi2_reset_default`).
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct DualPi2Params {
-    /// Target queueing delay of the PI controller, seconds (15 ms).
-    #[serde(
-        deserialize_with = "crate::units::secs",
-        serialize_with = "crate::units::secs_out",
-        default = "default_target"
-    )]
-    pub target: f64,
-    /// Period of the probability update, seconds (16 ms).
-    #[serde(
-        deserialize_with = "crate::units::secs",
-        serialize_with = "crate::units::secs_out",
-        default = "default_t_update"
-    )]
-    pub t_update: f64,
-    /// Integral gain, per second (Linux: 41/256 ≈ 0.16 Hz).
-    #[serde(default = "default_alpha")]
-    pub alpha: f64,
-    /// Proportional gain, per second (Linux: 819/256 ≈ 3.2 Hz).
-    #[serde(default = "default_beta")]
-    pub beta: f64,
-    /// Coupling factor `k` of `p_CL = k·p'` (RFC 9332 §2.1: 2).
-    #[serde(default = "default_coupling")]
-    pub coupling: f64,
-    /// Sojourn time in the L queue above which every L4S packet is marked, seconds (1 ms).
-    #[serde(
-        deserialize_with = "crate::units::secs",
-        serialize_with = "crate::units::secs_out",
-        default = "default_step"
-    )]
-    pub step_thresh: f64,
-    /// The step applies only while the L queue holds at least this many packets (0).
-    #[serde(default)]
-    pub min_qlen_step: u32,
-    /// Weight of the C queue in the scheduler, percent (10; the L queue gets the rest).
-    #[serde(default = "default_c_protection")]
-    pub c_protection: u32,
-    /// On overload, drop L4S packets with the classic probability (true) or only mark them.
-    #[serde(default = "default_true")]
-    pub drop_overload: bool,
-    /// Decide at enqueue (true) instead of at dequeue (false, Linux's default).
-    #[serde(default)]
-    pub drop_early: bool,
-    /// MTU in bytes: no mark or drop with less than two queued, and the scheduler's credit unit
-    /// (Linux's `psched_mtu`: 1500 + 14).
-    #[serde(default = "default_mtu")]
-    pub mtu: u32,
-}
-
-fn default_target() -> f64 {
-    0.015
-}
-fn default_t_update() -> f64 {
-    0.016
-}
-fn default_alpha() -> f64 {
-    41.0 / 256.0
-}
-fn default_beta() -> f64 {
-    819.0 / 256.0
-}
-fn default_coupling() -> f64 {
-    2.0
-}
-fn default_step() -> f64 {
-    0.001
-}
-fn default_c_protection() -> u32 {
-    10
-}
-fn default_true() -> bool {
-    true
-}
-fn default_mtu() -> u32 {
-    1514
-}
-
-impl Default for DualPi2Params {
-    fn default() -> Self {
-        DualPi2Params {
-            target: default_target(),
-            t_update: default_t_update(),
-            alpha: default_alpha(),
-            beta: default_beta(),
-            coupling: default_coupling(),
-            step_thresh: default_step(),
-            min_qlen_step: 0,
-            c_protection: default_c_protection(),
-            drop_overload: true,
-            drop_early: false,
-            mtu: default_mtu(),
-        }
+pi_law_params! {
+    defaults = dualpi2;
+    /// DualPI2 parameters as written in a scenario (`aqm = { type = "dualpi2", ... }`); Linux's
+    /// defaults (`dualpi2_reset_default`: `target` 15 ms, `t_update` 16 ms, `alpha` 41/256 ≈ 0.16
+    /// Hz, `beta` 819/256 ≈ 3.2 Hz).
+    pub struct DualPi2Params {
+        /// Coupling factor `k` of `p_CL = k·p'` (RFC 9332 §2.1: 2).
+        #[serde(default = "crate::defaults::dualpi2::coupling")]
+        pub coupling: f64,
+        /// Sojourn time in the L queue above which every L4S packet is marked, seconds (1 ms).
+        #[serde(with = "crate::units::secs", default = "crate::defaults::dualpi2::step_thresh")]
+        pub step_thresh: f64,
+        /// The step applies only while the L queue holds at least this many packets (0).
+        #[serde(default)]
+        pub min_qlen_step: u32,
+        /// Weight of the C queue in the scheduler, percent (10; the L queue gets the rest).
+        #[serde(default = "crate::defaults::dualpi2::c_protection")]
+        pub c_protection: u32,
+        /// On overload, drop L4S packets with the classic probability (true) or only mark them.
+        #[serde(default = "crate::defaults::dualpi2::drop_overload")]
+        pub drop_overload: bool,
+        /// Decide at enqueue (true) instead of at dequeue (false, Linux's default).
+        #[serde(default)]
+        pub drop_early: bool,
+        /// MTU in bytes: no mark or drop with less than two queued, and the scheduler's credit unit
+        /// (Linux's `psched_mtu`: 1500 + 14).
+        #[serde(default = "crate::defaults::dualpi2::mtu")]
+        pub mtu: u32,
     }
 }
 
 impl Params for DualPi2Params {
     fn validate(&self) -> Result<(), ParamError> {
-        check_period("target", self.target)?;
-        check_period("t_update", self.t_update)?;
-        check_positive("alpha", self.alpha)?;
-        check_positive("beta", self.beta)?;
+        self.law().check()?;
         check_range("coupling", self.coupling, 1.0, 255.0)?;
         check_period("step_thresh", self.step_thresh)?;
         if self.c_protection > 100 {
@@ -136,9 +65,7 @@ impl Params for DualPi2Params {
                 format!("must be a percentage 0..100, got {}", self.c_protection),
             ));
         }
-        if self.mtu == 0 {
-            return Err(ParamError::new("mtu", "must be at least 1 byte"));
-        }
+        crate::control::check_bytes("mtu", self.mtu)?;
         Ok(())
     }
 }
@@ -183,7 +110,7 @@ impl<P: Pkt> DualPi2<P> {
             l_bytes: 0,
             c: Fifo::default(),
             limit,
-            t_update_ns: period_ns(params.t_update),
+            t_update_ns: params.law().period_ns(),
             credit_init,
             vars: DualPi2Vars { credit: credit_init, ..Default::default() },
         }
@@ -213,9 +140,9 @@ impl<P: Pkt> DualPi2<P> {
         let head = |t: Option<Time>| t.map_or(0.0, |t| now.saturating_sub(t) as f64 / NS_PER_SEC as f64);
         let qdelay = head(self.l.front().map(|e| e.1)).max(head(self.c.iter().next().map(|e| e.1)));
         let v = &mut self.vars;
-        let delta = self.p.alpha * (qdelay - self.p.target) + self.p.beta * (qdelay - v.last_qdelay);
+        let delta = self.p.law().step(qdelay, self.p.target, v.last_qdelay);
         v.last_qdelay = qdelay;
-        v.p = (v.p + delta).clamp(0.0, 1.0);
+        v.p = pi_law::apply(v.p, delta).0;
         if !self.p.drop_overload {
             // keep p_CL at most 1 (window fairness on overflow)
             v.p = v.p.min(1.0 / self.p.coupling);

@@ -8,22 +8,6 @@ use crate::red::RedStage;
 use crate::red_math::{p_base, Region};
 use crate::{Cx, DropReason, Limit, ParamError, Pkt, Time};
 
-pub(crate) fn default_true() -> bool {
-    true
-}
-pub(crate) fn default_false() -> bool {
-    false
-}
-pub(crate) fn default_max_p() -> f64 {
-    0.1
-}
-pub(crate) fn default_w_q() -> f64 {
-    0.002
-}
-pub(crate) fn default_pkt_size() -> u32 {
-    1000
-}
-
 /// Defines a CHOKe-family parameter struct: the listed fields, plus (with `red`) RED's fields, plus
 /// the victim-handling fields `victim_removal`, `doomed_occupy_buffer`, `draw_population`,
 /// `doomed_draw`. Scenario keys are flat: `aqm = { type = "choke", min_th = 20, max_th = 520,
@@ -63,26 +47,26 @@ macro_rules! family_params {
         }
     };
     ($(#[$m:meta])* pub struct $name:ident { $( $(#[$fm:meta])* pub $f:ident : $t:ty, )* } red) => {
-        family_params! { @victim "crate::family::default_true" $(#[$m])* pub struct $name { $( $(#[$fm])* pub $f : $t, )* }
+        family_params! { @victim "crate::defaults::common::yes" $(#[$m])* pub struct $name { $( $(#[$fm])* pub $f : $t, )* }
             /// RED stage: lower threshold on the average (queue unit).
             pub min_th: f64,
             /// RED stage: upper threshold on the average.
             pub max_th: f64,
-            #[serde(default = "crate::family::default_max_p")]
+            #[serde(default = "crate::defaults::family::max_p")]
             pub max_p: f64,
-            #[serde(default = "crate::family::default_w_q")]
+            #[serde(default = "crate::defaults::family::w_q")]
             pub w_q: f64,
             #[serde(default)]
             pub gentle: bool,
             #[serde(default)]
             pub mode: crate::red::RedMode,
-            #[serde(default = "crate::family::default_pkt_size")]
+            #[serde(default = "crate::defaults::family::max_pkt_size")]
             pub max_pkt_size: u32,
-            #[serde(default = "crate::family::default_pkt_size")]
+            #[serde(default = "crate::defaults::family::mean_pkt_size")]
             pub mean_pkt_size: u32,
             #[serde(default)]
             pub variant: crate::red::RedVariant,
-            #[serde(default = "crate::family::default_true")]
+            #[serde(default = "crate::defaults::family::uniformise")]
             pub uniformise: bool,
             #[serde(default)]
             pub idle_rule: crate::red::IdleRule,
@@ -111,11 +95,11 @@ macro_rules! family_params {
         }
     };
     ($(#[$m:meta])* pub struct $name:ident { $( $(#[$fm:meta])* pub $f:ident : $t:ty, )* }) => {
-        family_params! { @victim "crate::family::default_true" $(#[$m])* pub struct $name { $( $(#[$fm])* pub $f : $t, )* } }
+        family_params! { @victim "crate::defaults::common::yes" $(#[$m])* pub struct $name { $( $(#[$fm])* pub $f : $t, )* } }
     };
     // flagged victims free their buffer space at once by default (WARD's drop bit)
     ($(#[$m:meta])* pub struct $name:ident { $( $(#[$fm:meta])* pub $f:ident : $t:ty, )* } doomed_free) => {
-        family_params! { @victim "crate::family::default_false" $(#[$m])* pub struct $name { $( $(#[$fm])* pub $f : $t, )* } }
+        family_params! { @victim "crate::defaults::common::no" $(#[$m])* pub struct $name { $( $(#[$fm])* pub $f : $t, )* } }
     };
 }
 pub(crate) use family_params;
@@ -185,10 +169,6 @@ macro_rules! leaky_views {
         }
         fn for_each_waiting(&self, f: &mut dyn FnMut(&P, Time)) {
             self.$f.for_each(f)
-        }
-        #[inline]
-        fn upcoming(&self, k: usize) -> Option<&P> {
-            self.$f.upcoming(k)
         }
     };
 }
@@ -260,10 +240,6 @@ macro_rules! red_leaky_delegate {
         }
         fn for_each_waiting(&self, f: &mut dyn FnMut(&P, Time)) {
             self.$f.buf.for_each(f)
-        }
-        #[inline]
-        fn upcoming(&self, k: usize) -> Option<&P> {
-            self.$f.buf.upcoming(k)
         }
         fn state_names(&self) -> &'static [&'static str] {
             &["avg", "p"]

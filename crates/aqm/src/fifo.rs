@@ -76,10 +76,6 @@ macro_rules! fifo_views {
         fn for_each_waiting(&self, f: &mut dyn FnMut(&P, Time)) {
             self.$f.for_each(f)
         }
-        #[inline]
-        fn upcoming(&self, k: usize) -> Option<&P> {
-            self.$f.get(k)
-        }
     };
     ($f:ident, pop) => {
         fn dequeue(&mut self, _cx: &mut Cx<'_, P>) -> Option<(P, Time)> {

@@ -12,105 +12,43 @@
 //! Departures from the RFC's defaults forced by the simulator: the buffer is the link's `limit`
 //! (RFC default 10240 packets: set `limit = 10240` on the link to get it); ECN is absent.
 
-use crate::codel::{check_law, default_interval, default_maxpacket, default_target, law_params};
-use crate::codel_law::{CodelQueue, CodelVars, LawParams};
+use crate::codel_law::{codel_law_params, CodelQueue, CodelVars, LawParams};
 use crate::fifo::Fifo;
+pub use crate::flow_queue::FlowHash;
+use crate::flow_queue::{EmptyNew, FlowQueues};
 use crate::{Cx, DropReason, Limit, LinkInfo, ParamError, Params, Pkt, Qdisc, Scheme, Time};
-use serde::{Deserialize, Serialize};
-use std::collections::VecDeque;
 
-/// FQ-CoDel parameters as written in a scenario (`aqm = { type = "fq_codel", ... }`).
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct FqCodelParams {
-    /// Mark ECN-capable packets (Congestion Experienced) instead of dropping them early (RFC 3168).
-    #[serde(default)]
-    pub ecn: bool,
-    /// Number of hash buckets (RFC 8290 §5.2.1: 1024).
-    #[serde(default = "default_flows")]
-    pub flows: u32,
-    /// DRR quantum in bytes (RFC 8290 §5.2.2: MTU + 14 = 1514).
-    #[serde(default = "default_quantum")]
-    pub quantum: u32,
-    /// CoDel `TARGET` of every bucket, seconds (5 ms).
-    #[serde(
-        deserialize_with = "crate::units::secs",
-        serialize_with = "crate::units::secs_out",
-        default = "default_target"
-    )]
-    pub target: f64,
-    /// CoDel `INTERVAL` of every bucket, seconds (100 ms).
-    #[serde(
-        deserialize_with = "crate::units::secs",
-        serialize_with = "crate::units::secs_out",
-        default = "default_interval"
-    )]
-    pub interval: f64,
-    /// CoDel `maxpacket` in bytes, compared with the whole FQ-CoDel backlog (as Linux does).
-    #[serde(default = "default_maxpacket")]
-    pub maxpacket: u32,
-    /// Flow-to-bucket mapping: `mod` = `(flow_id + salt) mod flows` (aqm.md §17.3; no collisions
-    /// among fewer than `flows` consecutive flow ids) or `mix` = a 64-bit mixing hash of
-    /// `flow_id` and the salt, then `mod flows` (collides like a real 5-tuple hash). The salt is
-    /// drawn from the AQM's random stream at the first arrival.
-    #[serde(default)]
-    pub hash: FlowHash,
-}
-
-/// How flow ids map to buckets.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum FlowHash {
-    #[default]
-    Mod,
-    Mix,
-}
-
-fn default_flows() -> u32 {
-    1024
-}
-fn default_quantum() -> u32 {
-    1514
-}
-
-impl Default for FqCodelParams {
-    fn default() -> Self {
-        FqCodelParams {
-            ecn: false,
-            flows: default_flows(),
-            quantum: default_quantum(),
-            target: default_target(),
-            interval: default_interval(),
-            maxpacket: default_maxpacket(),
-            hash: FlowHash::Mod,
-        }
+codel_law_params! {
+    defaults = fq_codel;
+    /// FQ-CoDel parameters as written in a scenario (`aqm = { type = "fq_codel", ... }`): CoDel's law
+    /// with RFC 8289's defaults in every bucket.
+    pub struct FqCodelParams {
+        /// Mark ECN-capable packets (Congestion Experienced) instead of dropping them early (RFC 3168).
+        #[serde(default)]
+        pub ecn: bool,
+        /// Number of hash buckets (RFC 8290 §5.2.1: 1024).
+        #[serde(default = "crate::defaults::fq_codel::flows")]
+        pub flows: u32,
+        /// DRR quantum in bytes (RFC 8290 §5.2.2: MTU + 14 = 1514).
+        #[serde(default = "crate::defaults::fq_codel::quantum")]
+        pub quantum: u32,
+        /// CoDel `maxpacket` in bytes, compared with the whole FQ-CoDel backlog (as Linux does).
+        #[serde(default = "crate::defaults::fq_codel::maxpacket")]
+        pub maxpacket: u32,
+        /// Flow-to-bucket mapping: `mod` = `(flow_id + salt) mod flows` (aqm.md §17.3; no collisions
+        /// among fewer than `flows` consecutive flow ids) or `mix` = a 64-bit mixing hash of
+        /// `flow_id` and the salt, then `mod flows` (collides like a real 5-tuple hash). The salt is
+        /// drawn from the AQM's random stream at the first arrival.
+        #[serde(default)]
+        pub hash: FlowHash,
     }
 }
 
 impl Params for FqCodelParams {
     fn validate(&self) -> Result<(), ParamError> {
-        if !(1..=1 << 20).contains(&self.flows) {
-            return Err(ParamError::new("flows", format!("must be in [1, 1048576], got {}", self.flows)));
-        }
-        if self.quantum == 0 {
-            return Err(ParamError::new("quantum", "must be at least 1 byte"));
-        }
-        check_law(self.target, self.interval)
+        crate::flow_queue::check(self.flows, 1 << 20, self.quantum)?;
+        LawParams::check(self.target, self.interval)
     }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum List {
-    None,
-    New,
-    Old,
-}
-
-struct Bucket<P> {
-    fifo: Fifo<P>,
-    deficit: i64,
-    vars: CodelVars,
-    list: List,
 }
 
 /// One bucket seen by the CoDel law: pops keep the qdisc's totals right, and the backlog it
@@ -135,82 +73,41 @@ impl<P: Pkt> CodelQueue<P> for BucketQ<'_, P> {
     }
 }
 
-/// FQ-CoDel.
+/// FQ-CoDel: the flow queues of [`crate::flow_queue`], CoDel's law per bucket.
 pub struct FqCodel<P> {
     ecn: bool,
-    buckets: Vec<Bucket<P>>,
-    new_flows: VecDeque<u32>,
-    old_flows: VecDeque<u32>,
-    pkts: usize,
-    bytes: u64,
+    fq: FlowQueues<P, CodelVars>,
     limit: Limit,
     law: LawParams,
     quantum: i64,
     hash: FlowHash,
-    salt: Option<u64>,
-}
-
-/// A 64-bit finaliser (splitmix64's): a fixed, platform-independent mixing function.
-#[inline]
-pub(crate) fn mix64(mut z: u64) -> u64 {
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
 }
 
 impl<P: Pkt> FqCodel<P> {
     pub fn new(params: &FqCodelParams, limit: Limit) -> Self {
-        let n = params.flows as usize;
         FqCodel {
             ecn: params.ecn,
-            buckets: (0..n)
-                .map(|_| Bucket { fifo: Fifo::default(), deficit: 0, vars: CodelVars::default(), list: List::None })
-                .collect(),
-            new_flows: VecDeque::new(),
-            old_flows: VecDeque::new(),
-            pkts: 0,
-            bytes: 0,
+            fq: FlowQueues::new(params.flows, CodelVars::default()),
             limit,
-            law: law_params(params.target, params.interval, params.maxpacket),
+            law: LawParams::from_secs(params.target, params.interval, params.maxpacket),
             quantum: params.quantum as i64,
             hash: params.hash,
-            salt: None,
         }
     }
 
     /// The bucket of a flow (the salt must be set).
     #[inline]
     fn bucket_of(&self, flow: u32) -> usize {
-        let n = self.buckets.len() as u64;
-        let salt = self.salt.unwrap_or(0);
-        (match self.hash {
-            FlowHash::Mod => (flow as u64 + (salt % n)) % n,
-            FlowHash::Mix => mix64(flow as u64 ^ salt) % n,
-        }) as usize
-    }
-
-    /// The active bucket with the largest byte backlog (lowest index on ties). Every bucket
-    /// holding packets is on one of the two lists.
-    fn fattest(&self) -> usize {
-        let mut best: Option<(u64, usize)> = None;
-        for &i in self.new_flows.iter().chain(self.old_flows.iter()) {
-            let b = self.buckets[i as usize].fifo.bytes();
-            let i = i as usize;
-            best = match best {
-                Some((bb, bi)) if bb > b || (bb == b && bi < i) => Some((bb, bi)),
-                _ => Some((b, i)),
-            };
-        }
-        best.expect("overflow with no active bucket").1
+        self.fq.bucket_of(flow, self.hash)
     }
 
     fn over_limit(&self) -> bool {
-        self.limit.qlen(self.pkts, self.bytes) > self.limit.value
+        self.limit.qlen(self.fq.pkts, self.fq.bytes) > self.limit.value
     }
 
     /// Buckets on the new and old lists.
     pub fn active_flows(&self) -> (usize, usize) {
-        (self.new_flows.len(), self.old_flows.len())
+        self.fq.active()
     }
 }
 
@@ -223,30 +120,16 @@ impl<P: Pkt> Scheme<P> for FqCodel<P> {
 
 impl<P: Pkt> Qdisc<P> for FqCodel<P> {
     fn enqueue(&mut self, pkt: P, cx: &mut Cx<'_, P>) -> bool {
-        if self.salt.is_none() {
-            self.salt = Some(cx.rng.next_u64());
-        }
+        self.fq.salt_from(cx.rng);
         // RFC 8290 §4.1: classify, timestamp, add to the bucket's queue
         let i = self.bucket_of(pkt.flow());
-        let b = &mut self.buckets[i];
-        b.fifo.push(pkt, cx.now);
-        self.pkts += 1;
-        self.bytes += pkt.size() as u64;
-        if b.list == List::None {
-            // a bucket that becomes active joins the new list with a full quantum
-            b.list = List::New;
-            b.deficit = self.quantum;
-            self.new_flows.push_back(i as u32);
-        }
+        self.fq.push(i, pkt, cx.now, self.quantum);
         // over the limit: drop from the head of the fattest bucket until the buffer fits
         let mut admitted = true;
         while self.over_limit() {
-            let j = self.fattest();
-            let b = &mut self.buckets[j];
-            let (p, _) = b.fifo.pop().expect("fattest bucket holds packets");
-            self.pkts -= 1;
-            self.bytes -= p.size() as u64;
-            if j == i && b.fifo.is_empty() {
+            let j = self.fq.fattest();
+            let (p, _) = self.fq.pop(j).expect("fattest bucket holds packets");
+            if j == i && self.fq.bucket(j).fifo.is_empty() {
                 // the arrival sits at the tail: it left last
                 admitted = false;
             }
@@ -258,79 +141,33 @@ impl<P: Pkt> Qdisc<P> for FqCodel<P> {
     fn dequeue(&mut self, cx: &mut Cx<'_, P>) -> Option<(P, Time)> {
         // RFC 8290 §4.2
         loop {
-            let (from_new, i) = match (self.new_flows.front(), self.old_flows.front()) {
-                (Some(&i), _) => (true, i as usize),
-                (None, Some(&i)) => (false, i as usize),
-                (None, None) => return None,
-            };
-            let b = &mut self.buckets[i];
-            if b.deficit <= 0 {
-                // quantum used up: refill and go to the tail of the old list
-                b.deficit += self.quantum;
-                if from_new {
-                    self.new_flows.pop_front();
-                } else {
-                    self.old_flows.pop_front();
-                }
-                b.list = List::Old;
-                self.old_flows.push_back(i as u32);
-                continue;
-            }
-            let mut q = BucketQ { fifo: &mut b.fifo, pkts: &mut self.pkts, bytes: &mut self.bytes };
+            let (i, from_new) = self.fq.next_bucket(self.quantum)?;
+            let (b, pkts, bytes) = self.fq.split(i);
+            let mut q = BucketQ { fifo: &mut b.fifo, pkts, bytes };
             let ecn = self.ecn;
-            let now = cx.now;
-            let out = b.vars.dequeue(&self.law, now, &mut q, &mut |p| cx.signal(p, ecn));
-            match out {
+            match b.vars.dequeue(&self.law, cx.now, &mut q, &mut |p| cx.signal(p, ecn)) {
                 Some((p, enq)) => {
                     b.deficit -= p.size() as i64;
                     return Some((p, enq));
                 }
-                None => {
-                    // empty: a new bucket moves to the old list (so that a flow cannot stay
-                    // "new" by sending one packet at a time); an old one becomes inactive
-                    if from_new {
-                        self.new_flows.pop_front();
-                        b.list = List::Old;
-                        self.old_flows.push_back(i as u32);
-                    } else {
-                        self.old_flows.pop_front();
-                        b.list = List::None;
-                    }
-                }
+                None => self.fq.retire(i, from_new, EmptyNew::ToOld),
             }
         }
     }
 
-    fn len(&self) -> usize {
-        self.pkts
-    }
-    fn bytes(&self) -> u64 {
-        self.bytes
-    }
-    /// Order: the buckets of the new list, then those of the old list, each from head to tail.
-    /// This is the order of service only as far as DRR would serve each bucket's whole backlog
-    /// in one turn; within a flow it is the transmission order.
-    fn for_each_waiting(&self, f: &mut dyn FnMut(&P, Time)) {
-        for &i in self.new_flows.iter().chain(self.old_flows.iter()) {
-            self.buckets[i as usize].fifo.for_each(f);
-        }
-    }
+    crate::flow_queue::fq_views!(fq);
     fn state_names(&self) -> &'static [&'static str] {
         &["new_flows", "old_flows", "dropping_flows"]
     }
     /// Every bucket (queue header, deficit, CoDel's variables, list) and the two lists' slots.
     fn state_bytes(&self) -> u64 {
-        (std::mem::size_of::<Self>() + self.buckets.len() * (std::mem::size_of::<Bucket<P>>() + 4)) as u64
+        std::mem::size_of::<Self>() as u64 + self.fq.table_bytes()
     }
     fn state(&self, out: &mut [f64]) {
-        out[0] = self.new_flows.len() as f64;
-        out[1] = self.old_flows.len() as f64;
-        out[2] = self
-            .new_flows
-            .iter()
-            .chain(self.old_flows.iter())
-            .filter(|&&i| self.buckets[i as usize].vars.dropping)
-            .count() as f64;
+        let (new, old) = self.fq.active();
+        out[0] = new as f64;
+        out[1] = old as f64;
+        out[2] = self.fq.active_buckets().filter(|&i| self.fq.bucket(i).vars.dropping).count() as f64;
     }
 }
 
@@ -344,7 +181,7 @@ mod tests {
 
     fn fq(params: &FqCodelParams, limit: Limit) -> FqCodel<P> {
         let mut q = FqCodel::new(params, limit);
-        q.salt = Some(0);
+        q.fq.set_salt(0);
         q
     }
 
@@ -363,7 +200,7 @@ mod tests {
     fn hashing_is_deterministic_and_mod_does_not_collide() {
         let mut q = fq(&FqCodelParams::default(), Limit::packets(100));
         let mut seen = std::collections::HashSet::new();
-        q.salt = Some(12345);
+        q.fq.set_salt(12345);
         for f in 0..1024 {
             assert!(seen.insert(q.bucket_of(f)), "flows below 1024 never share a bucket");
         }
@@ -380,7 +217,7 @@ mod tests {
         let want = rng.clone().next_u64();
         let mut drops = Vec::new();
         q.enqueue(P::new(1, 100), &mut Cx { now: 0, rng: &mut rng, drops: &mut drops });
-        assert_eq!(q.salt, Some(want));
+        assert_eq!(q.fq.salt(), Some(want));
     }
 
     /// Two flows kept backlogged, one with 1000-byte and one with 300-byte packets: DRR gives
@@ -394,10 +231,10 @@ mod tests {
         let mut cx = Cx { now: 0, rng: &mut rng, drops: &mut drops };
         let mut served = [0u64; 2];
         for round in 0..3000 {
-            while q.buckets[q.bucket_of(0)].fifo.len() < 5 {
+            while q.fq.bucket(q.bucket_of(0)).fifo.len() < 5 {
                 q.enqueue(P::new(0, 1000), &mut cx);
             }
-            while q.buckets[q.bucket_of(1)].fifo.len() < 5 {
+            while q.fq.bucket(q.bucket_of(1)).fifo.len() < 5 {
                 q.enqueue(P::new(1, 300), &mut cx);
             }
             let (p, _) = q.dequeue(&mut cx).expect("backlogged");

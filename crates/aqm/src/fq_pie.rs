@@ -16,131 +16,52 @@
 //! and probability are small, or while it holds less than two MTUs. This is unlike this
 //! library's [`crate::pie`], which follows RFC 8033's pseudo-code for one queue.
 
-use crate::control::{check_period, check_positive, check_range, period_ns};
-use crate::fifo::Fifo;
-use crate::fq_codel::FlowHash;
-use crate::pie::autotune_scale;
+use crate::control::{check_range, period_ns};
+use crate::flow_queue::{EmptyNew, FlowHash, FlowQueues};
+use crate::pi_law::{self, pi_law_params, BOOST_ABOVE};
 use crate::{Cx, DropReason, Limit, LinkInfo, ParamError, Params, Pkt, Qdisc, Scheme, Time, NS_PER_SEC};
-use serde::{Deserialize, Serialize};
-use std::collections::VecDeque;
 
-/// FQ-PIE parameters as written in a scenario (`aqm = { type = "fq_pie", ... }`); Linux's
-/// defaults (`fq_pie_init`, `pie_params_init`).
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct FqPieParams {
-    /// Mark ECN-capable packets instead of dropping them while the bucket's probability is at
-    /// most `ecn_prob` (Linux: off).
-    #[serde(default)]
-    pub ecn: bool,
-    /// With `ecn`: the largest probability at which packets are marked (Linux: 10 %).
-    #[serde(default = "default_ecn_prob")]
-    pub ecn_prob: f64,
-    /// Number of hash buckets (1024).
-    #[serde(default = "default_flows")]
-    pub flows: u32,
-    /// DRR quantum in bytes (Linux: the device's MTU with its link header, 1514).
-    #[serde(default = "default_quantum")]
-    pub quantum: u32,
-    /// `QDELAY_REF`, seconds (15 ms).
-    #[serde(
-        deserialize_with = "crate::units::secs",
-        serialize_with = "crate::units::secs_out",
-        default = "default_target"
-    )]
-    pub target: f64,
-    /// Period of the probability update, seconds (15 ms).
-    #[serde(
-        deserialize_with = "crate::units::secs",
-        serialize_with = "crate::units::secs_out",
-        default = "default_t_update"
-    )]
-    pub t_update: f64,
-    /// Gain on the delay error, per second (Linux `alpha = 2`, in sixteenths: 0.125).
-    #[serde(default = "default_alpha")]
-    pub alpha: f64,
-    /// Gain on the delay change, per second (Linux `beta = 20`: 1.25).
-    #[serde(default = "default_beta")]
-    pub beta: f64,
-    /// Burst allowance of a bucket after it was reset, seconds (150 ms).
-    #[serde(
-        deserialize_with = "crate::units::secs",
-        serialize_with = "crate::units::secs_out",
-        default = "default_max_burst"
-    )]
-    pub max_burst: f64,
-    /// Bytes: no early drop while the bucket holds less than two of these (Linux's `psched_mtu`).
-    #[serde(default = "default_quantum")]
-    pub mtu: u32,
-    /// Scale the probability by `size / mtu` for packets up to an MTU (Linux `bytemode`, off).
-    #[serde(default)]
-    pub bytemode: bool,
-    /// Flow-to-bucket mapping, as FQ-CoDel's (`mod` or `mix`).
-    #[serde(default)]
-    pub hash: FlowHash,
-}
-
-fn default_ecn_prob() -> f64 {
-    0.1
-}
-fn default_flows() -> u32 {
-    1024
-}
-fn default_quantum() -> u32 {
-    1514
-}
-fn default_target() -> f64 {
-    0.015
-}
-fn default_t_update() -> f64 {
-    0.015
-}
-fn default_alpha() -> f64 {
-    0.125
-}
-fn default_beta() -> f64 {
-    1.25
-}
-fn default_max_burst() -> f64 {
-    0.150
-}
-
-impl Default for FqPieParams {
-    fn default() -> Self {
-        FqPieParams {
-            ecn: false,
-            ecn_prob: default_ecn_prob(),
-            flows: default_flows(),
-            quantum: default_quantum(),
-            target: default_target(),
-            t_update: default_t_update(),
-            alpha: default_alpha(),
-            beta: default_beta(),
-            max_burst: default_max_burst(),
-            mtu: default_quantum(),
-            bytemode: false,
-            hash: FlowHash::Mod,
-        }
+pi_law_params! {
+    defaults = fq_pie;
+    /// FQ-PIE parameters as written in a scenario (`aqm = { type = "fq_pie", ... }`); Linux's
+    /// defaults (`fq_pie_init`, `pie_params_init`: RFC 8033's controller values, `alpha = 2` and
+    /// `beta = 20` in Linux's sixteenths being 0.125 and 1.25).
+    pub struct FqPieParams {
+        /// Mark ECN-capable packets instead of dropping them while the bucket's probability is at
+        /// most `ecn_prob` (Linux: off).
+        #[serde(default)]
+        pub ecn: bool,
+        /// With `ecn`: the largest probability at which packets are marked (Linux: 10 %).
+        #[serde(default = "crate::defaults::fq_pie::ecn_prob")]
+        pub ecn_prob: f64,
+        /// Number of hash buckets (1024).
+        #[serde(default = "crate::defaults::fq_pie::flows")]
+        pub flows: u32,
+        /// DRR quantum in bytes (Linux: the device's MTU with its link header, 1514).
+        #[serde(default = "crate::defaults::fq_pie::quantum")]
+        pub quantum: u32,
+        /// Burst allowance of a bucket after it was reset, seconds (150 ms).
+        #[serde(with = "crate::units::secs", default = "crate::defaults::fq_pie::max_burst")]
+        pub max_burst: f64,
+        /// Bytes: no early drop while the bucket holds less than two of these (Linux's `psched_mtu`).
+        #[serde(default = "crate::defaults::fq_pie::mtu")]
+        pub mtu: u32,
+        /// Scale the probability by `size / mtu` for packets up to an MTU (Linux `bytemode`, off).
+        #[serde(default)]
+        pub bytemode: bool,
+        /// Flow-to-bucket mapping, as FQ-CoDel's (`mod` or `mix`).
+        #[serde(default)]
+        pub hash: FlowHash,
     }
 }
 
 impl Params for FqPieParams {
     fn validate(&self) -> Result<(), ParamError> {
         check_range("ecn_prob", self.ecn_prob, 0.0, 1.0)?;
-        if !(1..=65536).contains(&self.flows) {
-            return Err(ParamError::new("flows", format!("must be in [1, 65536], got {}", self.flows)));
-        }
-        if self.quantum == 0 {
-            return Err(ParamError::new("quantum", "must be at least 1 byte"));
-        }
-        check_period("target", self.target)?;
-        check_period("t_update", self.t_update)?;
-        check_positive("alpha", self.alpha)?;
-        check_positive("beta", self.beta)?;
+        crate::flow_queue::check(self.flows, 65536, self.quantum)?;
+        self.law().check()?;
         check_range("max_burst", self.max_burst, 0.0, 1e6)?;
-        if self.mtu == 0 {
-            return Err(ParamError::new("mtu", "must be at least 1 byte"));
-        }
+        crate::control::check_bytes("mtu", self.mtu)?;
         Ok(())
     }
 }
@@ -166,33 +87,14 @@ impl PieFlowVars {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum List {
-    None,
-    New,
-    Old,
-}
-
-struct Bucket<P> {
-    fifo: Fifo<P>,
-    deficit: i64,
-    vars: PieFlowVars,
-    list: List,
-}
-
-/// FQ-PIE.
+/// FQ-PIE: the flow queues of [`crate::flow_queue`], PIE's controller per bucket.
 pub struct FqPie<P> {
     p: FqPieParams,
-    buckets: Vec<Bucket<P>>,
-    new_flows: VecDeque<u32>,
-    old_flows: VecDeque<u32>,
-    pkts: usize,
-    bytes: u64,
+    fq: FlowQueues<P, PieFlowVars>,
     limit: Limit,
     target_ns: Time,
     t_update_ns: Time,
     burst_ns: Time,
-    salt: Option<u64>,
 }
 
 impl<P: Pkt> FqPie<P> {
@@ -201,104 +103,73 @@ impl<P: Pkt> FqPie<P> {
         let mut vars = PieFlowVars::default();
         vars.reset(burst_ns);
         FqPie {
-            buckets: (0..params.flows)
-                .map(|_| Bucket { fifo: Fifo::default(), deficit: 0, vars, list: List::None })
-                .collect(),
-            new_flows: VecDeque::new(),
-            old_flows: VecDeque::new(),
-            pkts: 0,
-            bytes: 0,
+            fq: FlowQueues::new(params.flows, vars),
             limit,
             target_ns: period_ns(params.target),
-            t_update_ns: period_ns(params.t_update),
+            t_update_ns: params.law().period_ns(),
             burst_ns,
-            salt: None,
             p: params.clone(),
         }
     }
 
     /// A bucket's PIE state (for tests and traces).
     pub fn flow_vars(&self, flow: u32) -> &PieFlowVars {
-        &self.buckets[self.bucket_of(flow)].vars
+        &self.fq.bucket(self.bucket_of(flow)).vars
     }
 
     #[inline]
     fn bucket_of(&self, flow: u32) -> usize {
-        let n = self.buckets.len() as u64;
-        let salt = self.salt.unwrap_or(0);
-        (match self.p.hash {
-            FlowHash::Mod => (flow as u64 + (salt % n)) % n,
-            FlowHash::Mix => crate::fq_codel::mix64(flow as u64 ^ salt) % n,
-        }) as usize
+        self.fq.bucket_of(flow, self.p.hash)
     }
 
     /// Linux `pie_drop_early` for bucket `i`, whose backlog is `backlog` bytes, and an arrival of
     /// `size` bytes.
     fn drop_early(&mut self, i: usize, size: u32, cx: &mut Cx<'_, P>) -> bool {
         let (target, mtu) = (self.target_ns, self.p.mtu);
-        let b = &mut self.buckets[i];
+        let b = self.fq.bucket_mut(i);
         let backlog = b.fifo.bytes();
         let v = &mut b.vars;
         if v.burst_time > 0 {
             return false;
         }
         // a short delay with a small probability, or less than two MTUs queued: no early drop
-        if v.qdelay < target / 2 && v.prob < 0.2 {
+        if pi_law::uncongested(v.qdelay, target / 2, v.prob) {
             return false;
         }
         if backlog < 2 * mtu as u64 {
             return false;
         }
         let local = if self.p.bytemode && size <= mtu { v.prob * size as f64 / mtu as f64 } else { v.prob };
-        if local == 0.0 {
-            v.accu_prob = 0.0;
-        } else {
-            v.accu_prob += local;
+        match pi_law::derandomised(&mut v.accu_prob, local) {
+            Some(drop) => drop,
+            None if cx.rng.uniform() < local => {
+                v.accu_prob = 0.0;
+                true
+            }
+            None => false,
         }
-        if v.accu_prob < 0.85 {
-            return false;
-        }
-        if v.accu_prob >= 8.5 {
-            return true;
-        }
-        if cx.rng.uniform() < local {
-            v.accu_prob = 0.0;
-            return true;
-        }
-        false
     }
 
     /// Linux `pie_calculate_probability` for one bucket (timestamp mode).
     fn calculate(&mut self, i: usize) {
         let (target, burst) = (self.target_ns, self.burst_ns);
-        let (alpha, beta) = (self.p.alpha, self.p.beta);
-        let b = &mut self.buckets[i];
+        let law = self.p.law();
+        let b = self.fq.bucket_mut(i);
         let backlog = b.fifo.bytes();
         let v = &mut b.vars;
         let (qdelay, qdelay_old) = (v.qdelay, v.qdelay_old);
         let secs = |t: Time| t as f64 / NS_PER_SEC as f64;
         // a delay of 0 with a backlog means too little is queued to measure: no decay
-        let mut update_prob = !(qdelay == 0 && backlog != 0);
-        let scale = autotune_scale(v.prob);
-        let mut delta = scale * (alpha * (secs(qdelay) - secs(target)) + beta * (secs(qdelay) - secs(qdelay_old)));
-        if delta > 0.02 && v.prob >= 0.1 {
-            delta = 0.02;
-        }
-        if qdelay > 250 * NS_PER_SEC / 1000 {
-            delta += 0.02;
-        }
-        let p = v.prob + delta;
-        if p >= 1.0 {
-            v.prob = 1.0;
-            update_prob = false;
-        } else {
-            v.prob = p.max(0.0);
-        }
-        if qdelay == 0 && qdelay_old == 0 && update_prob {
+        let measured = !(qdelay == 0 && backlog != 0);
+        let boost = qdelay > period_ns(BOOST_ABOVE);
+        let delta = law.autotuned_step(secs(qdelay), secs(target), secs(qdelay_old), v.prob, boost);
+        let saturated;
+        (v.prob, saturated) = pi_law::apply(v.prob, delta);
+        if qdelay == 0 && qdelay_old == 0 && measured && !saturated {
             v.prob -= v.prob / 64.0;
         }
         v.qdelay = qdelay;
-        if qdelay < target / 2 && qdelay_old < target / 2 && v.prob == 0.0 {
+        if pi_law::calm(v.prob, qdelay, qdelay_old, target / 2) {
             v.reset(burst);
         }
         v.qdelay_old = qdelay;
@@ -307,7 +178,7 @@ impl<P: Pkt> FqPie<P> {
     /// Linux `pie_process_dequeue` in timestamp mode, after bucket `i` sent a packet that was
     /// enqueued at `enq`.
     fn on_departure(&mut self, i: usize, now: Time, enq: Time) {
-        let b = &mut self.buckets[i];
+        let b = self.fq.bucket_mut(i);
         let empty = b.fifo.is_empty();
         let v = &mut b.vars;
         v.qdelay = if empty { 0 } else { now.saturating_sub(enq) };
@@ -328,18 +199,16 @@ impl<P: Pkt> Scheme<P> for FqPie<P> {
 
 impl<P: Pkt> Qdisc<P> for FqPie<P> {
     fn enqueue(&mut self, pkt: P, cx: &mut Cx<'_, P>) -> bool {
-        if self.salt.is_none() {
-            self.salt = Some(cx.rng.next_u64());
-        }
+        self.fq.salt_from(cx.rng);
         let i = self.bucket_of(pkt.flow());
-        if !self.limit.admits(self.pkts, self.bytes, pkt.size()) {
-            self.buckets[i].vars.accu_prob = 0.0;
+        if !self.limit.admits(self.fq.pkts, self.fq.bytes, pkt.size()) {
+            self.fq.bucket_mut(i).vars.accu_prob = 0.0;
             cx.drop(pkt, DropReason::Overflow);
             return false;
         }
         let mut pkt = pkt;
         if self.drop_early(i, pkt.size(), cx) {
-            let v = &mut self.buckets[i].vars;
+            let v = &mut self.fq.bucket_mut(i).vars;
             let ecn = self.p.ecn && v.prob <= self.p.ecn_prob;
             match cx.signal(pkt, ecn) {
                 Some(marked) => pkt = marked,
@@ -349,97 +218,48 @@ impl<P: Pkt> Qdisc<P> for FqPie<P> {
                 }
             }
         }
-        let quantum = self.p.quantum as i64;
-        let b = &mut self.buckets[i];
-        b.fifo.push(pkt, cx.now);
-        self.pkts += 1;
-        self.bytes += pkt.size() as u64;
-        if b.list == List::None {
-            b.list = List::New;
-            b.deficit = quantum;
-            self.new_flows.push_back(i as u32);
-        }
+        self.fq.push(i, pkt, cx.now, self.p.quantum as i64);
         true
     }
 
     fn dequeue(&mut self, cx: &mut Cx<'_, P>) -> Option<(P, Time)> {
         loop {
-            let (from_new, i) = match (self.new_flows.front(), self.old_flows.front()) {
-                (Some(&i), _) => (true, i as usize),
-                (None, Some(&i)) => (false, i as usize),
-                (None, None) => return None,
-            };
-            let b = &mut self.buckets[i];
-            if b.deficit <= 0 {
-                b.deficit += self.p.quantum as i64;
-                if from_new {
-                    self.new_flows.pop_front();
-                } else {
-                    self.old_flows.pop_front();
-                }
-                b.list = List::Old;
-                self.old_flows.push_back(i as u32);
-                continue;
-            }
-            match b.fifo.pop() {
+            let (i, from_new) = self.fq.next_bucket(self.p.quantum as i64)?;
+            match self.fq.pop(i) {
                 Some((p, enq)) => {
-                    b.deficit -= p.size() as i64;
-                    self.pkts -= 1;
-                    self.bytes -= p.size() as u64;
+                    self.fq.bucket_mut(i).deficit -= p.size() as i64;
                     self.on_departure(i, cx.now, enq);
                     return Some((p, enq));
                 }
-                None => {
-                    // empty: from the new list it passes through the old list once if that
-                    // is not empty (so that it cannot starve it), else it leaves
-                    if from_new {
-                        self.new_flows.pop_front();
-                        if self.old_flows.is_empty() {
-                            b.list = List::None;
-                        } else {
-                            b.list = List::Old;
-                            self.old_flows.push_back(i as u32);
-                        }
-                    } else {
-                        self.old_flows.pop_front();
-                        b.list = List::None;
-                    }
-                }
+                // empty: from the new list it passes through the old list once if that is not
+                // empty (so that it cannot starve it), else it leaves
+                None => self.fq.retire(i, from_new, EmptyNew::ToOldIfAny),
             }
         }
     }
 
-    fn len(&self) -> usize {
-        self.pkts
-    }
-    fn bytes(&self) -> u64 {
-        self.bytes
-    }
-    fn for_each_waiting(&self, f: &mut dyn FnMut(&P, Time)) {
-        for &i in self.new_flows.iter().chain(self.old_flows.iter()) {
-            self.buckets[i as usize].fifo.for_each(f);
-        }
-    }
+    crate::flow_queue::fq_views!(fq);
     fn timer_period(&self) -> Option<Time> {
         Some(self.t_update_ns)
     }
     /// Every bucket's probability, empty or not (Linux's timer walks them all).
     fn on_timer(&mut self, _cx: &mut Cx<'_, P>) {
-        for i in 0..self.buckets.len() {
+        for i in 0..self.p.flows as usize {
             self.calculate(i);
         }
     }
     /// Every bucket (PIE state, deficit, list) and the two lists' entries.
     fn state_bytes(&self) -> u64 {
-        (std::mem::size_of::<Self>() + self.buckets.len() * (std::mem::size_of::<Bucket<P>>() + 4)) as u64
+        std::mem::size_of::<Self>() as u64 + self.fq.table_bytes()
     }
     fn state_names(&self) -> &'static [&'static str] {
         &["new_flows", "old_flows", "max_prob"]
     }
     fn state(&self, out: &mut [f64]) {
-        out[0] = self.new_flows.len() as f64;
-        out[1] = self.old_flows.len() as f64;
-        out[2] = self.buckets.iter().map(|b| b.vars.prob).fold(0.0, f64::max);
+        let (new, old) = self.fq.active();
+        out[0] = new as f64;
+        out[1] = old as f64;
+        out[2] = self.fq.buckets().map(|b| b.vars.prob).fold(0.0, f64::max);
     }
 }
 
@@ -453,7 +273,7 @@ mod tests {
 
     fn fq(limit: u64) -> FqPie<P> {
         let mut q = FqPie::new(&FqPieParams::default(), Limit::packets(limit));
-        q.salt = Some(0);
+        q.fq.set_salt(0);
         q
     }
 
@@ -477,25 +297,25 @@ mod tests {
         let mut q = fq(1000);
         let p = FqPieParams::default();
         // bucket 3 saw a 40 ms sojourn; bucket 4 nothing
-        q.buckets[3].vars.qdelay = 40 * MS;
+        q.fq.bucket_mut(3).vars.qdelay = 40 * MS;
         q.calculate(3);
         let want = (p.alpha * (0.040 - 0.015) + p.beta * 0.040) / 2048.0;
-        assert!((q.buckets[3].vars.prob - want).abs() < 1e-15);
-        assert_eq!(q.buckets[3].vars.qdelay_old, 40 * MS);
+        assert!((q.fq.bucket_mut(3).vars.prob - want).abs() < 1e-15);
+        assert_eq!(q.fq.bucket_mut(3).vars.qdelay_old, 40 * MS);
         q.calculate(4);
-        assert_eq!(q.buckets[4].vars.prob, 0.0);
+        assert_eq!(q.fq.bucket_mut(4).vars.prob, 0.0);
         // above 250 ms: +2 % on top, and the increase is capped at 2 % from 10 % on
-        q.buckets[3].vars.prob = 0.3;
-        q.buckets[3].vars.qdelay = 300 * MS;
+        q.fq.bucket_mut(3).vars.prob = 0.3;
+        q.fq.bucket_mut(3).vars.qdelay = 300 * MS;
         q.calculate(3);
-        assert!((q.buckets[3].vars.prob - 0.34).abs() < 1e-12);
+        assert!((q.fq.bucket_mut(3).vars.prob - 0.34).abs() < 1e-12);
         // two idle updates: decay by 1/64
-        q.buckets[3].vars.prob = 0.5;
-        q.buckets[3].vars.qdelay = 0;
-        q.buckets[3].vars.qdelay_old = 0;
+        q.fq.bucket_mut(3).vars.prob = 0.5;
+        q.fq.bucket_mut(3).vars.qdelay = 0;
+        q.fq.bucket_mut(3).vars.qdelay_old = 0;
         q.calculate(3);
         let want = (0.5 + p.alpha * (0.0 - 0.015)) * (1.0 - 1.0 / 64.0);
-        assert!((q.buckets[3].vars.prob - want).abs() < 1e-12);
+        assert!((q.fq.bucket_mut(3).vars.prob - want).abs() < 1e-12);
     }
 
     #[test]
@@ -510,11 +330,11 @@ mod tests {
         }
         q.enqueue(P::new(2, 1000), &mut cx);
         let b1 = q.bucket_of(1);
-        q.buckets[b1].vars.prob = 0.5;
-        q.buckets[b1].vars.qdelay = 100 * MS;
+        q.fq.bucket_mut(b1).vars.prob = 0.5;
+        q.fq.bucket_mut(b1).vars.qdelay = 100 * MS;
         // the burst allowance protects it
         assert!(q.enqueue(P::new(1, 1000), &mut cx));
-        q.buckets[b1].vars.burst_time = 0;
+        q.fq.bucket_mut(b1).vars.burst_time = 0;
         // accumulated probability below 0.85: no drop; the second arrival brings it to 1.0
         assert!(q.enqueue(P::new(1, 1000), &mut cx));
         let mut dropped = 0;
@@ -543,12 +363,12 @@ mod tests {
         cx.now = 5 * MS;
         q.dequeue(&mut cx).unwrap();
         let b = q.bucket_of(1);
-        assert_eq!(q.buckets[b].vars.qdelay, 5 * MS);
-        assert_eq!(q.buckets[b].vars.burst_time, 150 * MS); // first departure: no interval yet
+        assert_eq!(q.fq.bucket_mut(b).vars.qdelay, 5 * MS);
+        assert_eq!(q.fq.bucket_mut(b).vars.burst_time, 150 * MS); // first departure: no interval yet
         cx.now = 25 * MS;
         q.dequeue(&mut cx).unwrap();
-        assert_eq!(q.buckets[b].vars.qdelay, 0, "empty after it: 0");
-        assert_eq!(q.buckets[b].vars.burst_time, 130 * MS);
+        assert_eq!(q.fq.bucket_mut(b).vars.qdelay, 0, "empty after it: 0");
+        assert_eq!(q.fq.bucket_mut(b).vars.burst_time, 130 * MS);
     }
 
     #[test]

@@ -27,17 +27,17 @@ pub struct FredParams {
     /// Upper threshold on `avg` ([WARD]: 120).
     pub max_th: f64,
     /// Early-drop probability at `avg = max_th` (not given; Lin & Morris: 0.02).
-    #[serde(default = "default_max_p")]
+    #[serde(default = "crate::defaults::fred::max_p")]
     pub max_p: f64,
     /// EWMA weight (not given; 0.002).
-    #[serde(default = "default_w_q")]
+    #[serde(default = "crate::defaults::fred::w_q")]
     pub w_q: f64,
     /// Minimum per-flow backlog before random drops apply, in the queue unit (not given; 4).
-    #[serde(default = "default_min_q")]
+    #[serde(default = "crate::defaults::fred::min_q")]
     pub min_q: f64,
     /// Typical packet size (bytes): the transmission time `s` of the idle aging, and in byte mode
     /// the size of the "packets" in FRED's constants (`maxq = 2`, `avgcq >= 1`).
-    #[serde(default = "default_pkt_size")]
+    #[serde(default = "crate::defaults::fred::mean_pkt_size")]
     pub mean_pkt_size: u32,
     /// When arrivals refresh `avg` (A37): `idle_only` (Lin & Morris: only an arrival to an empty
     /// queue ages it) or `always` (every arrival updates it, as RED does).
@@ -54,31 +54,10 @@ pub enum AvgOnArrival {
     Always,
 }
 
-fn default_max_p() -> f64 {
-    0.02
-}
-fn default_w_q() -> f64 {
-    0.002
-}
-fn default_min_q() -> f64 {
-    4.0
-}
-fn default_pkt_size() -> u32 {
-    1000
-}
-
 impl FredParams {
     /// Parameters with the given thresholds and the defaults for everything else.
     pub fn with_thresholds(min_th: f64, max_th: f64) -> Self {
-        FredParams {
-            min_th,
-            max_th,
-            max_p: default_max_p(),
-            w_q: default_w_q(),
-            min_q: default_min_q(),
-            mean_pkt_size: default_pkt_size(),
-            fred_avg_on_arrival: AvgOnArrival::IdleOnly,
-        }
+        crate::defaults::with(&[("min_th", min_th), ("max_th", max_th)])
     }
 }
 
@@ -88,9 +67,7 @@ impl Params for FredParams {
         if !(self.min_q.is_finite() && self.min_q >= 0.0) {
             return Err(ParamError::new("min_q", format!("must be a number >= 0, got {}", self.min_q)));
         }
-        if self.mean_pkt_size == 0 {
-            return Err(ParamError::new("mean_pkt_size", "must be at least 1 byte"));
-        }
+        crate::control::check_bytes("mean_pkt_size", self.mean_pkt_size)?;
         Ok(())
     }
 }

@@ -9,18 +9,14 @@ use crate::family::{check_buffer_mode, family_params, matches, red_leaky_delegat
 use crate::red_math::Region;
 use crate::{Cx, DropReason, Limit, LinkInfo, ParamError, Params, Pkt, Qdisc, Scheme, Time};
 
-fn default_maxcomp() -> u32 {
-    10
-}
-
 family_params! {
     /// gCHOKe parameters: RED's, plus the comparison cap.
     pub struct GChokeParams {
         /// Maximum number of comparisons per arrival (not given in [CHOKeD]; 10 recommended, A11).
-        #[serde(default = "default_maxcomp")]
+        #[serde(default = "crate::defaults::gchoke::maxcomp")]
         pub maxcomp: u32,
         /// Also draw when the average is above the hard threshold (as CHOKe, A8).
-        #[serde(default = "crate::family::default_true")]
+        #[serde(default = "crate::defaults::gchoke::choke_draw_above_hard")]
         pub choke_draw_above_hard: bool,
         /// `unchanged` (default) or `reset`: what a matched drop does to RED's count (A9).
         #[serde(default)]
@@ -49,6 +45,8 @@ impl<P: Pkt> Scheme<P> for GChoke<P> {
         GChoke { q: RedLeaky::new(p.red().stage(link), p.buffer_mode(), false, limit), p: p.clone() }
     }
 }
+
+crate::hint::hint_from!(GChoke, q.buf.upcoming);
 
 impl<P: Pkt> Qdisc<P> for GChoke<P> {
     fn enqueue(&mut self, pkt: P, cx: &mut Cx<'_, P>) -> bool {

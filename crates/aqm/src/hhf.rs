@@ -37,76 +37,39 @@ use serde::{Deserialize, Serialize};
 #[serde(deny_unknown_fields)]
 pub struct HhfParams {
     /// WDRR quantum in bytes (Linux: the MTU).
-    #[serde(default = "d_quantum")]
+    #[serde(default = "crate::defaults::hhf::quantum")]
     pub quantum: u32,
     /// WDRR weight of the non-heavy-hitter bucket (the heavy hitters weigh 1).
-    #[serde(default = "d_weight")]
+    #[serde(default = "crate::defaults::hhf::non_hh_weight")]
     pub non_hh_weight: u32,
     /// A flow above this share of the link rate is a heavy hitter (used when `admit_bytes` is
     /// absent).
-    #[serde(default = "d_share")]
+    #[serde(default = "crate::defaults::hhf::admit_share")]
     pub admit_share: f64,
     /// Bytes within one `reset_timeout` that make a heavy hitter. Absent = from `admit_share`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub admit_bytes: Option<u64>,
     /// Period of the filter's reset. Absent = 40 ms, or longer on slow links: long enough for the
     /// threshold to be at least 16 quanta (`16 quantum / (admit_share C)`).
-    #[serde(
-        default,
-        deserialize_with = "crate::units::opt_secs",
-        serialize_with = "crate::units::opt_secs_out",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, with = "crate::units::opt_secs", skip_serializing_if = "Option::is_none")]
     pub reset_timeout: Option<f64>,
     /// A heavy hitter without a packet for this long leaves the table, seconds.
-    #[serde(deserialize_with = "crate::units::secs", serialize_with = "crate::units::secs_out", default = "d_evict")]
+    #[serde(with = "crate::units::secs", default = "crate::defaults::hhf::evict_timeout")]
     pub evict_timeout: f64,
     /// Entries of the heavy-hitter table.
-    #[serde(default = "d_hh_limit")]
+    #[serde(default = "crate::defaults::hhf::hh_flows_limit")]
     pub hh_flows_limit: u32,
     /// Arrays of the multistage filter.
-    #[serde(default = "d_arrays")]
+    #[serde(default = "crate::defaults::hhf::filter_arrays")]
     pub filter_arrays: u32,
     /// Counters per array (a power of two).
-    #[serde(default = "d_len")]
+    #[serde(default = "crate::defaults::hhf::filter_len")]
     pub filter_len: u32,
-}
-
-fn d_quantum() -> u32 {
-    1514
-}
-fn d_weight() -> u32 {
-    2
-}
-fn d_share() -> f64 {
-    0.1
-}
-fn d_evict() -> f64 {
-    1.0
-}
-fn d_hh_limit() -> u32 {
-    2048
-}
-fn d_arrays() -> u32 {
-    4
-}
-fn d_len() -> u32 {
-    1024
 }
 
 impl Default for HhfParams {
     fn default() -> Self {
-        HhfParams {
-            quantum: d_quantum(),
-            non_hh_weight: d_weight(),
-            admit_share: d_share(),
-            admit_bytes: None,
-            reset_timeout: None,
-            evict_timeout: d_evict(),
-            hh_flows_limit: d_hh_limit(),
-            filter_arrays: d_arrays(),
-            filter_len: d_len(),
-        }
+        crate::defaults::of()
     }
 }
 
@@ -122,9 +85,7 @@ impl HhfParams {
 
 impl Params for HhfParams {
     fn validate(&self) -> Result<(), ParamError> {
-        if self.quantum == 0 {
-            return Err(ParamError::new("quantum", "must be at least 1 byte"));
-        }
+        crate::control::check_bytes("quantum", self.quantum)?;
         if !(1..=1000).contains(&self.non_hh_weight) {
             return Err(ParamError::new("non_hh_weight", format!("must be 1..1000, got {}", self.non_hh_weight)));
         }

@@ -23,10 +23,15 @@
 //!   [`red_math`] (RED's average estimator, aqm.md §1.4, and the RED drop-probability stage used by
 //!   RED, RIO and every CHOKe-family scheme); [`control`] (what the controller schemes BLUE,
 //!   RAQM, PI and REM share: the unbiased early test on a controlled probability, timer periods,
-//!   parameter checks); [`codel_law`] (CoDel's estimator and control law, used by CoDel and by
-//!   every FQ-CoDel bucket, as Linux's `codel_impl.h` serves `sch_codel` and `sch_fq_codel`);
-//!   [`buffer`] (the CHOKe family's leaky buffer: draws and removals of waiting packets) and
-//!   [`family`] (the family's parameter block and matched-drop bookkeeping).
+//!   parameter checks); [`codel_law`] (CoDel's parameters, estimator and control law, in RFC
+//!   8289's floating point and Linux's fixed point, used by CoDel, every FQ-CoDel bucket and CAKE's
+//!   COBALT, as Linux's `codel_impl.h` serves `sch_codel` and `sch_fq_codel`); [`pi_law`] (PIE's
+//!   controller: its parameters, the PI update with RFC 8033's auto-tuning, the burst allowance's
+//!   and safeguard's conditions, de-randomisation; used by PIE, FQ-PIE and DualPI2's classic
+//!   side); [`flow_queue`] (hashed flow queues served by DRR with new and old lists, for FQ-CoDel
+//!   and FQ-PIE); [`buffer`] (the CHOKe family's leaky buffer: draws and removals of waiting
+//!   packets) and [`family`] (the family's parameter block and matched-drop bookkeeping);
+//!   [`defaults`] (every scheme's default parameter values, written once).
 //! * **One algorithm per file**: [`droptail`], [`red`], [`rio`], [`blue`], [`raqm`], [`pi`],
 //!   [`rem`], [`fred`], [`wfq`]; the CHOKe family [`choke`], [`gchoke`], [`perfect_choke`],
 //!   [`chokew`], [`choked`], and [`ward`]; the modern baselines [`codel`], [`pie`], [`fq_codel`],
@@ -40,7 +45,9 @@
 //! * **About the schemes, for people** ([`describe`]: `aqmlab list aqm NAME`, each parameter's unit,
 //!   default and meaning, read from these sources' comments by `build.rs` and from serde's own
 //!   defaults) and **settings that never act** ([`inert`]: a threshold above the buffer, a delay
-//!   target longer than the full buffer's delay, refused as a DropTail in disguise).
+//!   target longer than the full buffer's delay, refused as a DropTail in disguise; what a buffer
+//!   leaves unused, noted), and **a hint for a simulator's memory** ([`hint`]: the packets a
+//!   discipline will send next, apart from the contract).
 //!
 //! The specification these files implement is `shared/spec/aqm.md`; each file cites its sections.
 
@@ -55,21 +62,25 @@ pub mod codel;
 pub mod codel_law;
 pub mod control;
 pub mod csfq;
+pub mod defaults;
 pub mod describe;
 pub mod droptail;
 pub mod drr;
 pub mod dualpi2;
 pub mod family;
 pub mod fifo;
+pub mod flow_queue;
 pub mod fq_codel;
 pub mod fq_pie;
 pub mod fred;
 pub mod gchoke;
 pub mod hhf;
+pub mod hint;
 pub mod inert;
 pub mod packet;
 pub mod perfect_choke;
 pub mod pi;
+pub mod pi_law;
 pub mod pie;
 pub mod qdisc;
 pub mod queue;
@@ -190,6 +201,13 @@ macro_rules! registry {
             }
         }
 
+        impl<P: Pkt> hint::Upcoming<P> for AnyQdisc<P> {
+            #[inline]
+            fn upcoming(&self, k: usize) -> Option<&P> {
+                match self { $( AnyQdisc::$variant(q) => hint::Upcoming::upcoming(q, k), )* }
+            }
+        }
+
         impl<P: Pkt> Qdisc<P> for AnyQdisc<P> {
             // DropTail, the default queue, is inlined; every other discipline is called out of
             // line (see `out_of_line`).
@@ -229,10 +247,6 @@ macro_rules! registry {
             }
             fn for_each_waiting(&self, f: &mut dyn FnMut(&P, Time)) {
                 match self { $( AnyQdisc::$variant(q) => q.for_each_waiting(f), )* }
-            }
-            #[inline]
-            fn upcoming(&self, k: usize) -> Option<&P> {
-                match self { $( AnyQdisc::$variant(q) => q.upcoming(k), )* }
             }
             fn state_names(&self) -> &'static [&'static str] {
                 match self { $( AnyQdisc::$variant(q) => q.state_names(), )* }
@@ -360,6 +374,12 @@ pub(crate) mod test_util {
         pub fn new(flow: u32, size: u32) -> Self {
             P { flow, size, prio: 1, in_profile: false, seq: 0, ect: false, ce: false, ect1: false, label: None }
         }
+    }
+
+    /// Fire a discipline's timer once, at t = 0 (tests of the controller schemes).
+    pub fn tick<Q: crate::Qdisc<P>>(q: &mut Q, rng: &mut crate::rng::Rng) {
+        let mut drops = Vec::new();
+        q.on_timer(&mut crate::Cx { now: 0, rng, drops: &mut drops });
     }
 
     /// Parameters from JSON, for tests: `config("choke", r#"{"min_th": 1, "max_th": 5}"#)`.

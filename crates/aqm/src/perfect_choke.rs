@@ -20,7 +20,7 @@ family_params! {
     /// Perfect CHOKe parameters: RED's, plus whether the RED stage runs after the oracle.
     pub struct PerfectChokeParams {
         /// Keep the RED stage after the oracle test (A10).
-        #[serde(default = "crate::family::default_true")]
+        #[serde(default = "crate::defaults::perfect_choke::red_stage")]
         pub red_stage: bool,
     } red
 }

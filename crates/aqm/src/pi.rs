@@ -8,9 +8,9 @@
 //! `w` Hz: `p ← p + a (q − q_ref) − b (q_old − q_ref)`, clamped to [0, 1]. Every arrival that fits in
 //! the buffer is then dropped with probability `p` (no count-based uniformisation).
 
-use crate::control::{check_nonneg, check_positive, check_range, early_drop, period_ns};
+use crate::control::{check_nonneg, check_positive, check_range, enqueue_tested, period_ns};
 use crate::fifo::Fifo;
-use crate::{Cx, DropReason, Limit, LinkInfo, ParamError, Params, Pkt, Qdisc, Scheme, Time};
+use crate::{Cx, Limit, LinkInfo, ParamError, Params, Pkt, Qdisc, Scheme, Time};
 use serde::{Deserialize, Serialize};
 
 /// PI parameters as written in a scenario (`aqm = { type = "pi", ... }`). Defaults are ns-2's as
@@ -22,16 +22,16 @@ pub struct PiParams {
     #[serde(default)]
     pub ecn: bool,
     /// Coefficient of the current error `q − q_ref`.
-    #[serde(default = "d_a")]
+    #[serde(default = "crate::defaults::pi::a")]
     pub a: f64,
     /// Coefficient of the previous error `q_old − q_ref`.
-    #[serde(default = "d_b")]
+    #[serde(default = "crate::defaults::pi::b")]
     pub b: f64,
     /// Sampling frequency in Hz; the timer period is `1/w` (rounded to the nanosecond).
-    #[serde(default = "d_w")]
+    #[serde(default = "crate::defaults::pi::w")]
     pub w: f64,
     /// Reference queue length (packets; mean-size packets in byte mode).
-    #[serde(default = "d_q_ref")]
+    #[serde(default = "crate::defaults::pi::q_ref")]
     pub q_ref: f64,
     /// `packet` (default): `q` is the number of waiting packets and `p` applies as is. `byte`
     /// (ns-2's byte mode): `q` is the waiting bytes over `mean_pkt_size` and an arrival of `size`
@@ -39,7 +39,7 @@ pub struct PiParams {
     #[serde(default)]
     pub mode: PiMode,
     /// Mean packet size of byte mode (bytes).
-    #[serde(default = "d_mean_pkt_size")]
+    #[serde(default = "crate::defaults::pi::mean_pkt_size")]
     pub mean_pkt_size: u32,
 }
 
@@ -52,33 +52,9 @@ pub enum PiMode {
     Byte,
 }
 
-fn d_a() -> f64 {
-    0.00001822
-}
-fn d_b() -> f64 {
-    0.00001816
-}
-fn d_w() -> f64 {
-    170.0
-}
-fn d_q_ref() -> f64 {
-    50.0
-}
-fn d_mean_pkt_size() -> u32 {
-    1000
-}
-
 impl Default for PiParams {
     fn default() -> Self {
-        PiParams {
-            ecn: false,
-            a: d_a(),
-            b: d_b(),
-            w: d_w(),
-            q_ref: d_q_ref(),
-            mode: PiMode::Packet,
-            mean_pkt_size: d_mean_pkt_size(),
-        }
+        crate::defaults::of()
     }
 }
 
@@ -94,9 +70,7 @@ impl Params for PiParams {
             ));
         }
         check_nonneg("q_ref", self.q_ref)?;
-        if self.mean_pkt_size == 0 {
-            return Err(ParamError::new("mean_pkt_size", "must be at least 1 byte"));
-        }
+        crate::control::check_bytes("mean_pkt_size", self.mean_pkt_size)?;
         Ok(())
     }
 }
@@ -157,22 +131,13 @@ impl<P: Pkt> Scheme<P> for Pi<P> {
     }
 }
 
+crate::hint::hint_from!(Pi, fifo.get);
+
 impl<P: Pkt> Qdisc<P> for Pi<P> {
-    fn enqueue(&mut self, mut pkt: P, cx: &mut Cx<'_, P>) -> bool {
-        // 1. buffer first (ns-2 order, A29)
-        if !self.limit.admits(self.fifo.len(), self.fifo.bytes(), pkt.size()) {
-            cx.drop(pkt, DropReason::Overflow);
-            return false;
-        }
-        // 2. with probability p (no uniformisation)
+    fn enqueue(&mut self, pkt: P, cx: &mut Cx<'_, P>) -> bool {
+        // 1. buffer first (ns-2 order, A29); 2. with probability p (no uniformisation); 3. queued
         let p = if self.byte_mode { (self.p * pkt.size() as f64 / self.mean_pkt_size).min(1.0) } else { self.p };
-        if early_drop(cx.rng, p) {
-            let Some(marked) = cx.signal(pkt, self.ecn) else { return false };
-            pkt = marked;
-        }
-        // 3.
-        self.fifo.push(pkt, cx.now);
-        true
+        enqueue_tested(&mut self.fifo, &self.limit, pkt, p, self.ecn, cx)
     }
 
     crate::fifo::fifo_views!(fifo, pop);
@@ -199,13 +164,8 @@ impl<P: Pkt> Qdisc<P> for Pi<P> {
 mod tests {
     use super::*;
     use crate::rng::Rng;
-    use crate::test_util::P;
-
-    fn tick(q: &mut Pi<P>, rng: &mut Rng) {
-        let mut drops = Vec::new();
-        let mut cx = Cx { now: 0, rng, drops: &mut drops };
-        q.on_timer(&mut cx);
-    }
+    use crate::test_util::{tick, P};
+    use crate::DropReason;
 
     #[test]
     fn defaults_period_and_validation() {

@@ -10,64 +10,43 @@
 //! arrivals are dropped at random with that probability, except during the burst allowance, while
 //! the queue is short or the delay low (§4.1 safeguard), and when the buffer is full (`overflow`).
 
-use crate::control::{check_period, check_positive, early_drop, period_ns};
+use crate::control::early_drop;
 use crate::fifo::Fifo;
+use crate::pi_law::{self, pi_law_params, BOOST_ABOVE};
 use crate::{Cx, DropReason, Limit, LinkInfo, ParamError, Params, Pkt, Qdisc, Scheme, Time, NS_PER_SEC};
 use serde::{Deserialize, Serialize};
 
-/// PIE parameters as written in a scenario (`aqm = { type = "pie", ... }`); RFC 8033 defaults.
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct PieParams {
-    /// Mark ECN-capable packets (Congestion Experienced) instead of dropping them early (RFC 3168).
-    #[serde(default)]
-    pub ecn: bool,
-    /// With `ecn`: mark only while the drop probability is at most this (RFC 8033 §5.1: 10%).
-    #[serde(default = "default_mark_ecn_th")]
-    pub mark_ecn_th: f64,
-    /// `QDELAY_REF`: target queueing delay, seconds (15 ms).
-    #[serde(
-        deserialize_with = "crate::units::secs",
-        serialize_with = "crate::units::secs_out",
-        default = "default_target"
-    )]
-    pub target: f64,
-    /// `T_UPDATE`: period of the probability update, seconds (15 ms).
-    #[serde(
-        deserialize_with = "crate::units::secs",
-        serialize_with = "crate::units::secs_out",
-        default = "default_t_update"
-    )]
-    pub t_update: f64,
-    /// Gain on the delay error `qdelay − target`, per second (0.125).
-    #[serde(default = "default_alpha")]
-    pub alpha: f64,
-    /// Gain on the delay change `qdelay − qdelay_old`, per second (1.25).
-    #[serde(default = "default_beta")]
-    pub beta: f64,
-    /// `MAX_BURST`: burst allowance after a quiet period, seconds (150 ms).
-    #[serde(
-        deserialize_with = "crate::units::secs",
-        serialize_with = "crate::units::secs_out",
-        default = "default_max_burst"
-    )]
-    pub max_burst: f64,
-    /// Bytes: no random drop while the backlog is at most `2 · mean_pkt_size` (RFC 8033 §4.1).
-    #[serde(default = "default_mean_pkt_size")]
-    pub mean_pkt_size: u32,
-    /// How the queueing delay is measured at each update (below).
-    #[serde(default)]
-    pub qdelay_estimator: QdelayEstimator,
-    /// `DQ_THRESHOLD` of the departure-rate estimator, bytes (2^14).
-    #[serde(default = "default_dq_threshold")]
-    pub dq_threshold: u32,
-    /// De-randomisation with the accumulated probability (RFC 8033 §5.1), off by default.
-    #[serde(default)]
-    pub derandomize: bool,
-    /// Linux `sch_pie`'s extra `+0.02` per update while the delay exceeds 250 ms; off by default
-    /// (not in the specification's pseudo-code).
-    #[serde(default)]
-    pub boost_above_250ms: bool,
+pi_law_params! {
+    defaults = pie;
+    /// PIE parameters as written in a scenario (`aqm = { type = "pie", ... }`); RFC 8033's defaults
+    /// (`target` 15 ms, `t_update` 15 ms, `alpha` 0.125, `beta` 1.25, §4.2).
+    pub struct PieParams {
+        /// Mark ECN-capable packets (Congestion Experienced) instead of dropping them early (RFC 3168).
+        #[serde(default)]
+        pub ecn: bool,
+        /// With `ecn`: mark only while the drop probability is at most this (RFC 8033 §5.1: 10%).
+        #[serde(default = "crate::defaults::pie::mark_ecn_th")]
+        pub mark_ecn_th: f64,
+        /// `MAX_BURST`: burst allowance after a quiet period, seconds (150 ms).
+        #[serde(with = "crate::units::secs", default = "crate::defaults::pie::max_burst")]
+        pub max_burst: f64,
+        /// Bytes: no random drop while the backlog is at most `2 · mean_pkt_size` (RFC 8033 §4.1).
+        #[serde(default = "crate::defaults::pie::mean_pkt_size")]
+        pub mean_pkt_size: u32,
+        /// How the queueing delay is measured at each update (below).
+        #[serde(default)]
+        pub qdelay_estimator: QdelayEstimator,
+        /// `DQ_THRESHOLD` of the departure-rate estimator, bytes (2^14).
+        #[serde(default = "crate::defaults::pie::dq_threshold")]
+        pub dq_threshold: u32,
+        /// De-randomisation with the accumulated probability (RFC 8033 §5.1), off by default.
+        #[serde(default)]
+        pub derandomize: bool,
+        /// Linux `sch_pie`'s extra `+0.02` per update while the delay exceeds 250 ms; off by default
+        /// (not in the specification's pseudo-code).
+        #[serde(default)]
+        pub boost_above_250ms: bool,
+    }
 }
 
 /// Queueing-delay estimate used by the update (aqm.md §17.2).
@@ -85,93 +64,21 @@ pub enum QdelayEstimator {
     Rate,
 }
 
-fn default_mark_ecn_th() -> f64 {
-    0.1
-}
-
-fn default_target() -> f64 {
-    0.015
-}
-fn default_t_update() -> f64 {
-    0.015
-}
-fn default_alpha() -> f64 {
-    0.125
-}
-fn default_beta() -> f64 {
-    1.25
-}
-fn default_max_burst() -> f64 {
-    0.150
-}
-fn default_mean_pkt_size() -> u32 {
-    1000
-}
-fn default_dq_threshold() -> u32 {
-    1 << 14
-}
-
-impl Default for PieParams {
-    fn default() -> Self {
-        PieParams {
-            ecn: false,
-            mark_ecn_th: default_mark_ecn_th(),
-            target: default_target(),
-            t_update: default_t_update(),
-            alpha: default_alpha(),
-            beta: default_beta(),
-            max_burst: default_max_burst(),
-            mean_pkt_size: default_mean_pkt_size(),
-            qdelay_estimator: QdelayEstimator::Head,
-            dq_threshold: default_dq_threshold(),
-            derandomize: false,
-            boost_above_250ms: false,
-        }
-    }
-}
-
 impl Params for PieParams {
     fn validate(&self) -> Result<(), ParamError> {
         if !(0.0..=1.0).contains(&self.mark_ecn_th) {
             return Err(ParamError::new("mark_ecn_th", format!("must be in [0, 1], got {}", self.mark_ecn_th)));
         }
-        check_period("target", self.target)?;
-        check_period("t_update", self.t_update)?;
-        check_positive("alpha", self.alpha)?;
-        check_positive("beta", self.beta)?;
+        self.law().check()?;
         if !(self.max_burst.is_finite() && (0.0..=1e6).contains(&self.max_burst)) {
             return Err(ParamError::new(
                 "max_burst",
                 format!("must be a time in seconds in [0, 1e6], got {}", self.max_burst),
             ));
         }
-        if self.mean_pkt_size == 0 {
-            return Err(ParamError::new("mean_pkt_size", "must be at least 1 byte"));
-        }
-        if self.dq_threshold == 0 {
-            return Err(ParamError::new("dq_threshold", "must be at least 1 byte"));
-        }
+        crate::control::check_bytes("mean_pkt_size", self.mean_pkt_size)?;
+        crate::control::check_bytes("dq_threshold", self.dq_threshold)?;
         Ok(())
-    }
-}
-
-/// The auto-tuning table of RFC 8033 §4.2: the factor applied to the PI adjustment given the
-/// current drop probability (1/2048 below 10^-6, ..., 1/2 below 0.1, 1 from 0.1 on).
-pub fn autotune_scale(drop_prob: f64) -> f64 {
-    if drop_prob < 1e-6 {
-        1.0 / 2048.0
-    } else if drop_prob < 1e-5 {
-        1.0 / 512.0
-    } else if drop_prob < 1e-4 {
-        1.0 / 128.0
-    } else if drop_prob < 1e-3 {
-        1.0 / 32.0
-    } else if drop_prob < 1e-2 {
-        1.0 / 8.0
-    } else if drop_prob < 1e-1 {
-        1.0 / 2.0
-    } else {
-        1.0
     }
 }
 
@@ -216,7 +123,7 @@ impl<P: Pkt> Pie<P> {
             fifo: Fifo::default(),
             limit,
             p: params.clone(),
-            t_update_ns: period_ns(params.t_update),
+            t_update_ns: params.law().period_ns(),
             vars,
         }
     }
@@ -253,22 +160,15 @@ impl<P: Pkt> Pie<P> {
     pub fn update(&mut self, qdelay: f64) {
         let v = &mut self.vars;
         let p = &self.p;
-        let mut adj = p.alpha * (qdelay - p.target) + p.beta * (qdelay - v.qdelay_old);
-        adj *= autotune_scale(v.drop_prob);
-        // cap the increase at 2 % once the probability is already at 10 %
-        if v.drop_prob >= 0.1 && adj > 0.02 {
-            adj = 0.02;
-        }
-        if p.boost_above_250ms && qdelay > 0.25 {
-            adj += 0.02;
-        }
-        v.drop_prob = (v.drop_prob + adj).clamp(0.0, 1.0);
+        let boost = p.boost_above_250ms && qdelay > BOOST_ABOVE;
+        let delta = p.law().autotuned_step(qdelay, p.target, v.qdelay_old, v.drop_prob, boost);
+        v.drop_prob = pi_law::apply(v.drop_prob, delta).0;
         // decay when the queue has been empty for two updates
         if qdelay == 0.0 && v.qdelay_old == 0.0 {
             v.drop_prob *= 0.98;
         }
         v.burst_allowance = (v.burst_allowance - p.t_update).max(0.0);
-        if v.drop_prob == 0.0 && qdelay < p.target / 2.0 && v.qdelay_old < p.target / 2.0 {
+        if pi_law::calm(v.drop_prob, qdelay, v.qdelay_old, p.target / 2.0) {
             v.burst_allowance = p.max_burst;
         }
         v.qdelay_old = qdelay;
@@ -315,6 +215,8 @@ impl<P: Pkt> Scheme<P> for Pie<P> {
     }
 }
 
+crate::hint::hint_from!(Pie, fifo.get);
+
 impl<P: Pkt> Qdisc<P> for Pie<P> {
     #[inline]
     fn enqueue(&mut self, pkt: P, cx: &mut Cx<'_, P>) -> bool {
@@ -328,23 +230,16 @@ impl<P: Pkt> Qdisc<P> for Pie<P> {
         }
         let admit = if v.burst_allowance > 0.0 {
             true
-        } else if (v.qdelay_old < p.target / 2.0 && v.drop_prob < 0.2)
+        } else if pi_law::uncongested(v.qdelay_old, p.target / 2.0, v.drop_prob)
             || self.fifo.bytes() <= 2 * p.mean_pkt_size as u64
         {
             // §4.1 safeguard: not congested, or too little queued to drop from
             true
         } else if p.derandomize {
             // §5.1: accumulate the probability; never drop below 0.85, always at 8.5
-            if v.drop_prob == 0.0 {
-                v.accu_prob = 0.0;
-            }
-            v.accu_prob += v.drop_prob;
-            if v.accu_prob < 0.85 {
-                true
-            } else if v.accu_prob >= 8.5 {
-                false
-            } else {
-                !early_drop(cx.rng, v.drop_prob)
+            match pi_law::derandomised(&mut v.accu_prob, v.drop_prob) {
+                Some(drop) => !drop,
+                None => !early_drop(cx.rng, v.drop_prob),
             }
         } else {
             !early_drop(cx.rng, v.drop_prob)
@@ -389,6 +284,7 @@ impl<P: Pkt> Qdisc<P> for Pie<P> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::pi_law::autotune_scale;
     use crate::rng::Rng;
     use crate::test_util::P;
 
@@ -413,27 +309,6 @@ mod tests {
         assert_eq!(bad(|p| p.max_burst = -1.0), "max_burst");
         assert_eq!(bad(|p| p.mean_pkt_size = 0), "mean_pkt_size");
         assert_eq!(bad(|p| p.dq_threshold = 0), "dq_threshold");
-    }
-
-    #[test]
-    fn autotune_table_of_rfc_8033() {
-        let cases = [
-            (0.0, 2048.0),
-            (9.9e-7, 2048.0),
-            (1e-6, 512.0),
-            (9.9e-6, 512.0),
-            (1e-5, 128.0),
-            (1e-4, 32.0),
-            (1e-3, 8.0),
-            (5e-3, 8.0),
-            (1e-2, 2.0),
-            (0.0999, 2.0),
-            (0.1, 1.0),
-            (0.9, 1.0),
-        ];
-        for (p, div) in cases {
-            assert_eq!(autotune_scale(p), 1.0 / div, "drop_prob {p}");
-        }
     }
 
     #[test]

@@ -132,12 +132,6 @@ pub trait Qdisc<P: Pkt> {
     /// Visit the live waiting packets from head to tail, with their enqueue times (for queue
     /// snapshots: the spatial distribution, M10). Doomed packets are not visited.
     fn for_each_waiting(&self, f: &mut dyn FnMut(&P, Time));
-    /// The packet likely to leave `k` places after the next one, if the discipline can tell
-    /// without changing anything (a FIFO's packet `k` behind its head). A hint only, which may be
-    /// wrong: a simulator loads that packet's flow state ahead of its departure. Default: unknown.
-    fn upcoming(&self, _k: usize) -> Option<&P> {
-        None
-    }
     /// Names of the controller-state variables this discipline exposes (e.g. RED's `avg`).
     fn state_names(&self) -> &'static [&'static str] {
         &[]

@@ -21,7 +21,7 @@
 //!
 //! Units: bytes and bytes per second for `l`, `r_k` and `r0`; α in seconds per byte.
 
-use crate::control::{check_period, check_positive, check_range, early_drop, period_ns};
+use crate::control::{check_period, check_positive, check_range, early_signal, period_ns};
 use crate::fifo::Fifo;
 use crate::{Cx, DropReason, Limit, LinkInfo, ParamError, Params, Pkt, Qdisc, Scheme, Time};
 use serde::{Deserialize, Serialize};
@@ -35,15 +35,10 @@ pub struct RaqmParams {
     #[serde(default)]
     pub ecn: bool,
     /// Measurement period `T`, in seconds.
-    #[serde(
-        deserialize_with = "crate::units::secs",
-        serialize_with = "crate::units::secs_out",
-        default = "d_t",
-        rename = "T"
-    )]
+    #[serde(with = "crate::units::secs", default = "crate::defaults::raqm::t", rename = "T")]
     pub t: f64,
     /// Weight `f'` of the previous rate estimate (`f' = e^{−T/f}`), in [0, 1).
-    #[serde(default = "d_f_prime")]
+    #[serde(default = "crate::defaults::raqm::f_prime")]
     pub f_prime: f64,
     /// Target input rate in bytes per second; absent = the link capacity `C / 8` (γ = 1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -52,7 +47,7 @@ pub struct RaqmParams {
     #[serde(default)]
     pub mode: RaqmMode,
     /// Target queue length of queue-dependent mode (packets).
-    #[serde(default = "d_q0")]
+    #[serde(default = "crate::defaults::raqm::q0")]
     pub q0: f64,
     /// `adaptive` (α = ε α̂, Eq. 11–13, default) or `static` (α = m_static / r0).
     #[serde(default)]
@@ -61,19 +56,19 @@ pub struct RaqmParams {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub alpha_init: Option<f64>,
     /// Adaptive factor ε, in (0, 1).
-    #[serde(default = "d_epsilon")]
+    #[serde(default = "crate::defaults::raqm::epsilon")]
     pub epsilon: f64,
     /// Static factor m, in (0, 4).
-    #[serde(default = "d_m_static")]
+    #[serde(default = "crate::defaults::raqm::m_static")]
     pub m_static: f64,
     /// Cap on c(x) of Eq. 13 (a safety bound, not in the paper).
-    #[serde(default = "d_c_max")]
+    #[serde(default = "crate::defaults::raqm::c_max")]
     pub c_max: f64,
     /// Initial drop probability `p_0`.
-    #[serde(default = "d_p_init")]
+    #[serde(default = "crate::defaults::raqm::p_init")]
     pub p_init: f64,
     /// Lower clamp of `p_k` (not in the paper, A28 (e)).
-    #[serde(default = "d_p_floor")]
+    #[serde(default = "crate::defaults::raqm::p_floor")]
     pub p_floor: f64,
     /// Compute α from the previous period's rate `r_{k−1}` (α_init in the first period) instead of
     /// the current `r_k` (A28 (c)).
@@ -120,50 +115,9 @@ pub enum AlphaMode {
     Static,
 }
 
-fn d_t() -> f64 {
-    1.0
-}
-fn d_f_prime() -> f64 {
-    0.1
-}
-fn d_q0() -> f64 {
-    50.0
-}
-fn d_epsilon() -> f64 {
-    0.9
-}
-fn d_m_static() -> f64 {
-    2.0
-}
-fn d_c_max() -> f64 {
-    20.0
-}
-fn d_p_init() -> f64 {
-    0.0002
-}
-fn d_p_floor() -> f64 {
-    1e-6
-}
-
 impl Default for RaqmParams {
     fn default() -> Self {
-        RaqmParams {
-            ecn: false,
-            t: d_t(),
-            f_prime: d_f_prime(),
-            r0: None,
-            mode: RaqmMode::QueueDependent,
-            q0: d_q0(),
-            alpha_mode: AlphaMode::Adaptive,
-            alpha_init: None,
-            epsilon: d_epsilon(),
-            m_static: d_m_static(),
-            c_max: d_c_max(),
-            p_init: d_p_init(),
-            p_floor: d_p_floor(),
-            raqm_alpha_lag: false,
-            p_prev: PPrev::Base,
-        }
+        crate::defaults::of()
     }
 }
 
@@ -360,17 +314,16 @@ impl<P: Pkt> Scheme<P> for Raqm<P> {
     }
 }
 
+crate::hint::hint_from!(Raqm, fifo.get);
+
 impl<P: Pkt> Qdisc<P> for Raqm<P> {
-    fn enqueue(&mut self, mut pkt: P, cx: &mut Cx<'_, P>) -> bool {
+    fn enqueue(&mut self, pkt: P, cx: &mut Cx<'_, P>) -> bool {
         // 1. every arriving byte counts, even if dropped below (A28 (b))
         self.l += pkt.size() as u64;
         // 2-3. Eq. 12 with Q before enqueue (packets)
         let p = self.p_arrival(self.fifo.len());
         self.p_last = p;
-        if early_drop(cx.rng, p) {
-            let Some(marked) = cx.signal(pkt, self.ecn) else { return false };
-            pkt = marked;
-        }
+        let Some(pkt) = early_signal(p, pkt, self.ecn, cx) else { return false };
         // 4.
         if !self.limit.admits(self.fifo.len(), self.fifo.bytes(), pkt.size()) {
             cx.drop(pkt, DropReason::Overflow);
@@ -403,7 +356,7 @@ impl<P: Pkt> Qdisc<P> for Raqm<P> {
 mod tests {
     use super::*;
     use crate::rng::Rng;
-    use crate::test_util::P;
+    use crate::test_util::{tick, P};
 
     /// 8 kb/s: r0 = 1000 bytes/s.
     fn link() -> LinkInfo {
@@ -419,12 +372,6 @@ mod tests {
             q.enqueue(P::new(1, 500), &mut cx);
             q.dequeue(&mut cx);
         }
-    }
-
-    fn tick(q: &mut Raqm<P>, rng: &mut Rng) {
-        let mut drops = Vec::new();
-        let mut cx = Cx { now: 0, rng, drops: &mut drops };
-        q.on_timer(&mut cx);
     }
 
     #[test]

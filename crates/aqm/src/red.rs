@@ -18,10 +18,10 @@ pub struct RedParams {
     /// Upper threshold on the average.
     pub max_th: f64,
     /// Drop probability at `avg = max_th`.
-    #[serde(default = "default_max_p")]
+    #[serde(default = "crate::defaults::red::max_p")]
     pub max_p: f64,
     /// EWMA weight.
-    #[serde(default = "default_w_q")]
+    #[serde(default = "crate::defaults::red::w_q")]
     pub w_q: f64,
     /// Linear ramp from `max_p` to 1 on `[max_th, 2 max_th)`.
     #[serde(default)]
@@ -30,16 +30,16 @@ pub struct RedParams {
     #[serde(default)]
     pub mode: RedMode,
     /// Normaliser for byte mode (bytes).
-    #[serde(default = "default_pkt_size")]
+    #[serde(default = "crate::defaults::red::max_pkt_size")]
     pub max_pkt_size: u32,
     /// Typical packet size used for the idle-time correction `s = 8 mean_pkt_size / C` (bytes).
-    #[serde(default = "default_pkt_size")]
+    #[serde(default = "crate::defaults::red::mean_pkt_size")]
     pub mean_pkt_size: u32,
     /// `fj93` (default) or `ns2` (A5).
     #[serde(default)]
     pub variant: RedVariant,
     /// Apply the count-based spreading of early drops.
-    #[serde(default = "default_true")]
+    #[serde(default = "crate::defaults::red::uniformise")]
     pub uniformise: bool,
     /// When an idle period starts: `link_idle` (ns-2, default) or `queue_empty` (FJ93 text) (A6).
     #[serde(default)]
@@ -48,19 +48,6 @@ pub struct RedParams {
     /// (RFC 3168 §5, §7).
     #[serde(default)]
     pub ecn: bool,
-}
-
-fn default_max_p() -> f64 {
-    0.1
-}
-fn default_w_q() -> f64 {
-    0.002
-}
-fn default_pkt_size() -> u32 {
-    1000
-}
-fn default_true() -> bool {
-    true
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize)]
@@ -90,31 +77,14 @@ pub enum IdleRule {
 impl RedParams {
     /// Parameters with the given thresholds and the defaults for everything else.
     pub fn with_thresholds(min_th: f64, max_th: f64, max_p: f64) -> Self {
-        RedParams {
-            min_th,
-            max_th,
-            max_p,
-            w_q: default_w_q(),
-            gentle: false,
-            mode: RedMode::Packet,
-            max_pkt_size: 1000,
-            mean_pkt_size: 1000,
-            variant: RedVariant::Fj93,
-            uniformise: true,
-            idle_rule: IdleRule::LinkIdle,
-            ecn: false,
-        }
+        crate::defaults::with(&[("min_th", min_th), ("max_th", max_th), ("max_p", max_p)])
     }
 
     /// Check every parameter; the error names the parameter and what is allowed.
     pub fn check(&self) -> Result<(), ParamError> {
         crate::red_math::check_red(self.min_th, self.max_th, self.max_p, self.w_q)?;
-        if self.max_pkt_size == 0 {
-            return Err(ParamError::new("max_pkt_size", "must be at least 1 byte"));
-        }
-        if self.mean_pkt_size == 0 {
-            return Err(ParamError::new("mean_pkt_size", "must be at least 1 byte"));
-        }
+        crate::control::check_bytes("max_pkt_size", self.max_pkt_size)?;
+        crate::control::check_bytes("mean_pkt_size", self.mean_pkt_size)?;
         Ok(())
     }
 
@@ -215,6 +185,8 @@ impl<P: Pkt> Scheme<P> for Red<P> {
         Red::new(params.clone(), link, limit)
     }
 }
+
+crate::hint::hint_from!(Red, fifo.get);
 
 impl<P: Pkt> Qdisc<P> for Red<P> {
     #[inline]

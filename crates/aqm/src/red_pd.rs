@@ -38,78 +38,40 @@ pub struct RedPdParams {
     /// RED's upper threshold. Absent = three quarters of the buffer (`3 min_th`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_th: Option<f64>,
-    #[serde(default = "d_max_p")]
+    #[serde(default = "crate::defaults::red_pd::max_p")]
     pub max_p: f64,
-    #[serde(default = "d_w_q")]
+    #[serde(default = "crate::defaults::red_pd::w_q")]
     pub w_q: f64,
     /// RED's gentle ramp above `max_th` (ns-2's default since 2001).
-    #[serde(default = "d_true")]
+    #[serde(default = "crate::defaults::red_pd::gentle")]
     pub gentle: bool,
     /// Typical packet size (bytes): RED's idle aging, and the size of the reference flow's packets.
-    #[serde(default = "d_pkt")]
+    #[serde(default = "crate::defaults::red_pd::mean_pkt_size")]
     pub mean_pkt_size: u32,
     /// The target RTT `R` of the reference TCP flow, seconds.
-    #[serde(deserialize_with = "crate::units::secs", serialize_with = "crate::units::secs_out", default = "d_rtt")]
+    #[serde(with = "crate::units::secs", default = "crate::defaults::red_pd::target_rtt")]
     pub target_rtt: f64,
     /// Add this queue's average queueing delay to `R`: the reference flow crosses this queue
     /// too (`false` = `R` alone, the paper's literal reading).
-    #[serde(default = "d_true")]
+    #[serde(default = "crate::defaults::red_pd::rtt_with_queue")]
     pub rtt_with_queue: bool,
     /// Lists of drop history `M`.
-    #[serde(default = "d_m")]
+    #[serde(default = "crate::defaults::red_pd::lists")]
     pub lists: u32,
     /// A flow is identified with drops in at least `K` of the `M` lists.
-    #[serde(default = "d_k")]
+    #[serde(default = "crate::defaults::red_pd::identify")]
     pub identify: u32,
     /// Largest change of a flow's `P_i` at one list boundary.
-    #[serde(default = "d_change")]
+    #[serde(default = "crate::defaults::red_pd::max_p_change")]
     pub max_p_change: f64,
     /// Mark ECN-capable packets instead of RED's early drops (the pre-filter always drops).
     #[serde(default)]
     pub ecn: bool,
 }
 
-fn d_max_p() -> f64 {
-    0.1
-}
-fn d_w_q() -> f64 {
-    0.002
-}
-fn d_true() -> bool {
-    true
-}
-fn d_pkt() -> u32 {
-    1000
-}
-fn d_rtt() -> f64 {
-    0.04
-}
-fn d_m() -> u32 {
-    5
-}
-fn d_k() -> u32 {
-    3
-}
-fn d_change() -> f64 {
-    0.1
-}
-
 impl Default for RedPdParams {
     fn default() -> Self {
-        RedPdParams {
-            min_th: None,
-            max_th: None,
-            max_p: d_max_p(),
-            w_q: d_w_q(),
-            gentle: true,
-            mean_pkt_size: d_pkt(),
-            target_rtt: d_rtt(),
-            rtt_with_queue: true,
-            lists: d_m(),
-            identify: d_k(),
-            max_p_change: d_change(),
-            ecn: false,
-        }
+        crate::defaults::of()
     }
 }
 
@@ -137,9 +99,7 @@ pub(crate) fn check_optional_red(
 impl Params for RedPdParams {
     fn validate(&self) -> Result<(), ParamError> {
         check_optional_red(self.min_th, self.max_th, self.max_p, self.w_q)?;
-        if self.mean_pkt_size == 0 {
-            return Err(ParamError::new("mean_pkt_size", "must be at least 1 byte"));
-        }
+        crate::control::check_bytes("mean_pkt_size", self.mean_pkt_size)?;
         check_period("target_rtt", self.target_rtt)?;
         if !(1..=64).contains(&self.lists) {
             return Err(ParamError::new("lists", format!("must be 1..64, got {}", self.lists)));
@@ -332,6 +292,8 @@ impl<P: Pkt> Scheme<P> for RedPd<P> {
         RedPd::new(params, link, limit)
     }
 }
+
+crate::hint::hint_from!(RedPd, fifo.get);
 
 impl<P: Pkt> Qdisc<P> for RedPd<P> {
     fn enqueue(&mut self, mut pkt: P, cx: &mut Cx<'_, P>) -> bool {

@@ -8,9 +8,9 @@
 //! per update interval; every arrival that fits in the buffer is dropped with probability
 //! `1 − φ^(−price)`. REM only drops here (no ECN in the simulator).
 
-use crate::control::{check_nonneg, check_period, check_positive, early_drop, period_ns};
+use crate::control::{check_nonneg, check_period, check_positive, enqueue_tested, period_ns};
 use crate::fifo::Fifo;
-use crate::{Cx, DropReason, Limit, LinkInfo, ParamError, Params, Pkt, Qdisc, Scheme, Time};
+use crate::{Cx, Limit, LinkInfo, ParamError, Params, Pkt, Qdisc, Scheme, Time};
 use serde::{Deserialize, Serialize};
 
 /// REM parameters as written in a scenario (`aqm = { type = "rem", ... }`). Defaults are ns-2's as
@@ -22,63 +22,32 @@ pub struct RemParams {
     #[serde(default)]
     pub ecn: bool,
     /// Price step size γ.
-    #[serde(default = "d_gamma")]
+    #[serde(default = "crate::defaults::rem::gamma")]
     pub gamma: f64,
     /// Weight α of the backlog mismatch.
-    #[serde(default = "d_alpha")]
+    #[serde(default = "crate::defaults::rem::alpha")]
     pub alpha: f64,
     /// Base φ (> 1) of the marking probability `1 − φ^(−price)`.
-    #[serde(default = "d_phi")]
+    #[serde(default = "crate::defaults::rem::phi")]
     pub phi: f64,
     /// Price update interval, in seconds.
-    #[serde(deserialize_with = "crate::units::secs", serialize_with = "crate::units::secs_out", default = "d_t_upd")]
+    #[serde(with = "crate::units::secs", default = "crate::defaults::rem::t_upd")]
     pub t_upd: f64,
     /// Target backlog (packets), ns-2 `pbo_`.
-    #[serde(default = "d_b0")]
+    #[serde(default = "crate::defaults::rem::b0")]
     pub b0: f64,
     /// Input-rate filter weight, ns-2 `inw_` (1 = no filtering).
-    #[serde(default = "d_inw")]
+    #[serde(default = "crate::defaults::rem::inw")]
     pub inw: f64,
     /// Packet size (bytes) converting the link capacity to packets per interval (A30: the true
     /// data packet size; 1000 reproduces a literal ns-2-default run with 500-byte packets).
-    #[serde(default = "d_mean_pkt_size", alias = "rem_mean_pkt_size")]
+    #[serde(default = "crate::defaults::rem::mean_pkt_size", alias = "rem_mean_pkt_size")]
     pub mean_pkt_size: u32,
-}
-
-fn d_gamma() -> f64 {
-    0.001
-}
-fn d_alpha() -> f64 {
-    0.1
-}
-fn d_phi() -> f64 {
-    1.001
-}
-fn d_t_upd() -> f64 {
-    0.002
-}
-fn d_b0() -> f64 {
-    20.0
-}
-fn d_inw() -> f64 {
-    1.0
-}
-fn d_mean_pkt_size() -> u32 {
-    500
 }
 
 impl Default for RemParams {
     fn default() -> Self {
-        RemParams {
-            ecn: false,
-            gamma: d_gamma(),
-            alpha: d_alpha(),
-            phi: d_phi(),
-            t_upd: d_t_upd(),
-            b0: d_b0(),
-            inw: d_inw(),
-            mean_pkt_size: d_mean_pkt_size(),
-        }
+        crate::defaults::of()
     }
 }
 
@@ -94,9 +63,7 @@ impl Params for RemParams {
         if !(self.inw > 0.0 && self.inw <= 1.0) {
             return Err(ParamError::new("inw", format!("must be in (0, 1], got {}", self.inw)));
         }
-        if self.mean_pkt_size == 0 {
-            return Err(ParamError::new("mean_pkt_size", "must be at least 1 byte"));
-        }
+        crate::control::check_bytes("mean_pkt_size", self.mean_pkt_size)?;
         Ok(())
     }
 }
@@ -164,23 +131,14 @@ impl<P: Pkt> Scheme<P> for Rem<P> {
     }
 }
 
+crate::hint::hint_from!(Rem, fifo.get);
+
 impl<P: Pkt> Qdisc<P> for Rem<P> {
-    fn enqueue(&mut self, mut pkt: P, cx: &mut Cx<'_, P>) -> bool {
+    fn enqueue(&mut self, pkt: P, cx: &mut Cx<'_, P>) -> bool {
         // 1. every arrival counts, including the ones dropped below
         self.in_count += 1;
-        // 2. buffer first
-        if !self.limit.admits(self.fifo.len(), self.fifo.bytes(), pkt.size()) {
-            cx.drop(pkt, DropReason::Overflow);
-            return false;
-        }
-        // 3. with probability prob
-        if early_drop(cx.rng, self.prob) {
-            let Some(marked) = cx.signal(pkt, self.ecn) else { return false };
-            pkt = marked;
-        }
-        // 4.
-        self.fifo.push(pkt, cx.now);
-        true
+        // 2. buffer first; 3. with probability prob; 4. queued
+        enqueue_tested(&mut self.fifo, &self.limit, pkt, self.prob, self.ecn, cx)
     }
 
     crate::fifo::fifo_views!(fifo, pop);
@@ -210,13 +168,8 @@ impl<P: Pkt> Qdisc<P> for Rem<P> {
 mod tests {
     use super::*;
     use crate::rng::Rng;
-    use crate::test_util::P;
-
-    fn tick(q: &mut Rem<P>, rng: &mut Rng) {
-        let mut drops = Vec::new();
-        let mut cx = Cx { now: 0, rng, drops: &mut drops };
-        q.on_timer(&mut cx);
-    }
+    use crate::test_util::{tick, P};
+    use crate::DropReason;
 
     fn link() -> LinkInfo {
         LinkInfo { rate_bps: 10e6 }

@@ -18,54 +18,55 @@ use serde::{Deserialize, Serialize};
 /// RIO parameters as written in a scenario (`aqm = { type = "rio", ... }`).
 ///
 /// The defaults are the [CHOKeW] values (aqm.md §4, §18), the only paper that uses RIO:
-/// out `100/200/0.02`, in `110/210/0.01`, both gentle, `w_q = 0.002`.
+/// out `100/200/0.02`, in `110/210/0.01`, both gentle, `w_q = 0.002`. The thresholds are the
+/// paper's for its 500-packet buffer: one left out is the same fraction of the link's buffer.
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct RioParams {
     /// Mark ECN-capable packets (Congestion Experienced) instead of dropping them early (RFC 3168).
     #[serde(default)]
     pub ecn: bool,
-    /// Lower threshold on `avg_in` for in-profile packets (queue unit).
-    #[serde(default = "d_min_th_in")]
-    pub min_th_in: f64,
-    /// Upper threshold on `avg_in`.
-    #[serde(default = "d_max_th_in")]
-    pub max_th_in: f64,
+    /// Lower threshold on `avg_in` for in-profile packets (queue unit; default 110/500 of the buffer, [CHOKeW] §4's 110 packets of 500).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_th_in: Option<f64>,
+    /// Upper threshold on `avg_in` (default 210/500 of the buffer).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_th_in: Option<f64>,
     /// In-profile drop probability at `avg_in = max_th_in`.
-    #[serde(default = "d_max_p_in")]
+    #[serde(default = "crate::defaults::rio::max_p_in")]
     pub max_p_in: f64,
     /// Gentle ramp for in-profile packets on `[max_th_in, 2 max_th_in)`.
-    #[serde(default = "d_true")]
+    #[serde(default = "crate::defaults::rio::gentle_in")]
     pub gentle_in: bool,
-    /// Lower threshold on `avg_total` for out-of-profile packets (queue unit).
-    #[serde(default = "d_min_th_out")]
-    pub min_th_out: f64,
-    /// Upper threshold on `avg_total`.
-    #[serde(default = "d_max_th_out")]
-    pub max_th_out: f64,
+    /// Lower threshold on `avg_total` for out-of-profile packets (queue unit; default a fifth of the buffer, the paper's 100 of 500).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_th_out: Option<f64>,
+    /// Upper threshold on `avg_total` (default two fifths of the buffer, the paper's 200 of 500).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_th_out: Option<f64>,
     /// Out-of-profile drop probability at `avg_total = max_th_out`.
-    #[serde(default = "d_max_p_out")]
+    #[serde(default = "crate::defaults::rio::max_p_out")]
     pub max_p_out: f64,
     /// Gentle ramp for out-of-profile packets on `[max_th_out, 2 max_th_out)`.
-    #[serde(default = "d_true")]
+    #[serde(default = "crate::defaults::rio::gentle_out")]
     pub gentle_out: bool,
     /// EWMA weight, shared by both averages.
-    #[serde(default = "d_w_q")]
+    #[serde(default = "crate::defaults::rio::w_q")]
     pub w_q: f64,
     /// `packet` or `byte` (RED step 5: `p_b` scaled by `size / max_pkt_size`).
     #[serde(default)]
     pub mode: RedMode,
     /// Normaliser for byte mode (bytes).
-    #[serde(default = "d_pkt_size")]
+    #[serde(default = "crate::defaults::rio::max_pkt_size")]
     pub max_pkt_size: u32,
     /// Typical packet size for the idle-time aging `s = 8 mean_pkt_size / C` (bytes).
-    #[serde(default = "d_pkt_size")]
+    #[serde(default = "crate::defaults::rio::mean_pkt_size")]
     pub mean_pkt_size: u32,
     /// RED variant of both tests: `fj93` (default) or `ns2` (A5).
     #[serde(default)]
     pub variant: RedVariant,
     /// Count-based spreading of early drops in both tests.
-    #[serde(default = "d_true")]
+    #[serde(default = "crate::defaults::rio::uniformise")]
     pub uniformise: bool,
     /// Mimic ns-2.35 `Queue/RED/RIO`: `avg_total` refreshed only at in-packet arrivals, and the
     /// out-profile probability computed with `max_p_in` instead of `max_p_out` (aqm.md §4).
@@ -73,54 +74,9 @@ pub struct RioParams {
     pub rio_ns2_compat: bool,
 }
 
-fn d_min_th_in() -> f64 {
-    110.0
-}
-fn d_max_th_in() -> f64 {
-    210.0
-}
-fn d_max_p_in() -> f64 {
-    0.01
-}
-fn d_min_th_out() -> f64 {
-    100.0
-}
-fn d_max_th_out() -> f64 {
-    200.0
-}
-fn d_max_p_out() -> f64 {
-    0.02
-}
-fn d_w_q() -> f64 {
-    0.002
-}
-fn d_pkt_size() -> u32 {
-    1000
-}
-fn d_true() -> bool {
-    true
-}
-
 impl Default for RioParams {
     fn default() -> Self {
-        RioParams {
-            ecn: false,
-            min_th_in: d_min_th_in(),
-            max_th_in: d_max_th_in(),
-            max_p_in: d_max_p_in(),
-            gentle_in: true,
-            min_th_out: d_min_th_out(),
-            max_th_out: d_max_th_out(),
-            max_p_out: d_max_p_out(),
-            gentle_out: true,
-            w_q: d_w_q(),
-            mode: RedMode::Packet,
-            max_pkt_size: d_pkt_size(),
-            mean_pkt_size: d_pkt_size(),
-            variant: RedVariant::Fj93,
-            uniformise: true,
-            rio_ns2_compat: false,
-        }
+        crate::defaults::of()
     }
 }
 
@@ -132,11 +88,70 @@ enum Class {
 }
 
 impl RioParams {
-    /// The RED parameters of one class, so RED's own checks validate them.
-    fn red(&self, class: Class) -> RedParams {
-        let (min_th, max_th, max_p, gentle) = match class {
-            Class::In => (self.min_th_in, self.max_th_in, self.max_p_in, self.gentle_in),
-            Class::Out => (self.min_th_out, self.max_th_out, self.max_p_out, self.gentle_out),
+    /// The thresholds of one class as given (`None` where left out).
+    fn given(&self, class: Class) -> (Option<f64>, Option<f64>) {
+        match class {
+            Class::In => (self.min_th_in, self.max_th_in),
+            Class::Out => (self.min_th_out, self.max_th_out),
+        }
+    }
+
+    /// The `(min_th, max_th)` of one class on a buffer of `limit` (queue unit): as given, or the
+    /// paper's as the same fraction of the buffer.
+    fn thresholds_on(&self, class: Class, limit: Limit) -> (f64, f64) {
+        use crate::defaults::chokew::scaled;
+        use crate::defaults::rio::{MAX_TH_IN, MAX_TH_OUT, MIN_TH_IN, MIN_TH_OUT};
+        let (lo, hi) = self.given(class);
+        let (plo, phi) = match class {
+            Class::In => (MIN_TH_IN, MAX_TH_IN),
+            Class::Out => (MIN_TH_OUT, MAX_TH_OUT),
+        };
+        let b = limit.value as f64;
+        (lo.unwrap_or_else(|| scaled(plo, b)), hi.unwrap_or_else(|| scaled(phi, b)))
+    }
+
+    /// `((min_th_in, max_th_in), (min_th_out, max_th_out))` on a buffer of `limit`.
+    pub fn thresholds(&self, limit: Limit) -> ((f64, f64), (f64, f64)) {
+        (self.thresholds_on(Class::In, limit), self.thresholds_on(Class::Out, limit))
+    }
+
+    /// Set the thresholds left out to the paper's, scaled to `limit`, after checking that each
+    /// class's are in order (a given one may not fit one that follows the buffer).
+    pub fn fill(&mut self, limit: Limit) -> Result<(), ParamError> {
+        for class in [Class::In, Class::Out] {
+            let (lo, hi) = self.thresholds_on(class, limit);
+            let (glo, ghi) = self.given(class);
+            if lo >= hi {
+                let (min_f, max_f) = (class_field("min_th", class), class_field("max_th", class));
+                let from = |g: Option<f64>| if g.is_some() { "" } else { ", from the buffer" };
+                return Err(ParamError::new(
+                    if ghi.is_some() { max_f } else { min_f },
+                    format!(
+                        "need {min_f} ({lo}{}) < {max_f} ({hi}{}) with this buffer; give both, or neither",
+                        from(glo),
+                        from(ghi)
+                    ),
+                ));
+            }
+            match class {
+                Class::In => (self.min_th_in, self.max_th_in) = (Some(lo), Some(hi)),
+                Class::Out => (self.min_th_out, self.max_th_out) = (Some(lo), Some(hi)),
+            }
+        }
+        Ok(())
+    }
+
+    /// The RED parameters of one class on a buffer of `limit`.
+    fn red(&self, class: Class, limit: Limit) -> RedParams {
+        let (min_th, max_th) = self.thresholds_on(class, limit);
+        self.red_with(class, min_th, max_th)
+    }
+
+    /// The RED parameters of one class with these thresholds, so RED's own checks validate them.
+    fn red_with(&self, class: Class, min_th: f64, max_th: f64) -> RedParams {
+        let (max_p, gentle) = match class {
+            Class::In => (self.max_p_in, self.gentle_in),
+            Class::Out => (self.max_p_out, self.gentle_out),
         };
         let mut r = RedParams::with_thresholds(min_th, max_th, max_p);
         r.gentle = gentle;
@@ -151,8 +166,8 @@ impl RioParams {
 
     /// Thresholds used for out-of-profile packets: with `rio_ns2_compat` ns-2's generic `max_p`
     /// (the in-profile one) replaces `max_p_out`.
-    fn out_thresholds(&self) -> Thresholds {
-        let mut th = self.red(Class::Out).thresholds();
+    fn out_thresholds(&self, limit: Limit) -> Thresholds {
+        let mut th = self.red(Class::Out, limit).thresholds();
         if self.rio_ns2_compat {
             th.max_p = self.max_p_in;
         }
@@ -176,7 +191,11 @@ fn class_field(field: &'static str, class: Class) -> &'static str {
 impl Params for RioParams {
     fn validate(&self) -> Result<(), ParamError> {
         for (class, suffix) in [(Class::In, "_in"), (Class::Out, "_out")] {
-            self.red(class).check().map_err(|e| {
+            // the thresholds given (those left out follow the buffer: `fill` checks them with it)
+            let (lo, hi) = self.given(class);
+            let lo_v = lo.unwrap_or(0.0);
+            let hi_v = hi.unwrap_or(if lo_v.is_finite() { lo_v.max(0.0) + 1.0 } else { 1.0 });
+            self.red_with(class, lo_v, hi_v).check().map_err(|e| {
                 let field = class_field(e.field, class);
                 let msg = if field == e.field { e.msg } else { e.msg.replace("min_th", &format!("min_th{suffix}")) };
                 ParamError::new(field, msg)
@@ -223,8 +242,8 @@ impl<P: Pkt> Rio<P> {
             limit,
             est_total: Estimator::new(params.w_q, s_ns, integer_m),
             est_in: Estimator::new(params.w_q, s_ns, integer_m),
-            th_in: params.red(Class::In).thresholds(),
-            th_out: params.out_thresholds(),
+            th_in: params.red(Class::In, limit).thresholds(),
+            th_out: params.out_thresholds(limit),
             test_in: test(),
             test_out: test(),
             q_in: 0,
@@ -255,6 +274,8 @@ impl<P: Pkt> Scheme<P> for Rio<P> {
         Rio::new(params, link, limit)
     }
 }
+
+crate::hint::hint_from!(Rio, fifo.get);
 
 impl<P: Pkt> Qdisc<P> for Rio<P> {
     fn enqueue(&mut self, pkt: P, cx: &mut Cx<'_, P>) -> bool {
@@ -353,12 +374,12 @@ mod tests {
     /// In: 4/8, max_p 0.5; out: 2/4, max_p 0.5; no gentle; buffer 20.
     fn params() -> RioParams {
         RioParams {
-            min_th_in: 4.0,
-            max_th_in: 8.0,
+            min_th_in: Some(4.0),
+            max_th_in: Some(8.0),
             max_p_in: 0.5,
             gentle_in: false,
-            min_th_out: 2.0,
-            max_th_out: 4.0,
+            min_th_out: Some(2.0),
+            max_th_out: Some(4.0),
             max_p_out: 0.5,
             gentle_out: false,
             w_q: 1.0,
@@ -374,8 +395,20 @@ mod tests {
     #[test]
     fn defaults_are_the_chokew_values() {
         let p = RioParams::default();
-        assert_eq!((p.min_th_out, p.max_th_out, p.max_p_out, p.gentle_out), (100.0, 200.0, 0.02, true));
-        assert_eq!((p.min_th_in, p.max_th_in, p.max_p_in, p.gentle_in), (110.0, 210.0, 0.01, true));
+        let b500 = Limit::packets(500);
+        assert_eq!(p.thresholds_on(Class::Out, b500), (100.0, 200.0));
+        assert_eq!(p.thresholds_on(Class::In, b500), (110.0, 210.0));
+        assert_eq!((p.max_p_out, p.gentle_out, p.max_p_in, p.gentle_in), (0.02, true, 0.01, true));
+        // on another buffer, the same fractions of it
+        assert_eq!(p.thresholds_on(Class::Out, Limit::packets(100)), (20.0, 40.0));
+        let mut f = p.clone();
+        f.fill(Limit::packets(100)).unwrap();
+        assert_eq!((f.min_th_in, f.max_th_in), (Some(22.0), Some(42.0)));
+        // a given threshold that does not fit one following the buffer is named
+        let mut g = RioParams { min_th_out: Some(80.0), ..RioParams::default() };
+        let e = g.fill(Limit::packets(100)).unwrap_err();
+        assert_eq!(e.field, "min_th_out");
+        assert!(e.msg.contains("40, from the buffer"), "{}", e.msg);
         assert_eq!(p.w_q, 0.002);
         assert!(!p.rio_ns2_compat);
         assert!(p.validate().is_ok());
@@ -383,13 +416,13 @@ mod tests {
 
     #[test]
     fn validation_names_the_class_parameter() {
-        let mut p = RioParams { max_th_in: 100.0, ..RioParams::default() };
+        let mut p = RioParams { min_th_in: Some(110.0), max_th_in: Some(100.0), ..RioParams::default() };
         let e = p.validate().unwrap_err();
         assert_eq!(e.field, "max_th_in");
         assert!(e.msg.contains("min_th_in"), "{}", e.msg);
         p = RioParams { max_p_out: 0.0, ..RioParams::default() };
         assert_eq!(p.validate().unwrap_err().field, "max_p_out");
-        p = RioParams { min_th_out: -1.0, ..RioParams::default() };
+        p = RioParams { min_th_out: Some(-1.0), ..RioParams::default() };
         assert_eq!(p.validate().unwrap_err().field, "min_th_out");
         p = RioParams { w_q: 0.0, ..RioParams::default() };
         assert_eq!(p.validate().unwrap_err().field, "w_q");

@@ -33,29 +33,29 @@ use std::collections::VecDeque;
 #[serde(deny_unknown_fields)]
 pub struct SfbParams {
     /// Levels `L` (independent hash functions).
-    #[serde(default = "d_levels")]
+    #[serde(default = "crate::defaults::sfb::levels")]
     pub levels: u32,
     /// Bins per level `N`.
-    #[serde(default = "d_bins")]
+    #[serde(default = "crate::defaults::sfb::bins")]
     pub bins: u32,
     /// A bin's share of the buffer, in the queue unit: above it the bin's `p_m` rises and the
     /// arrival is dropped. Absent = the buffer divided among a level's bins, `limit / N`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bin_size: Option<f64>,
     /// Raise of `p_m` when the bin is above `bin_size` (BLUE's `d1`).
-    #[serde(default = "d_increment")]
+    #[serde(default = "crate::defaults::sfb::increment")]
     pub increment: f64,
     /// Decrease of `p_m` when the bin is empty (BLUE's `d2`).
-    #[serde(default = "d_decrement")]
+    #[serde(default = "crate::defaults::sfb::decrement")]
     pub decrement: f64,
     /// Minimum time between two changes of one bin's `p_m`, seconds (BLUE's `freeze_time`).
-    #[serde(deserialize_with = "crate::units::secs", serialize_with = "crate::units::secs_out", default = "d_freeze")]
+    #[serde(with = "crate::units::secs", default = "crate::defaults::sfb::freeze_time")]
     pub freeze_time: f64,
     /// Penalty box: packets per second let through for a flow whose `p_min` is 1 (0 = none).
-    #[serde(default = "d_penalty_rate")]
+    #[serde(default = "crate::defaults::sfb::penalty_rate")]
     pub penalty_rate: f64,
     /// Penalty box: token-bucket depth in packets.
-    #[serde(default = "d_penalty_burst")]
+    #[serde(default = "crate::defaults::sfb::penalty_burst")]
     pub penalty_burst: f64,
     /// When a full bin drops the arrival: `any` (one of its bins is above `bin_size`: [SFB]'s
     /// pseudo-code) or `all` (every one is: Linux's `max` rule, which spares a flow that shares
@@ -63,10 +63,10 @@ pub struct SfbParams {
     #[serde(default)]
     pub bin_drop: BinDrop,
     /// Period of the moving hash functions, seconds (0 = fixed hash functions, the base algorithm).
-    #[serde(deserialize_with = "crate::units::secs", serialize_with = "crate::units::secs_out", default)]
+    #[serde(with = "crate::units::secs", default)]
     pub rehash: f64,
     /// Warm-up of the next bins before a rehash, seconds (double buffering; < `rehash`).
-    #[serde(deserialize_with = "crate::units::secs", serialize_with = "crate::units::secs_out", default)]
+    #[serde(with = "crate::units::secs", default)]
     pub warmup: f64,
     /// Mark ECN-capable packets instead of the probabilistic drops (not the bin and penalty-box
     /// drops, which police a flow).
@@ -83,44 +83,9 @@ pub enum BinDrop {
     All,
 }
 
-fn d_levels() -> u32 {
-    2
-}
-fn d_bins() -> u32 {
-    23
-}
-fn d_increment() -> f64 {
-    0.005
-}
-fn d_decrement() -> f64 {
-    0.001
-}
-fn d_freeze() -> f64 {
-    0.01
-}
-fn d_penalty_rate() -> f64 {
-    10.0
-}
-fn d_penalty_burst() -> f64 {
-    20.0
-}
-
 impl Default for SfbParams {
     fn default() -> Self {
-        SfbParams {
-            levels: d_levels(),
-            bins: d_bins(),
-            bin_size: None,
-            increment: d_increment(),
-            decrement: d_decrement(),
-            freeze_time: d_freeze(),
-            penalty_rate: d_penalty_rate(),
-            penalty_burst: d_penalty_burst(),
-            bin_drop: BinDrop::Any,
-            rehash: 0.0,
-            warmup: 0.0,
-            ecn: false,
-        }
+        crate::defaults::of()
     }
 }
 

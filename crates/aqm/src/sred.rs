@@ -32,7 +32,7 @@
 //! identify them ([SRED]'s misbehaving-flow identification) and are exposed, not acted on.
 //! State: the zombie list, 16 bytes per zombie (flow id, count, time of the last hit).
 
-use crate::control::{check_range, early_drop};
+use crate::control::{check_range, early_drop, early_signal};
 use crate::fifo::Fifo;
 use crate::{Cx, DropReason, Limit, LinkInfo, ParamError, Params, Pkt, Qdisc, Scheme, Time};
 use serde::{Deserialize, Serialize};
@@ -42,19 +42,19 @@ use serde::{Deserialize, Serialize};
 #[serde(deny_unknown_fields)]
 pub struct SredParams {
     /// Zombies `M`.
-    #[serde(default = "d_m")]
+    #[serde(default = "crate::defaults::sred::zombies")]
     pub zombies: u32,
     /// Probability that a non-hit arrival replaces the drawn zombie.
-    #[serde(default = "d_overwrite")]
+    #[serde(default = "crate::defaults::sred::p_overwrite")]
     pub p_overwrite: f64,
     /// Weight of the hit-frequency average. Absent = `p_overwrite / M`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub alpha: Option<f64>,
     /// Drop probability at a queue of at least B/3.
-    #[serde(default = "d_p_max")]
+    #[serde(default = "crate::defaults::sred::p_max")]
     pub p_max: f64,
     /// The number of flows from which SRED drops at the full `p_sred` (256).
-    #[serde(default = "d_n_full")]
+    #[serde(default = "crate::defaults::sred::n_full")]
     pub n_full: f64,
     /// `full` SRED (the hit term) or `simple` SRED.
     #[serde(default)]
@@ -73,30 +73,9 @@ pub enum SredVariant {
     Simple,
 }
 
-fn d_m() -> u32 {
-    1000
-}
-fn d_overwrite() -> f64 {
-    0.25
-}
-fn d_p_max() -> f64 {
-    0.15
-}
-fn d_n_full() -> f64 {
-    256.0
-}
-
 impl Default for SredParams {
     fn default() -> Self {
-        SredParams {
-            zombies: d_m(),
-            p_overwrite: d_overwrite(),
-            alpha: None,
-            p_max: d_p_max(),
-            n_full: d_n_full(),
-            variant: SredVariant::Full,
-            ecn: false,
-        }
+        crate::defaults::of()
     }
 }
 
@@ -214,8 +193,10 @@ impl<P: Pkt> Scheme<P> for Sred<P> {
     }
 }
 
+crate::hint::hint_from!(Sred, fifo.get);
+
 impl<P: Pkt> Qdisc<P> for Sred<P> {
-    fn enqueue(&mut self, mut pkt: P, cx: &mut Cx<'_, P>) -> bool {
+    fn enqueue(&mut self, pkt: P, cx: &mut Cx<'_, P>) -> bool {
         let hit = self.zombie_step(pkt.flow(), cx);
         self.p_hit = (1.0 - self.alpha) * self.p_hit + if hit { self.alpha } else { 0.0 };
         let q = self.limit.qlen(self.fifo.len(), self.fifo.bytes()) as f64;
@@ -229,10 +210,7 @@ impl<P: Pkt> Qdisc<P> for Sred<P> {
             ps
         };
         self.last_p = p;
-        if early_drop(cx.rng, p) {
-            let Some(marked) = cx.signal(pkt, self.ecn) else { return false };
-            pkt = marked;
-        }
+        let Some(pkt) = early_signal(p, pkt, self.ecn, cx) else { return false };
         if !self.limit.admits(self.fifo.len(), self.fifo.bytes(), pkt.size()) {
             cx.drop(pkt, DropReason::Overflow);
             return false;

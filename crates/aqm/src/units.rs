@@ -4,7 +4,7 @@
 //! A scenario's time parameter must carry its unit: a bare number (`target = 5`) is refused, since
 //! a tc or ns-3 user means milliseconds where ns-2 means seconds ([`NO_UNIT`]).
 
-use serde::de::{self, Deserializer, Visitor};
+use serde::de::{self, Visitor};
 use std::fmt;
 
 /// Split `"12.5ms"` into `(12.5, "ms")`; `None` if there is no leading number.
@@ -66,28 +66,35 @@ impl Visitor<'_> for SecsV {
     }
 }
 
-/// serde reader for a time parameter in seconds: a duration string with a unit.
-/// (Range checks stay with each scheme's `validate`.)
-pub fn secs<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
-    d.deserialize_any(SecsV)
+/// serde's `with` module for a time parameter in seconds (`#[serde(with = "crate::units::secs")]`):
+/// read as a duration string with a unit (range checks stay with each scheme's `validate`), written
+/// back with a unit (`0.005` -> `"5ms"`) so that a resolved scenario reads back.
+pub mod secs {
+    use serde::Deserializer;
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+        d.deserialize_any(super::SecsV)
+    }
+
+    pub fn serialize<S: serde::Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&super::fmt_secs(*v))
+    }
 }
 
-/// serde writer for a time parameter: the duration with a unit (`0.005` -> `"5ms"`), so that a
-/// resolved scenario reads back.
-pub fn secs_out<S: serde::Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_str(&fmt_secs(*v))
-}
+/// serde's `with` module for an optional time parameter (absent = `None`, given = a duration with a
+/// unit; written with `skip_serializing_if = "Option::is_none"`).
+pub mod opt_secs {
+    use serde::Deserializer;
 
-/// serde reader for an optional time parameter (absent = `None`, given = a duration with a unit).
-pub fn opt_secs<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
-    secs(d).map(Some)
-}
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
+        super::secs::deserialize(d).map(Some)
+    }
 
-/// serde writer for an optional time parameter (used with `skip_serializing_if = "Option::is_none"`).
-pub fn opt_secs_out<S: serde::Serializer>(v: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
-    match v {
-        Some(v) => secs_out(v, s),
-        None => s.serialize_none(),
+    pub fn serialize<S: serde::Serializer>(v: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
+        match v {
+            Some(v) => super::secs::serialize(v, s),
+            None => s.serialize_none(),
+        }
     }
 }
 
@@ -120,7 +127,7 @@ mod tests {
         assert!(parse_secs("3 fortnights").is_err());
         #[derive(serde::Deserialize)]
         struct T {
-            #[serde(deserialize_with = "secs")]
+            #[serde(with = "secs")]
             t: f64,
         }
         let a: T = serde_json::from_str(r#"{"t": "5ms"}"#).unwrap();

@@ -94,6 +94,8 @@ impl<P: Pkt> Ward<P> {
     }
 }
 
+crate::hint::hint_from!(Ward, buf.upcoming);
+
 impl<P: Pkt> Qdisc<P> for Ward<P> {
     fn enqueue(&mut self, pkt: P, cx: &mut Cx<'_, P>) -> bool {
         // 1: logical length (live packets, A27) and the position weight

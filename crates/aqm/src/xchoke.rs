@@ -39,68 +39,39 @@ pub struct XchokeParams {
     /// RED's upper threshold. Absent = three quarters of the buffer (`3 min_th`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_th: Option<f64>,
-    #[serde(default = "d_max_p")]
+    #[serde(default = "crate::defaults::xchoke::max_p")]
     pub max_p: f64,
-    #[serde(default = "d_w_q")]
+    #[serde(default = "crate::defaults::xchoke::w_q")]
     pub w_q: f64,
-    #[serde(default = "d_true")]
+    #[serde(default = "crate::defaults::xchoke::gentle")]
     pub gentle: bool,
     /// Typical packet size (bytes) for RED's idle aging.
-    #[serde(default = "d_pkt")]
+    #[serde(default = "crate::defaults::xchoke::mean_pkt_size")]
     pub mean_pkt_size: u32,
     /// Entries of the lookup table.
-    #[serde(default = "d_table")]
+    #[serde(default = "crate::defaults::xchoke::table_size")]
     pub table_size: u32,
     /// Hits at which a tabled flow's every packet is dropped.
-    #[serde(default = "d_table")]
+    #[serde(default = "crate::defaults::xchoke::hit_max")]
     pub hit_max: u32,
     /// Hits (in the whole table) between two halvings of every count.
-    #[serde(default = "d_table")]
+    #[serde(default = "crate::defaults::xchoke::decay_every")]
     pub decay_every: u32,
     /// Mark ECN-capable packets instead of RED's early drops.
     #[serde(default)]
     pub ecn: bool,
 }
 
-fn d_max_p() -> f64 {
-    0.1
-}
-fn d_w_q() -> f64 {
-    0.002
-}
-fn d_true() -> bool {
-    true
-}
-fn d_pkt() -> u32 {
-    1000
-}
-fn d_table() -> u32 {
-    32
-}
-
 impl Default for XchokeParams {
     fn default() -> Self {
-        XchokeParams {
-            min_th: None,
-            max_th: None,
-            max_p: d_max_p(),
-            w_q: d_w_q(),
-            gentle: true,
-            mean_pkt_size: d_pkt(),
-            table_size: d_table(),
-            hit_max: d_table(),
-            decay_every: d_table(),
-            ecn: false,
-        }
+        crate::defaults::of()
     }
 }
 
 impl Params for XchokeParams {
     fn validate(&self) -> Result<(), ParamError> {
         check_optional_red(self.min_th, self.max_th, self.max_p, self.w_q)?;
-        if self.mean_pkt_size == 0 {
-            return Err(ParamError::new("mean_pkt_size", "must be at least 1 byte"));
-        }
+        crate::control::check_bytes("mean_pkt_size", self.mean_pkt_size)?;
         for (name, v) in [("table_size", self.table_size), ("hit_max", self.hit_max), ("decay_every", self.decay_every)]
         {
             if !(1..=1 << 20).contains(&v) {

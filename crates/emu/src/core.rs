@@ -388,9 +388,8 @@ impl Core {
         }
         if data {
             let c = &mut self.ctr[fi];
-            c.sent_pkts += 1;
+            c.pkts.packet_sent(retx);
             c.sent_bytes += h.len as u64;
-            c.retx_pkts += retx as u64;
         }
         (data, retx, seq_end)
     }
@@ -523,12 +522,11 @@ impl Core {
         let fi = p.flow as usize;
         let ce = self.pool.packet(p.slot)[1] & 3 == 3;
         let c = &mut self.ctr[fi];
-        c.delivered_pkts += 1;
+        c.pkts.packet_received(ce);
         c.delivered_bytes += p.size as u64;
         if p.retx {
             c.delivered_retx_bytes += p.size as u64;
         }
-        c.ce_marks += ce as u64;
         let key = self.flows[fi].0;
         if key.proto == PROTO_TCP {
             let tr = &mut self.tcp[fi];
@@ -549,8 +547,8 @@ impl Core {
     fn record_drop(&mut self, d: Dropped<EPkt>) {
         let c = &mut self.ctr[d.pkt.flow as usize];
         match d.pkt.dir {
-            Dir::Fwd => c.drops[d.reason.index()] += 1,
-            Dir::Rev => c.ack_drops += 1,
+            Dir::Fwd => c.pkts.packet_dropped(d.reason),
+            Dir::Rev => c.pkts.ack_dropped(),
         }
         self.counts.dropped += 1;
         self.pool.free(d.pkt.slot);
@@ -674,7 +672,7 @@ mod tests {
         assert_eq!(out[1].0, 0);
         let r = core.finish(&mut |_, _, _| {}).unwrap();
         assert_eq!(r.flows.len(), 1);
-        assert_eq!(r.flows[0].window.delivered_pkts, 1);
+        assert_eq!(r.flows[0].window.pkts.delivered_pkts, 1);
         assert_eq!(r.flows[0].window.rev_pkts, 1);
         assert_eq!(r.counts.written, 2);
     }
@@ -711,13 +709,13 @@ mod tests {
         let b = &r.bottleneck;
         // the link was busy without a gap from the first arrival until the last one plus the
         // 20 packets still queued then: 2 s + 20 ms of transmission
-        let busy = b.stats.transmitted_bytes as f64 * 8.0 / 8e6;
+        let busy = b.window.stats.transmitted_bytes as f64 * 8.0 / 8e6;
         assert!((busy - 2.02).abs() < 0.0015, "busy {busy} s");
-        assert!(b.stats.drops[DropReason::Overflow.index()] > 1900);
+        assert!(b.window.stats.drops[DropReason::Overflow.index()] > 1900);
         assert_eq!(r.flows.len(), 3);
-        let sent: u64 = r.flows.iter().map(|f| f.total.sent_pkts).sum();
+        let sent: u64 = r.flows.iter().map(|f| f.total.pkts.sent_pkts as u64).sum();
         assert_eq!(sent, k as u64);
-        assert!(b.queue_max_pkts == 20);
+        assert!(b.window.queue_max_pkts == 20);
         assert!(r.snapshots.unwrap().count == 100);
     }
 
@@ -732,7 +730,7 @@ mod tests {
         }
         let r = core.finish(&mut |_, _, _| {}).unwrap();
         let c = r.flows[0].total;
-        assert_eq!((c.sent_pkts, c.retx_pkts, c.delivered_pkts), (5, 1, 5));
+        assert_eq!((c.pkts.sent_pkts, c.pkts.retx_pkts, c.pkts.delivered_pkts), (5, 1, 5));
         // payload 1000 each: 4 distinct segments, [1000, 5000)
         assert_eq!(c.progress_bytes, 4000);
         assert_eq!(c.delivered_retx_bytes, 1040);

@@ -100,6 +100,7 @@ impl std::fmt::Display for RunError {
 fn set_nonblocking(fd: RawFd) -> Result<(), RunError> {
     // SAFETY: fcntl on a descriptor the caller owns; failure is reported.
     let fl = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+    // SAFETY: as above: the flags just read, with O_NONBLOCK added; failure is reported.
     if fl < 0 || unsafe { libc::fcntl(fd, libc::F_SETFL, fl | libc::O_NONBLOCK) } < 0 {
         return Err(RunError::Io(format!("port fd {fd}: {}", std::io::Error::last_os_error())));
     }

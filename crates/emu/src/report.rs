@@ -6,62 +6,52 @@
 //! loss, the snapshot at the start of the window, the time series); this module turns it into the
 //! report, with the definitions of docs/metrics.md.
 
-use aqm::{DropReason, Limit, QueueStats, Time};
-use sim::monitor::{AtLink, LinkMonitor};
+use aqm::{Limit, Time};
+use sim::measure::FlowCounters;
+use sim::monitor::{AtLink, LinkMonitor, WindowSummary};
 
 use crate::link::Link;
 use crate::packet::FlowKey;
 
-/// Per-flow counters (all packet counts, in packets or bytes).
+/// Per-flow counters: the packet counts the simulator keeps for a flow
+/// (`sim::measure::FlowCounters`: sent, retransmitted, delivered, drops by reason, ACK drops, CE
+/// marks), counted the same way, and what only the wire gives (a real flow's packets differ in
+/// size, so its bytes are counted, not derived).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct FlowCtr {
-    /// Data packets read from the flow's sender (retransmissions included) and their bytes.
-    pub sent_pkts: u64,
+    /// Data packets read from the flow's sender (retransmissions included: TCP data segments
+    /// whose sequence number is below the highest already sent), written to its receiver, marked
+    /// CE there, dropped by reason on the forward path, and its ACKs dropped (any reason).
+    pub pkts: FlowCounters,
+    /// Bytes of the data packets sent, delivered, and delivered as retransmissions.
     pub sent_bytes: u64,
-    /// TCP data segments whose sequence number is below the highest already sent.
-    pub retx_pkts: u64,
+    pub delivered_bytes: u64,
+    pub delivered_retx_bytes: u64,
+    /// New payload bytes delivered: for TCP the advance of the highest sequence number delivered,
+    /// for UDP every payload byte.
+    pub progress_bytes: u64,
     /// Packets of the flow offered to the bottleneck queue (after link loss), and transmitted
     /// (the bottleneck's monitor counts them; filled in when the report is made).
     pub bneck_arrivals: u64,
     pub bneck_tx_pkts: u64,
     pub bneck_tx_bytes: u64,
-    /// Forward-path drops by reason (any link).
-    pub drops: [u64; DropReason::COUNT],
-    /// Reverse-path drops (ACKs), any reason.
-    pub ack_drops: u64,
-    /// Data packets written to the receiver, their bytes, the bytes of retransmissions among them.
-    pub delivered_pkts: u64,
-    pub delivered_bytes: u64,
-    pub delivered_retx_bytes: u64,
-    /// Data packets delivered with the CE mark.
-    pub ce_marks: u64,
-    /// New payload bytes delivered: for TCP the advance of the highest sequence number delivered,
-    /// for UDP every payload byte.
-    pub progress_bytes: u64,
     /// Packets of the flow read in the reverse direction.
     pub rev_pkts: u64,
 }
 
 impl FlowCtr {
     fn since(&self, b: &FlowCtr) -> FlowCtr {
-        let mut d = *self;
-        d.sent_pkts -= b.sent_pkts;
-        d.sent_bytes -= b.sent_bytes;
-        d.retx_pkts -= b.retx_pkts;
-        d.bneck_arrivals -= b.bneck_arrivals;
-        d.bneck_tx_pkts -= b.bneck_tx_pkts;
-        d.bneck_tx_bytes -= b.bneck_tx_bytes;
-        for i in 0..DropReason::COUNT {
-            d.drops[i] -= b.drops[i];
+        FlowCtr {
+            pkts: self.pkts.since(&b.pkts),
+            sent_bytes: self.sent_bytes - b.sent_bytes,
+            delivered_bytes: self.delivered_bytes - b.delivered_bytes,
+            delivered_retx_bytes: self.delivered_retx_bytes - b.delivered_retx_bytes,
+            progress_bytes: self.progress_bytes - b.progress_bytes,
+            bneck_arrivals: self.bneck_arrivals - b.bneck_arrivals,
+            bneck_tx_pkts: self.bneck_tx_pkts - b.bneck_tx_pkts,
+            bneck_tx_bytes: self.bneck_tx_bytes - b.bneck_tx_bytes,
+            rev_pkts: self.rev_pkts - b.rev_pkts,
         }
-        d.ack_drops -= b.ack_drops;
-        d.delivered_pkts -= b.delivered_pkts;
-        d.delivered_bytes -= b.delivered_bytes;
-        d.delivered_retx_bytes -= b.delivered_retx_bytes;
-        d.ce_marks -= b.ce_marks;
-        d.progress_bytes -= b.progress_bytes;
-        d.rev_pkts -= b.rev_pkts;
-        d
     }
 
     /// These counters with the flow's packets at the bottleneck.
@@ -108,23 +98,15 @@ pub struct FlowReport {
     pub total: FlowCtr,
 }
 
-/// The bottleneck over the window.
+/// The bottleneck over the window: the link, and what its monitor measured
+/// ([`sim::monitor::WindowSummary`], as the simulator's summary says it).
 #[derive(Debug, Clone)]
 pub struct BottleneckReport {
-    pub stats: QueueStats,
     pub capacity_bps: f64,
     pub delay_s: f64,
     pub limit: Limit,
     pub aqm: &'static str,
-    pub link_loss: u64,
-    pub queue_mean_pkts: f64,
-    pub queue_mean_bytes: f64,
-    pub queue_max_pkts: u64,
-    pub delay_mean_s: f64,
-    pub delay_p50_s: f64,
-    pub delay_p95_s: f64,
-    pub delay_p99_s: f64,
-    pub delay_samples: u64,
+    pub window: WindowSummary,
 }
 
 /// Packet conservation over the whole run: `read = written + dropped + unroutable + in_flight`.
@@ -184,25 +166,12 @@ pub(crate) fn bottleneck(
     m: &LinkMonitor,
     (warmup, end): (Time, Time),
 ) -> BottleneckReport {
-    let ws = m.window_start.as_ref();
-    let q = &m.queue;
-    let wn = (end - warmup) as f64;
-    let pct = |p: f64| if q.delay_n > 0 { q.delay().value_at_quantile(p) as f64 / 1e9 } else { f64::NAN };
     BottleneckReport {
-        stats: b.q.stats.since(&ws.map_or_else(QueueStats::default, |w| w.stats)),
         capacity_bps: b.rate as f64,
         delay_s: spec.delay as f64 / 1e9,
         limit: spec.limit,
         aqm: spec.aqm.name(),
-        link_loss: m.lost - ws.map_or(0, |w| w.lost),
-        queue_mean_pkts: q.area_pkts / wn,
-        queue_mean_bytes: q.area_bytes / wn,
-        queue_max_pkts: q.max_qlen as u64,
-        delay_mean_s: if q.delay_n > 0 { q.delay_sum_ns / q.delay_n as f64 / 1e9 } else { f64::NAN },
-        delay_p50_s: pct(0.5),
-        delay_p95_s: pct(0.95),
-        delay_p99_s: pct(0.99),
-        delay_samples: q.delay_n,
+        window: m.window_summary(&b.q.stats, (end - warmup) as f64),
     }
 }
 

@@ -324,27 +324,27 @@ fn report_to_py<'py>(py: Python<'py>, r: &emu::Report, t: &emu::Timing) -> PyRes
     for (prefix, total) in [("", false), ("total_", true)] {
         let c = |x: &emu::core::FlowReport| if total { x.total } else { x.window };
         macro_rules! col {
-            ($name:literal, $field:ident) => {
-                fl.set_item(format!("{prefix}{}", $name), f.iter().map(|x| c(x).$field).collect::<Vec<_>>())?;
+            ($name:literal, $($field:ident).+) => {
+                fl.set_item(format!("{prefix}{}", $name), f.iter().map(|x| c(x).$($field).+).collect::<Vec<_>>())?;
             };
         }
-        col!("sent_pkts", sent_pkts);
+        col!("sent_pkts", pkts.sent_pkts);
         col!("sent_bytes", sent_bytes);
-        col!("retx_pkts", retx_pkts);
+        col!("retx_pkts", pkts.retx_pkts);
         col!("bneck_arrivals", bneck_arrivals);
         col!("bneck_tx_pkts", bneck_tx_pkts);
         col!("bneck_tx_bytes", bneck_tx_bytes);
-        col!("ack_drops", ack_drops);
-        col!("delivered_pkts", delivered_pkts);
+        col!("ack_drops", pkts.ack_drops);
+        col!("delivered_pkts", pkts.delivered_pkts);
         col!("delivered_bytes", delivered_bytes);
         col!("delivered_retx_bytes", delivered_retx_bytes);
-        col!("ce_marks", ce_marks);
+        col!("ce_marks", pkts.ce_marks);
         col!("progress_bytes", progress_bytes);
         col!("rev_pkts", rev_pkts);
         for reason in DropReason::ALL {
             fl.set_item(
                 format!("{prefix}drops_{}", reason.name()),
-                f.iter().map(|x| c(x).drops[reason.index()]).collect::<Vec<_>>(),
+                f.iter().map(|x| c(x).pkts.drops[reason.index()]).collect::<Vec<_>>(),
             )?;
         }
     }
@@ -355,7 +355,7 @@ fn report_to_py<'py>(py: Python<'py>, r: &emu::Report, t: &emu::Timing) -> PyRes
     let drops = PyDict::new(py);
     for reason in DropReason::ALL {
         if reason != DropReason::LinkLoss {
-            drops.set_item(reason.name(), b.stats.drops[reason.index()])?;
+            drops.set_item(reason.name(), b.window.stats.drops[reason.index()])?;
         }
     }
     bd.set_item("aqm", b.aqm)?;
@@ -363,20 +363,20 @@ fn report_to_py<'py>(py: Python<'py>, r: &emu::Report, t: &emu::Timing) -> PyRes
     bd.set_item("delay_s", b.delay_s)?;
     bd.set_item("limit", b.limit.value)?;
     bd.set_item("queue_unit", if b.limit.unit == QueueUnit::Packets { "packets" } else { "bytes" })?;
-    bd.set_item("arrivals", b.stats.arrivals)?;
-    bd.set_item("transmitted", b.stats.transmitted)?;
-    bd.set_item("transmitted_bytes", b.stats.transmitted_bytes)?;
+    bd.set_item("arrivals", b.window.stats.arrivals)?;
+    bd.set_item("transmitted", b.window.stats.transmitted)?;
+    bd.set_item("transmitted_bytes", b.window.stats.transmitted_bytes)?;
     bd.set_item("drops", drops)?;
-    bd.set_item("drops_total", b.stats.drops.iter().sum::<u64>())?;
-    bd.set_item("link_loss_drops", b.link_loss)?;
-    bd.set_item("queue_mean_pkts", b.queue_mean_pkts)?;
-    bd.set_item("queue_mean_bytes", b.queue_mean_bytes)?;
-    bd.set_item("queue_max_pkts", b.queue_max_pkts)?;
-    bd.set_item("delay_mean_s", b.delay_mean_s)?;
-    bd.set_item("delay_p50_s", b.delay_p50_s)?;
-    bd.set_item("delay_p95_s", b.delay_p95_s)?;
-    bd.set_item("delay_p99_s", b.delay_p99_s)?;
-    bd.set_item("delay_samples", b.delay_samples)?;
+    bd.set_item("drops_total", b.window.stats.drops.iter().sum::<u64>())?;
+    bd.set_item("link_loss_drops", b.window.link_loss)?;
+    bd.set_item("queue_mean_pkts", b.window.queue_mean_pkts)?;
+    bd.set_item("queue_mean_bytes", b.window.queue_mean_bytes)?;
+    bd.set_item("queue_max_pkts", b.window.queue_max_pkts)?;
+    bd.set_item("delay_mean_s", b.window.delay_mean_s)?;
+    bd.set_item("delay_p50_s", b.window.delay_p50_s)?;
+    bd.set_item("delay_p95_s", b.window.delay_p95_s)?;
+    bd.set_item("delay_p99_s", b.window.delay_p99_s)?;
+    bd.set_item("delay_samples", b.window.delay_samples)?;
     d.set_item("bottleneck", bd)?;
 
     let s = &r.series;
@@ -453,10 +453,10 @@ pub fn emu_bench<'py>(
     d.set_item("packets", r.packets)?;
     d.set_item("cpu_s", r.cpu_ns as f64 / 1e9)?;
     d.set_item("packets_per_s", r.packets_per_sec())?;
-    d.set_item("drops", r.report.bottleneck.stats.drops.iter().sum::<u64>())?;
-    d.set_item("arrivals", r.report.bottleneck.stats.arrivals)?;
-    d.set_item("transmitted", r.report.bottleneck.stats.transmitted)?;
-    d.set_item("queue_mean_pkts", r.report.bottleneck.queue_mean_pkts)?;
+    d.set_item("drops", r.report.bottleneck.window.stats.drops.iter().sum::<u64>())?;
+    d.set_item("arrivals", r.report.bottleneck.window.stats.arrivals)?;
+    d.set_item("transmitted", r.report.bottleneck.window.stats.transmitted)?;
+    d.set_item("queue_mean_pkts", r.report.bottleneck.window.queue_mean_pkts)?;
     Ok(d)
 }
 

@@ -30,8 +30,7 @@ create_exception!(
 create_exception!(_core, SimulationError, PyRuntimeError, "A run failed (e.g. a packet-conservation violation).");
 
 fn scenario_err(e: sim::ScenarioError) -> PyErr {
-    let err = ScenarioError::new_err(e.to_string());
-    err
+    ScenarioError::new_err(e.to_string())
 }
 
 /// Run `f`, turning a panic (an engine bug) into a `SimulationError` rather than letting it reach
@@ -153,6 +152,7 @@ fn validate(text: &str, name: &str, overrides: Vec<String>, max_memory: Option<&
             sim::budget::LimitSource::Cgroup => "cgroup",
             sim::budget::LimitSource::AddressSpace => "address-space",
         },
+        "notes": sc.notes(),
         "events_estimate": est.events,
         "flow_series_rows_estimate": sc.flow_series_interval.map(|_| est.flow_series_rows),
         "name": sc.name,
@@ -451,6 +451,13 @@ fn names(kind: &str) -> PyResult<Vec<(String, String)>> {
     Ok(list.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect())
 }
 
+/// The flows table's columns, in order, and which of them hold strings: the schema of every
+/// engine's flows table (`sim::results::flows::COLUMNS`).
+#[pyfunction]
+fn flow_columns() -> (Vec<&'static str>, Vec<&'static str>) {
+    (sim::results::flows::COLUMNS.to_vec(), sim::results::flows::CATEGORICAL.to_vec())
+}
+
 /// A scheme's description (`aqmlab list aqm NAME`): summary, reference and, per parameter, (name,
 /// alias, unit, default or None when required, description, [(choice, meaning)]); None for an
 /// unknown name.
@@ -478,6 +485,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(names, m)?)?;
     m.add_function(wrap_pyfunction!(tcp_presets, m)?)?;
     m.add_function(wrap_pyfunction!(aqm_describe, m)?)?;
+    m.add_function(wrap_pyfunction!(flow_columns, m)?)?;
     m.add_function(wrap_pyfunction!(parse_size, m)?)?;
     m.add_function(wrap_pyfunction!(parse_rate, m)?)?;
     m.add_function(wrap_pyfunction!(resolve, m)?)?;

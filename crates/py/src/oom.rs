@@ -30,6 +30,7 @@ pub struct OneLine;
 // and then the process ends without returning.
 unsafe impl GlobalAlloc for OneLine {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: the caller's layout, passed on unchanged (GlobalAlloc's contract is the caller's)
         let p = unsafe { System.alloc(layout) };
         if p.is_null() {
             out_of_memory(layout.size());
@@ -38,6 +39,7 @@ unsafe impl GlobalAlloc for OneLine {
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: the caller's layout, passed on unchanged
         let p = unsafe { System.alloc_zeroed(layout) };
         if p.is_null() {
             out_of_memory(layout.size());
@@ -46,6 +48,7 @@ unsafe impl GlobalAlloc for OneLine {
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        // SAFETY: the caller's block, layout and size, passed on unchanged
         let p = unsafe { System.realloc(ptr, layout, new_size) };
         if p.is_null() {
             out_of_memory(new_size);
@@ -54,6 +57,7 @@ unsafe impl GlobalAlloc for OneLine {
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: the caller's block and layout, passed on unchanged
         unsafe { System.dealloc(ptr, layout) }
     }
 }

@@ -21,6 +21,7 @@
 //! engine state, never exact.
 
 use crate::packet::Packet;
+use crate::results::flows::{CATEGORICAL as FLOW_CATEGORICAL, COLUMNS as FLOW_COLUMNS};
 use crate::scenario::{GroupSpec, Scenario, ScenarioError, TcpApp, Transport};
 use aqm::{LinkInfo, QueueUnit, NS_PER_SEC};
 
@@ -29,7 +30,7 @@ use aqm::{LinkInfo, QueueUnit, NS_PER_SEC};
 /// soon as it is converted), which a DataFrame read from the table views without a copy.
 pub const CELL_BYTES: u64 = 8;
 /// Numeric columns of the per-flow results table (its categorical ones: [`flow_row`]).
-const FLOW_NUM_COLUMNS: u64 = 36;
+const FLOW_NUM_COLUMNS: u64 = (FLOW_COLUMNS.len() - FLOW_CATEGORICAL.len()) as u64;
 /// A categorical column's value (group, link, path) in Rust: a 4-byte code.
 const CAT_RUST_BYTES: u64 = 4;
 
@@ -198,8 +199,10 @@ fn flow_bytes(g: &GroupSpec, warmup: bool) -> u64 {
 /// app, variant, recovery and measured link (names), the data and ACK paths, and their drops per
 /// hop (a number and a space a hop).
 fn flow_row(n: &Names) -> Cells {
+    // in the order of `results::flows::CATEGORICAL`
     let cat =
         [n.group, TRANSPORT_LEN, APP_LEN, VARIANT_LEN, VARIANT_LEN, n.link, n.path, n.path, 2 * n.hops, 2 * n.hops];
+    const _: () = assert!(FLOW_CATEGORICAL.len() == 10, "a width for each categorical column");
     Cells::row(FLOW_NUM_COLUMNS, &cat)
 }
 
@@ -637,7 +640,7 @@ impl Estimate {
             ),
             (self.latency, "simulation.latency", format!("{} for the latency histograms", human(self.latency))),
         ];
-        parts.sort_by(|a, b| b.0.cmp(&a.0));
+        parts.sort_by_key(|p| std::cmp::Reverse(p.0));
         let mut text: Vec<String> = parts.iter().take(2).filter(|p| p.0 > 0).map(|p| p.2.clone()).collect();
         if parts[0].0 < BASE_BYTES {
             text.insert(0, format!("{} for the process itself", human(BASE_BYTES)));

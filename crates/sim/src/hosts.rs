@@ -65,6 +65,37 @@ pub const NO_SESSION: u32 = u32::MAX;
 /// `Sim::timers` slot with no event scheduled.
 pub const NO_TIMER: Time = Time::MAX;
 
+/// A flow's TCP timers, numbered as `Sim::timers`' slots and as the index of their `Timer`
+/// events: flow `f`'s timer `slot` is [`TimerKey::new`]`(f, slot)` = `TIMER_SLOTS · f + slot`.
+pub const TIMER_SLOTS: usize = 2;
+/// The retransmission timer's slot.
+pub const RTO_SLOT: usize = 0;
+/// The delayed-ACK timer's slot.
+pub const DELACK_SLOT: usize = 1;
+
+/// A flow's timer as one number (see [`TIMER_SLOTS`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TimerKey(pub usize);
+
+impl TimerKey {
+    #[inline(always)]
+    pub fn new(flow: usize, slot: usize) -> TimerKey {
+        TimerKey(TIMER_SLOTS * flow + slot)
+    }
+    #[inline(always)]
+    pub fn flow(self) -> usize {
+        self.0 / TIMER_SLOTS
+    }
+    #[inline(always)]
+    pub fn slot(self) -> usize {
+        self.0 % TIMER_SLOTS
+    }
+    /// The most flows whose timers an event index below `max_index` can name.
+    pub const fn flows_below(max_index: usize) -> usize {
+        max_index / TIMER_SLOTS
+    }
+}
+
 /// When a flow (or session) starts: fixed, or drawn from its own stream.
 pub fn start_time(spec: StartSpec, rng: &mut Rng) -> Time {
     match spec {

@@ -6,7 +6,7 @@
 //! subtracting a snapshot taken at `warmup` (docs/metrics.md gives every metric's exact definition).
 
 use crate::packet::{Packet, PktKind};
-use aqm::DropReason;
+use aqm::{DropReason, Time};
 
 /// Cumulative per-flow counters.
 ///
@@ -19,7 +19,7 @@ use aqm::DropReason;
 /// sample concerns one of them. The packet counts add with saturation, and `Sim::finish` refuses
 /// a run in which a flow's packets sent, delivered or ACKs sent reached `u32::MAX`
 /// ([`FlowCounters::most_packets`]), so no 32-bit count of a reported run can have wrapped.
-/// (104 bytes; 136 with the five byte counts it had, 160 with 64-bit packet counts too.)
+/// (112 bytes; 136 with the five byte counts it had, 160 with 64-bit packet counts too.)
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct FlowCounters {
     pub rtt_sum_ns: f64,
@@ -50,6 +50,11 @@ pub struct FlowCounters {
     pub ce_marks: u32,
     pub ecn_reductions: u32,
     pub rtt_samples: u32,
+    /// Time spent recovering from retransmission timeouts, in ms: from a timeout that starts a
+    /// recovery until the data outstanding at the last timeout is acknowledged (as Linux's
+    /// `tcpi_total_rto_time`); and when the recovery under way began, in ms + 1 (0: none).
+    pub rto_ms: u32,
+    pub rto_since_ms: u32,
 }
 
 impl Default for FlowCounters {
@@ -78,6 +83,8 @@ impl FlowCounters {
         ce_marks: 0,
         ecn_reductions: 0,
         rtt_samples: 0,
+        rto_ms: 0,
+        rto_since_ms: 0,
     };
 
     /// Counters accumulated since `base` (a snapshot taken at the start of the window).
@@ -98,7 +105,19 @@ impl FlowCounters {
         d.fast_retx -= base.fast_retx;
         d.ce_marks -= base.ce_marks;
         d.ecn_reductions -= base.ecn_reductions;
+        d.rto_ms -= base.rto_ms;
         d
+    }
+
+    /// Count the recovery from timeouts under way up to `now` and go on from there (at the start
+    /// and at the end of the measurement window, so that each holds its own part of a recovery
+    /// that spans the boundary).
+    pub fn close_rto(&mut self, now: Time) {
+        if self.rto_since_ms != 0 {
+            let at = ms(now);
+            self.rto_ms = self.rto_ms.saturating_add(at.saturating_sub(self.rto_since_ms - 1));
+            self.rto_since_ms = at.saturating_add(1);
+        }
     }
 
     /// Bytes of `pkts` packets of a flow whose data packets are `size` bytes (exact: a count is
@@ -151,6 +170,19 @@ impl FlowCounters {
         self.delivered_retx_pkts = self.delivered_retx_pkts.saturating_add(1);
     }
 
+    /// A data/UDP packet was dropped on its way (for `reason`).
+    #[inline]
+    pub fn packet_dropped(&mut self, reason: DropReason) {
+        let d = &mut self.drops[reason.index()];
+        *d = d.saturating_add(1);
+    }
+
+    /// An ACK (or a probe's echo) was dropped on its way back.
+    #[inline]
+    pub fn ack_dropped(&mut self) {
+        self.ack_drops = self.ack_drops.saturating_add(1);
+    }
+
     /// The receiver sent an ACK (or a probe's echo).
     #[inline]
     pub fn ack_sent(&mut self) {
@@ -175,8 +207,17 @@ impl crate::tcp::TcpMeter for FlowCounters {
     fn fast_retransmit(&mut self) {
         self.fast_retx += 1;
     }
-    fn timeout(&mut self) {
+    fn timeout(&mut self, now: Time) {
         self.timeouts += 1;
+        if self.rto_since_ms == 0 {
+            self.rto_since_ms = ms(now).saturating_add(1);
+        }
+    }
+    fn rto_recovered(&mut self, now: Time) {
+        if self.rto_since_ms != 0 {
+            self.rto_ms = self.rto_ms.saturating_add(ms(now).saturating_sub(self.rto_since_ms - 1));
+            self.rto_since_ms = 0;
+        }
     }
     fn ecn_reduction(&mut self) {
         self.ecn_reductions += 1;
@@ -189,6 +230,12 @@ impl crate::tcp::TcpMeter for FlowCounters {
     fn new_segment_received(&mut self, seq: u32) {
         self.new_packet_received(seq);
     }
+}
+
+/// Whole milliseconds of a time (saturating at `u32::MAX`, 49 days).
+#[inline]
+fn ms(t: Time) -> u32 {
+    (t / 1_000_000).min(u32::MAX as u64) as u32
 }
 
 /// Drops of each flow at each hop of its two paths, data path first, kept where they are rare.
@@ -281,15 +328,13 @@ pub struct FlowSeries {
     pub enrolled: usize,
 }
 
-/// Jain's fairness index `(Σx)² / (n Σx²)`; `None` for an empty set, 1 when all are zero.
+/// Jain's fairness index `(Σx)² / (n Σx²)`; `None` for an empty set and for an allocation of
+/// nothing (every value 0: 0/0, no fairness to speak of; docs/metrics.md, "fairness").
 pub fn jain(xs: &[f64]) -> Option<f64> {
-    if xs.is_empty() {
-        return None;
-    }
     let s: f64 = xs.iter().sum();
     let s2: f64 = xs.iter().map(|x| x * x).sum();
-    if s2 == 0.0 {
-        return Some(1.0);
+    if xs.is_empty() || s2 == 0.0 {
+        return None;
     }
     Some(s * s / (xs.len() as f64 * s2))
 }
@@ -301,8 +346,8 @@ mod tests {
     #[test]
     fn flow_counters_are_packed() {
         // 3 RTT figures of 8 bytes and 13 + DropReason::COUNT counts of 4, rounded up to 8
-        assert_eq!(std::mem::size_of::<FlowCounters>(), (3 * 8 + 4 * (13 + DropReason::COUNT)).next_multiple_of(8));
-        assert_eq!(std::mem::size_of::<FlowCounters>(), 104);
+        assert_eq!(std::mem::size_of::<FlowCounters>(), (3 * 8 + 4 * (15 + DropReason::COUNT)).next_multiple_of(8));
+        assert_eq!(std::mem::size_of::<FlowCounters>(), 112);
     }
 
     #[test]
@@ -370,5 +415,6 @@ mod tests {
         assert_eq!(jain(&[1.0, 1.0, 1.0]), Some(1.0));
         assert!((jain(&[1.0, 0.0]).unwrap() - 0.5).abs() < 1e-12);
         assert_eq!(jain(&[]), None);
+        assert_eq!(jain(&[0.0, 0.0]), None, "nothing allocated: undefined, not perfectly fair");
     }
 }

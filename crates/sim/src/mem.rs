@@ -102,12 +102,13 @@ pub fn prefetch_all<T>(x: &T) {
     let n = std::mem::size_of::<T>();
     let mut off = 0;
     while off < n {
-        // SAFETY: an address inside `x`, only prefetched
+        // SAFETY: `off < n`: an address inside `x`, only prefetched
         prefetch(unsafe { &*p.add(off) });
         off += 64;
     }
     if n > 1 && (p as usize + n - 1) / 64 != (p as usize + off - 64) / 64 {
         // its last line, when `x` does not start a line
+        // SAFETY: `n - 1` is the offset of `x`'s last byte, inside `x`; it is only prefetched
         prefetch(unsafe { &*p.add(n - 1) });
     }
 }

@@ -273,11 +273,53 @@ impl LinkMonitor {
         self.flows[i].since(base)
     }
 
+    /// The link over the measurement window, from the queue's statistics now (`stats`) and the
+    /// window's length in ns (its queue integrals and delay histogram closed,
+    /// [`QueueMeasure::finish`]): what the simulator's summary and the emulator's report say of a
+    /// measured link (docs/metrics.md).
+    pub fn window_summary(&self, stats: &QueueStats, window_ns: f64) -> WindowSummary {
+        let ws = self.window_start.as_ref();
+        let q = &self.queue;
+        let pct = |p: f64| if q.delay_n > 0 { q.delay().value_at_quantile(p) as f64 / 1e9 } else { f64::NAN };
+        WindowSummary {
+            stats: ws.map_or(*stats, |w| stats.since(&w.stats)),
+            link_loss: self.lost - ws.map_or(0, |w| w.lost),
+            queue_mean_pkts: q.area_pkts / window_ns,
+            queue_mean_bytes: q.area_bytes / window_ns,
+            queue_max_pkts: q.max_qlen as u64,
+            delay_mean_s: if q.delay_n > 0 { q.delay_sum_ns / q.delay_n as f64 / 1e9 } else { f64::NAN },
+            delay_p50_s: pct(0.5),
+            delay_p95_s: pct(0.95),
+            delay_p99_s: pct(0.99),
+            delay_samples: q.delay_n,
+        }
+    }
+
     /// The first flow whose packet counts at this link reached `u32::MAX` (where they stop), if
     /// any: a run with one reports no figure from them.
     pub fn saturated(&self) -> Option<usize> {
         self.flows.iter().position(|a| a.arrivals == u32::MAX || a.tx_pkts == u32::MAX)
     }
+}
+
+/// A measured link over the measurement window ([`LinkMonitor::window_summary`]).
+#[derive(Debug, Clone)]
+pub struct WindowSummary {
+    /// The queue's statistics since the window started (arrivals, drops by reason, ...).
+    pub stats: QueueStats,
+    /// Packets lost to `loss_rate` before the queue.
+    pub link_loss: u64,
+    /// The queue length's time average (packets, bytes) and maximum.
+    pub queue_mean_pkts: f64,
+    pub queue_mean_bytes: f64,
+    pub queue_max_pkts: u64,
+    /// Queueing delay (enqueue to start of transmission), seconds: mean and percentiles (NaN with
+    /// no sample), and the number of samples.
+    pub delay_mean_s: f64,
+    pub delay_p50_s: f64,
+    pub delay_p95_s: f64,
+    pub delay_p99_s: f64,
+    pub delay_samples: u64,
 }
 
 /// Queue-length integral and queueing-delay statistics of a measured link.

@@ -17,7 +17,7 @@ use crate::scenario::{
     CaptureSpec, Endpoints, GroupSpec, LinkSpec, NodeKind, Scenario, Shape, StartSpec, TcpApp, TopoLink, Topology,
     Transport,
 };
-use crate::tcp::{CcConfig, Recovery, TcpConfig};
+use crate::tcp::{CcConfig, Hystart, Recovery, RtoEstimator, TcpConfig};
 use crate::topology::Metric;
 use crate::traffic::cbr::Cbr;
 use crate::traffic::dist::Dist;
@@ -492,6 +492,12 @@ fn tcp_section(cfg: &TcpConfig) -> Section {
         ecn,
         pacing,
         l4s,
+        rack,
+        tlp,
+        prr,
+        hystart,
+        rto_estimator,
+        min_rtt_window,
     } = cfg;
     let mut s = Section::new();
     s.put("variant", Value::String((*variant).into()));
@@ -547,6 +553,20 @@ fn tcp_section(cfg: &TcpConfig) -> Section {
     }
     if *l4s || new_variant {
         s.put("l4s", Value::Boolean(*l4s));
+    }
+    // Linux's loss recovery and timer (written when on, so that the ns-2 presets' resolved
+    // scenarios are unchanged)
+    if *rack {
+        s.put("rack", Value::Boolean(true));
+        s.put("tlp", Value::Boolean(*tlp));
+        s.put("prr", Value::Boolean(*prr));
+        s.put("min_rtt_window", dur(*min_rtt_window));
+    }
+    if *hystart != Hystart::Off {
+        s.put("hystart", Value::String(hystart.name().into()));
+    }
+    if *rto_estimator != RtoEstimator::Rfc6298 {
+        s.put("rto_estimator", Value::String(rto_estimator.name().into()));
     }
     s
 }

@@ -30,8 +30,8 @@ use aqm::units::split_number;
 pub fn parse_rate(s: &str) -> Result<f64, String> {
     let err = || {
         format!(
-            "expected a rate such as \"10Mb/s\" or a number in b/s (units b/s, kb/s, Mb/s, Gb/s, Tb/s, \
-             or bps, kbps, Mbps, Gbps), got \"{s}\""
+            "expected a rate such as \"10Mb/s\" (units b/s, kb/s, Mb/s, Gb/s, Tb/s, or bps, kbps, Mbps, Gbps, \
+             Tbps), got \"{s}\""
         )
     };
     let (v, unit) = split_number(s).ok_or_else(err)?;
@@ -61,7 +61,8 @@ pub fn parse_duration(s: &str) -> Result<Time, String> {
 
 /// Parse a size string into bytes.
 pub fn parse_size(s: &str) -> Result<u64, String> {
-    let err = || format!("expected a size such as \"1500B\" or \"10KB\" or an integer number of bytes, got \"{s}\"");
+    let err =
+        || format!("expected a size such as \"1500B\" or \"10KB\" (units B, KB, MB, GB, KiB, MiB, GiB), got \"{s}\"");
     let (v, unit) = split_number(s).ok_or_else(err)?;
     let mult = match unit.as_str() {
         "" | "B" => 1.0,
@@ -90,7 +91,7 @@ fn duration_range_error(got: &str) -> String {
 
 /// Seconds to integer nanoseconds (rounded to nearest), rejecting negative or non-finite values.
 pub fn secs_like_to_ns(secs: f64) -> Option<Time> {
-    if !(secs.is_finite() && secs >= 0.0 && secs < crate::time::MAX_SECS) {
+    if !(secs.is_finite() && (0.0..crate::time::MAX_SECS).contains(&secs)) {
         return None;
     }
     Some((secs * NS_PER_SEC as f64).round() as Time)

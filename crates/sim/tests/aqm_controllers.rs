@@ -351,8 +351,9 @@ fn rio_drops_out_of_profile_packets_more_than_in_profile() {
 fn scenario_keys_are_the_spec_parameter_names() {
     use aqm::AqmConfig;
     let scn = |aqm: &str| {
-        // (a buffer the defaults' thresholds fit in: RIO's min_th_out = 100 needs more than 100)
-        format!("[bottleneck]\nrate = \"10Mb/s\"\ndelay = \"5ms\"\nlimit = 1000\naqm = {aqm}\n[[flows]]\ntransport = \"tcp\"\n")
+        // ([CHOKeW]'s 500-packet buffer: RIO's thresholds left out are its values there, and the
+        // same fractions of any other buffer)
+        format!("[bottleneck]\nrate = \"10Mb/s\"\ndelay = \"5ms\"\nlimit = 500\naqm = {aqm}\n[[flows]]\ntransport = \"tcp\"\n")
     };
     let load = |aqm: &str| {
         sim::load(&scn(aqm), &[], "t")
@@ -367,7 +368,7 @@ fn scenario_keys_are_the_spec_parameter_names() {
     let AqmConfig::Rio(p) = load(r#"{ type = "rio", min_th_in = 120, rio_ns2_compat = true }"#) else { panic!() };
     assert_eq!(
         (p.min_th_in, p.max_th_in, p.min_th_out, p.max_p_out, p.rio_ns2_compat),
-        (120.0, 210.0, 100.0, 0.02, true)
+        (Some(120.0), Some(210.0), Some(100.0), 0.02, true)
     );
     let AqmConfig::Blue(p) = load(r#"{ type = "blue", L_blue = 50 }"#) else { panic!() };
     assert_eq!((p.d1, p.d2, p.freeze_time, p.l_blue), (0.0025, 0.00025, 0.1, Some(50.0)));

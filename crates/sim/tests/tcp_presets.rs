@@ -70,3 +70,49 @@ fn unknown_presets_and_bad_back_off_caps_are_one_line_errors() {
     let e = load(&text, &[], "t").unwrap_err().to_string();
     assert!(e.contains("max_backoff") && e.contains("power of two"), "{e}");
 }
+
+/// The loader's one-line error for a `[tcp]` table (`Err` text), or `Ok` for a valid one.
+fn tcp_error(tcp: &str) -> Option<String> {
+    let text = format!(
+        "[bottleneck]\nrate = \"1Mb/s\"\ndelay = \"1ms\"\nlimit = 100\n[tcp]\n{tcp}\n[[flows]]\ntransport = \"tcp\"\n"
+    );
+    load(&text, &[], "t").err().map(|e| e.to_string())
+}
+
+#[test]
+fn linux_recovery_is_on_in_modern_only_and_its_keys_are_checked() {
+    use sim::tcp::{Hystart, RtoEstimator};
+    // every ns-2 preset: off (the papers' senders); modern: on, as Linux
+    for p in ["ns2", "ns2-2.1b9", "ns2-2.33"] {
+        let c = cfg(&format!("preset = \"{p}\"\nvariant = \"cubic\""));
+        assert!(!c.rack && !c.tlp && !c.prr, "{p}");
+        assert_eq!((c.hystart, c.rto_estimator), (Hystart::Off, RtoEstimator::Rfc6298), "{p}");
+    }
+    let m = cfg("preset = \"modern\"");
+    assert!(m.rack && m.tlp && m.prr && m.rack_on());
+    assert_eq!((m.hystart, m.rto_estimator, m.min_rtt_window), (Hystart::Linux, RtoEstimator::Linux, 300 * NS_PER_SEC));
+    // a modern group with a recovery other than SACK, or a variant other than CUBIC, leaves them off
+    let r = cfg("preset = \"modern\"\nvariant = \"newreno\"");
+    assert!(!r.rack && !r.tlp && !r.prr && r.rto_estimator == RtoEstimator::Rfc6298);
+    assert_eq!(cfg("preset = \"modern\"\nvariant = \"bbr\"").hystart, Hystart::Off);
+    assert!(cfg("preset = \"modern\"\nvariant = \"bbr\"").rack_on());
+    // each can be set alone
+    let c = cfg("preset = \"modern\"\ntlp = false\nhystart = \"hystart++\"\nmin_rtt_window = \"10s\"");
+    assert!(c.rack && !c.tlp && c.prr);
+    assert_eq!((c.hystart, c.min_rtt_window), (Hystart::HystartPp, 10 * NS_PER_SEC));
+    assert!(cfg("variant = \"sack\"\nrack = true").rack_on(), "RACK-TLP with the ns-2 preset's other values");
+    // and written where they cannot apply, they are errors naming the key
+    for (tcp, key) in [
+        ("variant = \"newreno\"\nrack = true", "tcp.rack"),
+        ("variant = \"sack\"\ntlp = true", "tcp.tlp"),
+        ("variant = \"sack\"\nprr = true", "tcp.prr"),
+        ("preset = \"modern\"\nvariant = \"bbr\"\nhystart = \"linux\"", "tcp.hystart"),
+        ("variant = \"sack\"\nrto_estimator = \"linux\"", "tcp.rto_estimator"),
+        ("preset = \"modern\"\nmin_rtt_window = \"0s\"", "tcp.min_rtt_window"),
+        ("preset = \"modern\"\nhystart = \"fast\"", "tcp"),
+    ] {
+        let e = tcp_error(tcp).unwrap_or_else(|| panic!("{tcp}: accepted"));
+        assert!(e.starts_with(key), "{tcp}: {e}");
+        assert_eq!(e.lines().count(), 1, "{e}");
+    }
+}

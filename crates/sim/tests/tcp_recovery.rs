@@ -39,6 +39,9 @@ fn run(recovery: Recovery, warm: &[u32], burst: &[u32], until: Time) -> Outcome 
     run_twice(recovery, warm, burst, &[], until)
 }
 
+/// A pending event of [`run_twice`]: (time, order, is_ack, packet fields).
+type Event = (Time, u64, bool, u32, u16, Time);
+
 /// As [`run`], and also drop the first retransmission of every segment in `twice`.
 fn run_twice(recovery: Recovery, warm: &[u32], burst: &[u32], twice: &[u32], until: Time) -> Outcome {
     let lost: Vec<u32> = warm.iter().chain(burst).copied().collect();
@@ -49,7 +52,7 @@ fn run_twice(recovery: Recovery, warm: &[u32], burst: &[u32], twice: &[u32], unt
     let mut c = FlowCounters::default();
     let mut dropped: HashSet<u32> = HashSet::new();
     // events: (time, order, is_ack, packet)
-    let mut ev: BinaryHeap<Reverse<(Time, u64, bool, u32, u16, Time)>> = BinaryHeap::new();
+    let mut ev: BinaryHeap<Reverse<Event>> = BinaryHeap::new();
     let mut order = 0u64;
     let mut link_free: Time = 0;
     let mut out: Vec<Packet> = Vec::new();

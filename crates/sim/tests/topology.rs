@@ -303,8 +303,8 @@ fn a_star_routes_leaf_to_leaf_through_the_hub() {
     assert_eq!(s["links"].as_object().unwrap().len(), 8, "every spoke, both ways, is measured");
     // host sets: flow i of the group starts at from[i % 3]
     let paths = strs(&r, "path");
-    for i in 0..6 {
-        assert_eq!(paths[i], format!("access l{}-hub hub-l4 access", i % 3 + 1));
+    for (i, path) in paths.iter().enumerate().take(6) {
+        assert_eq!(*path, format!("access l{}-hub hub-l4 access", i % 3 + 1));
     }
     assert_eq!(group(s, "incast")["from"], serde_json::json!(["l1", "l2", "l3"]));
     assert!(group(s, "incast")["path"].is_null(), "flows of a host set take several routes");
@@ -438,10 +438,11 @@ fn bad_topologies_name_the_key() {
 
 const AQMS: &[&str] = &[
     "{ type = \"droptail\" }",
-    // (thresholds below the smallest buffer drawn, 3 packets: a scheme that can never act is refused)
+    // (thresholds below the smallest buffer drawn, 3 packets: a scheme that can never act is refused;
+    // CHOKeW's p0 grows only while L, at most 4 with the arrival, is above l_plus)
     "{ type = \"red\", min_th = 1, max_th = 15 }",
     "{ type = \"choke\", min_th = 1, max_th = 15 }",
-    "{ type = \"chokew\", l_th = 2, l_minus = 3, l_plus = 4 }",
+    "{ type = \"chokew\", l_th = 1, l_minus = 2, l_plus = 3 }",
     "{ type = \"ward\" }",
     "{ type = \"fq_codel\" }",
     "{ type = \"pie\" }",

@@ -21,7 +21,7 @@ kind               what it draws; its own keys
 ``windowed_jain``  Jain's index of the flows' throughputs in consecutive ``window`` seconds (from
                    ``flow_series``), mean over seeds; ``sessions = {group = n}`` counts a group's
                    many connections as ``n`` equal users
-``flows_bar``      per-flow ``y`` (default throughput, kb/s) against flow number (flow_id + 1), mean
+``flows_bar``      per-flow ``y`` (default throughput, kb/s) against ``flow_id`` (the flows table's numbering), mean
                    over seeds with CI, the ideal fair share as a line; one panel per variant
 ``group_bar``      per-flow average of ``y`` within each value of ``by`` (a flows column, default
                    ``group``), mean over seeds with CI; ``fair_share`` line
@@ -44,7 +44,6 @@ with automatic comparison sentences (which series is highest where, time average
 
 from __future__ import annotations
 
-import importlib.util
 import math
 
 import numpy as np
@@ -424,7 +423,8 @@ def _ts_plot(ctx: Context, spec: dict, table: str, agg_flows: dict | None) -> Ou
             flows = ctx.table("flows")[keys_f + need]
             ts = ts.merge(flows, on=keys_f, how="left")
         mask = where_mask(ts, agg_flows)
-        ts = ts[mask].groupby(keys + ["seed", "time_s"], sort=False, as_index=False)[m.col].sum()
+        # (a sum over flows none of which has the value, e.g. a pacing rate of senders that do not pace, is none)
+        ts = ts[mask].groupby(keys + ["seed", "time_s"], sort=False, as_index=False)[m.col].sum(min_count=1)
     panels = _panels(ts, spec)
     skeys = _series_keys(ts, series)
     # several traces on one axis hide each other: unless the spec asks to overlay them, each series
@@ -461,7 +461,9 @@ def _ts_plot(ctx: Context, spec: dict, table: str, agg_flows: dict | None) -> Ou
             v = s[m.col].to_numpy(dtype=float) * m.scale
             record(fig, panel=None if pv is None else ctx.label(pv), series=lbl, metric=m.axis_label,
                     x=s["time_s"].to_numpy(dtype=float), y=v)
-            stats[pi].append((lbl, float(np.nanmean(v)), float(np.nanstd(v))))
+            finite = np.isfinite(v).any()  # (a series without any value: a sender that does not pace)
+            stats[pi].append((lbl, float(np.nanmean(v)) if finite else math.nan,
+                              float(np.nanstd(v)) if finite else math.nan))
         _hlines(ax, spec, sub)
     notes = []
     for pi, st in stats.items():
@@ -469,7 +471,8 @@ def _ts_plot(ctx: Context, spec: dict, table: str, agg_flows: dict | None) -> Ou
             pv = panels[pi][0]
             where = f"({ctx.coord_label(panel)} = {ctx.label(pv)}) " if pv is not None else ""
             notes.append(where + f"time average of {m.label} (± standard deviation over time, first seed): " +
-                         ", ".join(f"{l} {m.fmt(a)} ± {m.fmt(sd)}" for l, a, sd in st) +
+                         ", ".join(f"{l} {m.fmt(a)} ± {m.fmt(sd)}" if np.isfinite(a) else f"{l} none"
+                                   for l, a, sd in st) +
                          (f" {m.unit}" if m.unit else "") + ".")
     files = _finish(fig, axes, spec, ctx, "time (s)", m.axis_label)
     return Output("figure", spec["name"], spec.get("title", spec["name"]), files, notes=notes,
@@ -579,17 +582,18 @@ def fig_flows_bar(ctx: Context, spec: dict) -> Output:
         kinds = sub.groupby("flow_id")["transport"].first()
         colors = [PALETTE[1] if kinds.get(f) == "udp" else PALETTE[0] for f in per["flow_id"]]
         yerr = err(per, m.col, m.scale)
-        ax.bar(per["flow_id"] + 1, per[m.col] * m.scale, 0.8, yerr=yerr, color=colors,
+        # flows numbered as the flows table numbers them (flow_id, from 0), in the figure, its data and its notes
+        ax.bar(per["flow_id"], per[m.col] * m.scale, 0.8, yerr=yerr, color=colors,
                capsize=1.5 if yerr is not None else 0)
         record(fig, panel=None if pv is None else ctx.label(pv), series=[kinds.get(f) for f in per["flow_id"]],
-                metric=m.axis_label, x=(per["flow_id"] + 1).to_numpy(), y=per[m.col].to_numpy(dtype=float) * m.scale,
+                metric=m.axis_label, x=per["flow_id"].to_numpy(), y=per[m.col].to_numpy(dtype=float) * m.scale,
                 **bounds_cols(per, m.col, m.scale))
         fair = _fair_share_line(ax, spec, runs, pv, m)
         _hlines(ax, spec, sub)
         if len(per):
             top = per.iloc[int(np.nanargmax(per[m.col].to_numpy()))]
             fid = int(top["flow_id"])
-            txt = f"flow {fid + 1} ({kinds.get(fid)}) {m.fmt(top[m.col] * m.scale)} {m.unit}"
+            txt = f"flow_id {fid} ({kinds.get(fid)}) {m.fmt(top[m.col] * m.scale)} {m.unit}"
             if np.isfinite(fair) and fair > 0:
                 txt += f" = {top[m.col] * m.scale / fair:.1f} × the fair share"
             from ..base.metrics import jain
@@ -601,7 +605,7 @@ def fig_flows_bar(ctx: Context, spec: dict) -> Output:
         handles, labels = ax.get_legend_handles_labels()
         handles += [Patch(color=PALETTE[0], label="TCP"), Patch(color=PALETTE[1], label="UDP")]
         ax.legend(handles=handles, fontsize=8)
-    files = _finish(fig, axes, spec, ctx, "flow number", m.axis_label, legend=False)
+    files = _finish(fig, axes, spec, ctx, "flow (flow_id)", m.axis_label, legend=False)
     return Output("figure", spec["name"], spec.get("title", spec["name"]), files, notes=notes,
                   caption=spec.get("caption", ""))
 
@@ -753,29 +757,20 @@ def fig_latency_cdf(ctx: Context, spec: dict) -> Output:
     return _latency_cdf(ctx, spec)
 
 
-def fig_hook(ctx: Context, spec: dict) -> Output:
-    path = ctx.exp.path / "hook.py"
-    modname = f"aqmlab_experiment_hook_{ctx.exp.id.replace('-', '_').replace('.', '_')}"
-    sp = importlib.util.spec_from_file_location(modname, path)
-    mod = importlib.util.module_from_spec(sp)
-    sp.loader.exec_module(mod)
-    fn = getattr(mod, spec.get("function", ""), None)
-    if fn is None:
-        raise SpecError(f"figure {spec['name']}: {path} has no function {spec.get('function')!r}")
-    return fn(ctx, spec)
-
-
 FIGURES = {"xy": fig_xy, "bar": fig_bar, "timeseries": fig_timeseries, "flow_timeseries": fig_flow_timeseries,
            "windowed_jain": fig_windowed_jain, "flows_bar": fig_flows_bar, "group_bar": fig_group_bar,
-           "rcf": fig_rcf, "queue_profile": fig_queue_profile, "latency_cdf": fig_latency_cdf, "hook": fig_hook}
+           "rcf": fig_rcf, "queue_profile": fig_queue_profile, "latency_cdf": fig_latency_cdf}
 
 
-def make_figure(ctx: Context, spec: dict) -> Output:
+def make_figure(ctx: Context, spec: dict, kinds: dict | None = None) -> Output:
+    """Draw figure ``spec``: one of :data:`FIGURES`, or of ``kinds`` (what a higher layer draws:
+    ``aqmlab.reproduce.hooks`` adds the ``hook`` kind, an experiment's own ``hook.py``)."""
     from . import plotstyle
 
+    draw = {**FIGURES, **(kinds or {})}[spec["kind"]]
     _LOOK.update(style=plotstyle.check(getattr(ctx, "style", "paper")), columns=getattr(ctx, "columns", None))
     with plotstyle.rc_context(_LOOK["style"]):
-        out = FIGURES[spec["kind"]](ctx, spec)
+        out = draw(ctx, spec)
     note = as_run(ctx, spec) + "."
     out.caption = f"{out.caption} ({note})" if out.caption else note[0].upper() + note[1:]
     return out

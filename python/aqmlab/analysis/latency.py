@@ -38,6 +38,32 @@ def _pooled_quantile(x: np.ndarray, cdf: np.ndarray, q: float) -> float:
     return float(x[min(i, len(x) - 1)])
 
 
+def _loss_note(ctx: Context, sub: pd.DataFrame) -> str:
+    """``; loss 9.5%``: the packets of the curve's groups and runs that never arrived (they have no
+    delay), pooled over the runs: from the flows table (docs/metrics.md, "groups": ``loss``), else the
+    mean of the runs' ``group.<name>.loss``; empty when neither is there."""
+    from ..base.units import fmt_pct
+    from ..run.summary import loss_fraction
+
+    keys = [c for c in ("sweep", "run", "seed") if c in sub.columns]
+    pairs = sub[keys + ["group"]].drop_duplicates()
+    flows = ctx.table("flows")
+    need = set(keys) | {"group", "drops_total", "delivered_pkts"}
+    if not flows.empty and need <= set(flows.columns):
+        rows = flows.merge(pairs, on=keys + ["group"])
+        if not rows.empty:
+            return f"; loss {fmt_pct(loss_fraction(rows['drops_total'], rows['delivered_pkts']))}"
+    runs = ctx.runs
+    on = [k for k in keys if k in runs.columns]
+    if on:
+        sel = runs.merge(pairs[on].drop_duplicates(), on=on)
+        vals = [v for g in dict.fromkeys(pairs["group"]) if f"group.{g}.loss" in sel.columns
+                for v in sel[f"group.{g}.loss"].dropna()]
+        if vals:
+            return f"; loss {fmt_pct(float(np.mean(vals)))} (mean over {len(vals)} runs)"
+    return ""
+
+
 def fig_latency_cdf(ctx: Context, spec: dict) -> Output:
     """Per-packet delays as Flent draws its pings: the cumulative distribution of one-way delay
     (or RTT) in ms, one curve per series, with ``tail`` the complementary distribution (fraction
@@ -79,7 +105,7 @@ def fig_latency_cdf(ctx: Context, spec: dict) -> Output:
         n = int(sub["count"].sum())
         q = lambda p: f"{_pooled_quantile(ms, cdf, p):.3g}"
         notes.append(f"{lbl}: {LATENCY_METRICS[m]} median {q(0.5)} ms, 99th percentile {q(0.99)} ms, "
-                     f"99.9th {q(0.999)} ms, max {ms[-1]:.3g} ms ({n} packets).")
+                     f"99.9th {q(0.999)} ms, max {ms[-1]:.3g} ms ({n} packets){_loss_note(ctx, sub)}.")
     if tail:
         ax.set_yscale("log")
         ylabel = "fraction of packets slower"

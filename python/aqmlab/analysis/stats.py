@@ -59,6 +59,10 @@ COLUMNS = {
     "rtt_prop_s": ("propagation RTT", "ms"),
     "completion_time_s": ("completion time", "s"),
     "cwnd_pkts": ("congestion window", "packets"),
+    "cwnd": ("congestion window", "segments"),
+    "pacing_rate_bps": ("pacing rate", "Mb/s"),
+    "srtt_s": ("smoothed RTT", "ms"),
+    "retx_pkts": ("segments retransmitted", "packets"),
     "drops_total": ("drops", "packets"),
     "timeouts": ("timeouts", ""),
     "fast_retransmits": ("fast retransmits", ""),
@@ -180,12 +184,12 @@ MIN_T_SEEDS = 3
 
 def bounds(col: str) -> tuple[float, float]:
     """The range a metric column can take, so that no interval leaves it: Jain's indices, shares,
-    utilisation and ratios in [0, 1]; percentages in [0, 100]; rates, times, queue lengths, counts
+    utilisation, losses, fractions and ratios in [0, 1]; percentages in [0, 100]; rates, times, queue lengths, counts
     and AQM state averages at least 0; anything else unbounded."""
     c = col.lower()
     leaf = c.rsplit(".", 1)[-1]
-    if "jain" in c or leaf in ("share", "utilisation", "drop_ratio", "normalised_goodput", "web_drop_share") \
-            or leaf.endswith("_share") or leaf.endswith("_ratio"):
+    if "jain" in c or leaf in ("share", "utilisation", "drop_ratio", "normalised_goodput", "web_drop_share", "loss") \
+            or leaf.endswith(("_share", "_ratio", "_fraction")):
         return 0.0, 1.0
     if leaf.endswith("_pct") or leaf == "pct":
         return 0.0, 100.0

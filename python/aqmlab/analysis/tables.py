@@ -6,7 +6,8 @@ over seeds with its interval (stats.py: ``± h`` for a 95 % t interval, ``[lo, h
 clipped to the metric's range or is the min–max of fewer than 3 seeds). ``kind = "pivot"``: one ``value`` metric with the ``rows``
 coordinate down and the ``cols`` coordinate across. Both take ``where``, ``name``, ``title``,
 ``caption``. Each table is written as ``<name>.csv`` (mean, low, high, n and the interval kind in
-separate columns, in the units shown) and ``<name>.md``.
+separate columns, in the units shown), ``<name>.md`` and ``<name>.tex`` (LaTeX, booktabs: a ``table``
+environment with its caption, to ``\input`` into a paper).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from .context import Context, Output
+from .latex import tex_table
 from .markdown import md_table as _md
 from .stats import SpecError, metric, metrics, summarise, where_mask
 
@@ -50,12 +52,13 @@ def check_table(spec: dict, exp, where: str) -> None:
         raise ExperimentError(str(e))
 
 
-def _write(ctx: Context, name: str, csv: pd.DataFrame, md: str) -> list:
+def _write(ctx: Context, name: str, csv: pd.DataFrame, md: str, tex: str) -> list:
     ctx.out.mkdir(parents=True, exist_ok=True)
-    p1, p2 = ctx.out / f"{name}.csv", ctx.out / f"{name}.md"
+    p1, p2, p3 = ctx.out / f"{name}.csv", ctx.out / f"{name}.md", ctx.out / f"{name}.tex"
     csv.to_csv(p1, index=False)
     p2.write_text(md + "\n", encoding="utf-8")
-    return [p1, p2]
+    p3.write_text(tex, encoding="utf-8")
+    return [p1, p2, p3]
 
 
 def _cell(m, summ: pd.DataFrame, i: int) -> str:
@@ -100,9 +103,10 @@ def table_metrics(ctx: Context, spec: dict) -> Output:
                 vals.sort(key=lambda t: -t[1])
                 notes.append(f"{m.label}: " + " > ".join(f"{k} ({m.fmt(v)})" for k, v in vals) +
                              (f" {m.unit}" if m.unit else "") + ".")
-    files = _write(ctx, spec["name"], csv, md)
+    caption = _caption(ctx, spec)
+    files = _write(ctx, spec["name"], csv, md, tex_table(headers, md_rows, caption, spec["name"]))
     return Output("table", spec["name"], spec.get("title", spec["name"]), files, markdown=md, notes=notes,
-                  caption=_caption(ctx, spec))
+                  caption=caption)
 
 
 def _caption(ctx: Context, spec: dict) -> str:
@@ -130,8 +134,9 @@ def table_pivot(ctx: Context, spec: dict) -> Output:
             row_md.append(_cell(m, sel, 0) if len(sel) else "-")
         csv_rows.append(row_csv)
         md_rows.append(row_md)
-    md = f"{m.axis_label}; rows: {ctx.coord_label(r)}, columns: {ctx.coord_label(c)}\n\n" + _md(
-        [ctx.coord_label(r)] + [str(v) for v in cvals], md_rows)
+    what = f"{m.axis_label}; rows: {ctx.coord_label(r)}, columns: {ctx.coord_label(c)}"
+    headers = [ctx.coord_label(r)] + [str(v) for v in cvals]
+    md = f"{what}\n\n" + _md(headers, md_rows)
     notes = []
     if len(rvals) > 1 and r == ctx.exp.variants_name:  # which scheme is best in each column
         for cv in cvals:
@@ -142,9 +147,11 @@ def table_pivot(ctx: Context, spec: dict) -> Output:
                 notes.append(f"{ctx.coord_label(c)} = {cv}: highest {m.label} with {ctx.coord_label(r)} = "
                              f"{summ.at[hi, r]} ({m.fmt(summ.at[hi, m.col] * m.scale)}), lowest with {summ.at[lo, r]} "
                              f"({m.fmt(summ.at[lo, m.col] * m.scale)}).")
-    files = _write(ctx, spec["name"], pd.DataFrame(csv_rows), md)
+    caption = _caption(ctx, spec)
+    files = _write(ctx, spec["name"], pd.DataFrame(csv_rows), md,
+                   tex_table(headers, md_rows, f"{what}. {caption}", spec["name"]))
     return Output("table", spec["name"], spec.get("title", spec["name"]), files, markdown=md, notes=notes,
-                  caption=_caption(ctx, spec))
+                  caption=caption)
 
 
 def make_table(ctx: Context, spec: dict) -> Output:

@@ -43,6 +43,10 @@ class                         base classes                              raised w
 ``Terminated``                ``KeyboardInterrupt``                     SIGTERM during an emulation run
 ``Ns2Error``                  ``Exception``                             ns-2.35 failed to run a translated scenario
 ``Ns2Missing``                ``Ns2Error``                              the ``ns`` program (ns-2.35) is not installed
+``Ns3Error``                  ``Exception``                             the ns-3 program does not build or a run of
+                                                                        it failed
+``Ns3Missing``                ``Ns3Error``                              the ``ns3`` wheel (ns-3.44) or a C++
+                                                                        compiler is not installed
 ``UserError``                 ``Exception``                             a command-line mistake: one ``error:`` line,
                                                                         exit status 2
 ============================  ========================================  ============================================
@@ -80,18 +84,23 @@ def one_line(msg: str) -> str:
 
 def did_you_mean(name: str, known) -> str:
     """``; did you mean "fq_codel"?`` when ``name`` is close to one of ``known`` (case, ``-`` for
-    ``_`` and small typos forgiven: ``CHOKe``, ``fq-codel``, ``chokee``), else ``""``."""
+    ``_`` and small typos forgiven: ``CHOKe``, ``fq-codel``, ``chokee``; for short names such as
+    nodes, one letter too many or too few: ``bb`` for ``b``, ``r12`` for ``r1``), else ``""``."""
     import difflib
 
     known = [str(k) for k in known]
     norm = name.strip().lower().replace("-", "_").replace(" ", "_")
     same = [k for k in known if k.lower() == norm or k.lower().replace("_", "") == norm.replace("_", "")]
     near = same[:1] or difflib.get_close_matches(norm, known, n=1, cutoff=0.7)
+    if not near and len(norm) <= 4:  # a short name: one letter added or dropped, if only one name fits
+        fits = [k for k in known if abs(len(k) - len(norm)) == 1
+                and (k.lower() in norm or norm in k.lower())]
+        near = fits if len(fits) == 1 else []
     near = [n for n in near if n != name]
     return "; did you mean " + " or ".join(f'"{n}"' for n in near) + "?" if near else ""
 
 
-_UNKNOWN_LISTED = re.compile(r'unknown [\w ]+? "([^"]*)"; available: ([\w, -]+)')
+_UNKNOWN_LISTED = re.compile(r'unknown [\w ]+? "([^"]*)"; (?:available|nodes are|links are): ([\w, -]+)')
 _UNKNOWN_SERDE = re.compile(r"unknown (?:field|variant) `([^`]*)`, expected (?:one of )?(`[^\n]*`)")
 
 
@@ -221,6 +230,18 @@ class Ns2Missing(Ns2Error):
     """The ``ns`` program (Debian's ``ns2`` package, ns-2.35) is not installed."""
 
 
+# ----------------------------------------------------------------------------- ns-3
+
+
+class Ns3Error(Exception):
+    """The ns-3 program (docs/validation-ns3.md) does not build against the ``ns3`` wheel, or a run
+    of it failed (one line a user can act on)."""
+
+
+class Ns3Missing(Ns3Error):
+    """The ``ns3`` wheel (ns-3.44's C++ libraries and headers) or a C++ compiler is not installed."""
+
+
 # ----------------------------------------------------------------------------- the command line
 
 
@@ -231,4 +252,4 @@ class UserError(Exception):
 __all__ = ["ScenarioError", "ScenarioFileError", "SimulationError", "RunFailed", "SweepError", "CacheError",
            "CorruptEntry", "CacheWarning", "EngineMismatch", "OutDirError", "SpecError", "PlotError",
            "ExperimentError", "ModelError", "ParameterError", "NotConvergedError", "RunDataError", "EmulationError",
-           "PlanError", "Terminated", "Ns2Error", "Ns2Missing", "UserError", "one_line"]
+           "PlanError", "Terminated", "Ns2Error", "Ns2Missing", "Ns3Error", "Ns3Missing", "UserError", "one_line"]

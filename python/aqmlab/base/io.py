@@ -264,3 +264,14 @@ def write_table_files(directory, stem: str, columns: Columns, csv: bool = True) 
         out.append(atomic_write(d / f"{stem}.csv", lambda f: write_csv(f, columns)))
     out.append(atomic_write(d / f"{stem}.parquet", lambda f: write_parquet(f, columns)))
     return out
+
+
+def progress_bar(iterable=None, always: bool = False, **kw):
+    """A tqdm progress bar on stderr. It is drawn only when stderr is a terminal (tqdm's
+    ``disable=None``): a log file or a pipe gets no frames. ``always`` draws it anywhere (a caller of
+    the Python API asked for it: a notebook's stderr is not a terminal)."""
+    import sys
+
+    from tqdm import tqdm
+
+    return tqdm(iterable, file=sys.stderr, disable=False if always else None, **kw)

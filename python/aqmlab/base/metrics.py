@@ -12,7 +12,8 @@ import math
 
 
 def jain(x) -> float:
-    """Jain's index (Σx)²/(n·Σx²); 1 when every value is 0, NaN for no values (or any NaN value).
+    """Jain's index (Σx)²/(n·Σx²); NaN for no values, for an allocation of nothing (every value 0:
+    0/0, undefined) and when any value is NaN.
 
     Sums are exact (``math.fsum``), so the index does not depend on the order of the values."""
     x = [float(v) for v in x]
@@ -21,7 +22,7 @@ def jain(x) -> float:
     s2 = math.fsum(v * v for v in x)
     if math.isnan(s2):
         return math.nan
-    return 1.0 if s2 == 0 else math.fsum(x) ** 2 / (len(x) * s2)
+    return math.nan if s2 == 0 else math.fsum(x) ** 2 / (len(x) * s2)
 
 
 __all__ = ["jain"]

@@ -10,7 +10,7 @@ from ..base.errors import ScenarioError, SimulationError, UserError
 from ..base.version import __version__
 from . import bench, crosscheck, diff, emulate, model, plot, reproduce, run, sweep, validate
 from . import list as list_
-from .common import EXIT_FAILED, EXIT_INTERRUPTED, Parser, err
+from .common import EXIT_FAILED, EXIT_INTERRUPTED, Parser, err, resolve_scenario
 
 #: the subcommands' modules, in the order ``aqmlab --help`` lists them
 COMMANDS = (run, validate, diff, list_, bench, sweep, reproduce, plot, model, emulate, crosscheck)
@@ -48,6 +48,7 @@ def main(argv=None) -> int:
     if seed is not None and not 0 <= seed <= (1 << 64) - 1:
         return err(f"--seed: must be an integer from 0 to 2^64-1 (18446744073709551615), got {seed}")
     try:
+        resolve_scenario(args)
         return args.fn(args)
     except UserError as e:
         return err(str(e))

@@ -59,9 +59,9 @@ def cmd_bench(a) -> int:
     repeat = a.repeat or 1
     rows, extra, choke_rows = [], [], []
     try:
-        from tqdm import tqdm
+        from ..base.io import progress_bar
 
-        it = tqdm(points, desc="bench", unit="point", file=sys.stderr, leave=False)
+        it = progress_bar(points, desc="bench", unit="point", leave=False)
     except ImportError:  # pragma: no cover
         it = points
     for p in it:

@@ -32,6 +32,14 @@ def warn(msg: str) -> None:
     print(f"warning: {one_line(msg)}", file=sys.stderr)
 
 
+def print_notes(scenario, info: dict) -> None:
+    """Print ``note: <file>: <key path>: <why>`` on stderr for each part of a queue discipline the
+    scenario's links never use though it acts (``notes`` of ``_core.validate``: RED's ``max_th``
+    beyond the buffer, ...)."""
+    for n in info.get("notes", []):
+        print(f"note: {scenario}: {one_line(n)}", file=sys.stderr)
+
+
 class Parser(argparse.ArgumentParser):
     """argparse's parser whose usage errors are one line and exit status 2."""
 
@@ -41,12 +49,49 @@ class Parser(argparse.ArgumentParser):
         sys.exit(EXIT_USAGE)
 
 
+def add_scenario(p, what: str = "scenario file (TOML)") -> None:
+    """The SCENARIO argument, or ``--example NAME``: an example installed with aqmlab (`aqmlab list
+    examples`), runnable from any folder."""
+    p.add_argument("scenario", nargs="?", help=f"{what}; or --example NAME")
+    p.add_argument("--example", metavar="NAME",
+                   help="an example scenario installed with aqmlab, e.g. voip-latency (`aqmlab list examples`)")
+
+
+def resolve_scenario(a) -> None:
+    """``a.scenario`` from ``--example NAME`` (its installed path), or a usage error when neither or
+    both are given."""
+    if not hasattr(a, "example"):
+        return
+    if a.example is not None and a.scenario is not None:
+        raise UserError(f"--example {a.example}: give a scenario file or --example, not both")
+    if a.example is not None:
+        from ..run.source import example
+
+        try:
+            a.scenario = str(example(a.example))
+        except ScenarioError as e:
+            raise UserError(str(e))
+    elif a.scenario is None:
+        raise UserError("give a scenario file, or --example NAME for one installed with aqmlab "
+                        "(`aqmlab list examples` lists them)")
+
+
 def source(path: str):
     """The scenario file ``path`` (a :class:`~aqmlab.run.source.Source`), or a UserError."""
     try:
         return read_source(Path(path))
     except ScenarioError as e:  # missing, a directory, not text, too large, unreadable
         raise UserError(str(e))
+
+
+def scenario_error(where: str, e: Exception, overrides=(), origins=None) -> UserError:
+    """A scenario error as the command prints it: ``<file>: <key path>: <why>``, or, when an override
+    caused it, ``--set <override>: <why>`` (:func:`~aqmlab.run.source.attribute`): the file is not
+    blamed for what the command line changed."""
+    from ..run.source import attribute
+
+    msg, theirs = attribute(str(e), overrides or [], origins)
+    return UserError(msg if theirs else f"{where}: {msg}")
 
 
 def out_dir(out: Path) -> Path:
@@ -124,5 +169,5 @@ def add_max_memory(*parsers) -> None:
 
 
 __all__ = ["EXIT_USAGE", "EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_TERMINATED", "UserError", "err", "warn", "Parser",
-           "source", "out_dir", "cache_arg", "jobs_arg", "executor_args", "add_executor_args", "memory_arg",
+           "source", "add_scenario", "resolve_scenario", "scenario_error", "out_dir", "cache_arg", "jobs_arg", "executor_args", "add_executor_args", "memory_arg",
            "add_max_memory"]

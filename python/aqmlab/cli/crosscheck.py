@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from ..base.errors import Ns2Error, Ns2Missing, ScenarioError, UserError
-from ..base.units import fmt_rate, fmt_time
+from ..base.units import fmt_rate, fmt_seconds
 from .common import EXIT_FAILED, err, out_dir, source
 
 
@@ -114,7 +114,7 @@ def _fmt(key: str, v: float) -> str:
     if key.endswith("_bps"):
         return fmt_rate(v)
     if key.endswith("_s"):
-        return fmt_time(v)
+        return fmt_seconds(key, v)
     if key.endswith(("utilisation", "share")):
         return f"{v * 100:.1f}%"
     if key.endswith(("drops_total", "timeouts", "fast_retransmits", "drops.early", "drops.overflow")):

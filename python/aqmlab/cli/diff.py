@@ -21,8 +21,9 @@ def add_parser(sub) -> None:
 
 
 def fmt_value(key: str, v) -> str:
-    """A summary number as the run table prints it: rates in b/s units, times in s/ms/us."""
-    from ..base.units import fmt_rate, fmt_time
+    """A summary number as the run table prints it: rates in b/s units, delays in ms, other times in
+    s/ms/us, fractions in %."""
+    from ..base.units import fmt_pct, fmt_rate, fmt_seconds
 
     if v is None:
         return "(none)"
@@ -32,9 +33,11 @@ def fmt_value(key: str, v) -> str:
     if leaf.endswith("_bps"):
         return fmt_rate(v)
     if leaf.endswith("_s") and v >= 0:
-        return fmt_time(v)
+        return fmt_seconds(leaf, v)
     if leaf.endswith("_s"):
-        return "-" + fmt_time(-v)
+        return "-" + fmt_seconds(leaf, -v)
+    if leaf in ("share", "utilisation", "drop_ratio", "loss"):
+        return fmt_pct(v)
     if isinstance(v, int) or (isinstance(v, float) and v.is_integer() and abs(v) < 1e15 and not
                               leaf.endswith(("share", "utilisation", "ratio")) and "jain" not in leaf):
         return f"{int(v)}"

@@ -9,8 +9,8 @@ from pathlib import Path
 
 from .. import _core
 from ..base.errors import EmulationError, PlanError, ScenarioError, Terminated, UserError
-from ..base.units import fmt_time
-from .common import EXIT_TERMINATED, EXIT_USAGE, Parser, source
+from ..base.units import fmt_delay
+from .common import EXIT_TERMINATED, EXIT_USAGE, Parser, scenario_error, source
 from .output import summary_table
 
 
@@ -73,7 +73,7 @@ def _emulation_lines(res) -> list[str]:
     lines = [f"emulated on Linux {em['kernel']}" + (f"; TCP {ccs}" if ccs else "")]
     lines.append(
         f"forwarder: {res.summary['engine']['packets_created']} packets, departures late by p50 "
-        f"{fmt_time(fwd['late_p50_s'])}, p99 {fmt_time(fwd['late_p99_s'])} (max {fmt_time(fwd['late_max_s'])}); "
+        f"{fmt_delay(fwd['late_p50_s'])}, p99 {fmt_delay(fwd['late_p99_s'])} (max {fmt_delay(fwd['late_max_s'])}); "
         f"CPU {fwd['cpu_s']:.2f} s; sender TUN queue drops {em['tun_queue_drops']}")
     wait = fwd.get("runqueue_wait_s", 0) / max(fwd["wall_s"], 1e-9)
     if wait > 0.05:
@@ -149,14 +149,14 @@ def _emulate(a) -> int:
 
         info = json.loads(_core.emulation_plan(src.text, src.name, a.set or [], a.seed))
     except ScenarioError as e:
-        raise UserError(f"{a.scenario}: {e}")
+        raise scenario_error(a.scenario, e, a.set)
     bar = None
     progress = None
     if not a.quiet:
         try:
-            from tqdm import tqdm
+            from ..base.io import progress_bar
 
-            bar = tqdm(total=info["duration_ns"] / 1e9, unit="s", file=sys.stderr, leave=False, disable=not sys.stderr.isatty(),
+            bar = progress_bar(total=info["duration_ns"] / 1e9, unit="s", leave=False,
                        bar_format="{l_bar}{bar}| {n:.1f}/{total:.0f} s [{elapsed}<{remaining}]")
 
             def progress(t, bar=bar):
@@ -167,7 +167,7 @@ def _emulate(a) -> int:
         res = emulate(Path(a.scenario), seed=a.seed, overrides=a.set or [], cc=a.cc or [], cmd=cmd or None,
                       cmd_group=a.cmd_group, server=server, progress=progress, log=log)
     except ScenarioError as e:
-        raise UserError(f"{a.scenario}: {e}")
+        raise scenario_error(a.scenario, e, a.set)
     except PlanError as e:
         raise UserError(f"{a.scenario}: {e}" if not str(e).startswith("--") else str(e))
     except Terminated:

@@ -46,7 +46,7 @@ def cmd_reproduce(a) -> int:
     log = (lambda s: None) if a.quiet else (lambda s: print(s, file=sys.stderr))
     try:
         done = reproduce(exps, out, quick=a.quick, jobs=jobs, cache=cache_arg(a), extra_set=a.set or [],
-                         keep_going=a.keep_going, progress=not a.quiet, log=log, warn=warn, **ex)
+                         keep_going=a.keep_going, progress=False if a.quiet else "tty", log=log, warn=warn, **ex)
     except (ExperimentError, SweepError) as e:
         raise UserError(str(e))
     except RunFailed as e:

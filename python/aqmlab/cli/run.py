@@ -9,13 +9,13 @@ from pathlib import Path
 
 from .. import _core
 from ..base.errors import OutDirError, ScenarioError, UserError
-from .common import add_max_memory, out_dir, source
+from .common import add_max_memory, add_scenario, out_dir, print_notes, scenario_error, source
 from .output import summary_table
 
 
 def add_parser(sub) -> None:
     r = sub.add_parser("run", help="run a scenario and write its results")
-    r.add_argument("scenario", help="scenario file (TOML)")
+    add_scenario(r)
     r.add_argument("--seed", type=int, help="random seed, 0 to 2^64-1 (replaces simulation.seed)")
     r.add_argument("--out", help="output directory (default: results/<scenario name>, with -seed<N> and "
                                  "-set-<digest> for another seed and overrides)")
@@ -36,7 +36,9 @@ def cmd_run(a) -> int:
         info = json.loads(_core.validate(src.text, src.name, a.set or []))
         resolved = resolved_text(src.text, src.name, a.scenario, a.set or [], a.seed)
     except ScenarioError as e:
-        raise UserError(f"{a.scenario}: {e}")
+        raise scenario_error(a.scenario, e, a.set)
+    if not a.quiet:
+        print_notes(a.scenario, info)
     # never replace another run's results (docs/scenarios.md, "Where results go")
     try:
         out = Path(a.out) if a.out else default_out(info.get("name") or src.name, a.set or [], a.seed,
@@ -63,7 +65,7 @@ def cmd_run(a) -> int:
         res = run(src, seed=a.seed, overrides=a.set or [], progress=progress,
                   pcap_dir=out if info.get("captures") else False)
     except ScenarioError as e:
-        raise UserError(f"{a.scenario}: {e}")
+        raise scenario_error(a.scenario, e, a.set)
     finally:
         if progress is not None:
             progress.close()
@@ -96,9 +98,9 @@ class _LazyBar:
 
             if time.monotonic() - self.t0 < self.delay:
                 return
-            from tqdm import tqdm
+            from ..base.io import progress_bar
 
-            self.bar = tqdm(total=self.total, unit="sim s", file=sys.stderr, leave=False,
+            self.bar = progress_bar(total=self.total, unit="sim s", leave=False,
                             bar_format="{l_bar}{bar}| {n:.1f}/{total:.0f} sim s [{elapsed}<{remaining}]")
         self.bar.update(t - self.bar.n)
 

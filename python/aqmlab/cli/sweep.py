@@ -7,14 +7,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..base.errors import RunFailed, SweepError, UserError
-from .common import (EXIT_FAILED, add_executor_args, add_max_memory, cache_arg, err, executor_args, jobs_arg,
-                     out_dir, source, warn)
-from .output import sweep_table
+from .common import (EXIT_FAILED, add_executor_args, add_max_memory, add_scenario, cache_arg, err, executor_args,
+                     jobs_arg, out_dir, source, warn)
+from .output import SweepTable, check_show
 
 
 def add_parser(sub) -> None:
     sw = sub.add_parser("sweep", help="run a scenario over varied values and seeds (parallel, cached)")
-    sw.add_argument("scenario", help="scenario file (TOML)")
+    add_scenario(sw)
     sw.add_argument("--vary", action="append", metavar="KEY.PATH=V1,V2,...",
                     help="values of one key (repeatable; several give their cartesian product)")
     sw.add_argument("--seeds", type=int, default=1, help="runs per point, seeds S, S+1, ... (default 1)")
@@ -28,6 +28,11 @@ def add_parser(sub) -> None:
     sw.add_argument("--tables", default="flows", metavar="T1,T2",
                     help="result tables to gather besides runs: flows, timeseries, queue_snapshots, flow_series, latency "
                          "(default flows; '' for none)")
+    sw.add_argument("--show", metavar="COL,...",
+                    help="the runs-table columns to print (default: chosen by the groups: utilisation, delay, the TCP "
+                         "groups' goodput or shares, the UDP share, a probe's delay percentiles and loss, Jain's "
+                         "index); a pattern such as 'group.*.share'; +COL adds to the defaults; `aqmlab list metrics` "
+                         "lists every column")
     sw.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
     add_max_memory(sw)
     sw.set_defaults(fn=cmd_sweep)
@@ -49,7 +54,8 @@ def cmd_sweep(a) -> int:
         tasks = sw.tasks()
     except SweepError as e:
         msg = str(e)
-        raise UserError(msg if msg.startswith(src.label) else f"{a.scenario}: {msg}")
+        raise UserError(msg if msg.startswith((src.label, "--")) else f"{a.scenario}: {msg}")
+    check_show(a.show, sw.coord_names)
     from ..sweep import SweepResult, execute, open_cache
 
     out_dir(out)
@@ -57,7 +63,7 @@ def cmd_sweep(a) -> int:
     ex = executor_args(a)
     rows: dict = {}
     try:
-        stats = execute(tasks, cache, jobs=jobs, progress=not a.quiet, rows=rows, warn=warn, **ex)
+        stats = execute(tasks, cache, jobs=jobs, progress=False if a.quiet else "tty", rows=rows, warn=warn, **ex)
     except RunFailed as e:
         return err(str(e), EXIT_FAILED)
     except SweepError as e:
@@ -69,8 +75,25 @@ def cmd_sweep(a) -> int:
         from ..base.io import os_reason
 
         raise UserError(f"--out {out}: cannot write results: {os_reason(e)}")
+    table = SweepTable(res.runs, res.coords, a.show, _first_summary(res))
+    try:
+        files += table.save(out, caption=f"{src.name}: mean over {a.seeds} seed{'s' if a.seeds != 1 else ''} per point.")
+    except OSError as e:
+        from ..base.io import os_reason
+
+        raise UserError(f"--out {out}: cannot write the table: {os_reason(e)}")
     if not a.quiet:
-        print(sweep_table(res.runs, res.coords))
+        print(table.text())
         print(f"\n{stats['total']} runs ({stats['cached']} from the cache, {stats['computed']} run now)")
         print(f"results: {out}/ ({', '.join(p.name for p in files)})")
     return 0
+
+
+def _first_summary(res) -> dict | None:
+    """The first run's summary (its groups choose the default columns); None if it cannot be read."""
+    from ..base.errors import CorruptEntry
+
+    try:
+        return res.summary(0) if res.tasks else None
+    except (CorruptEntry, OSError, KeyError, ValueError):
+        return None

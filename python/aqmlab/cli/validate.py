@@ -6,14 +6,14 @@ from __future__ import annotations
 import json
 
 from .. import _core
-from ..base.errors import ScenarioError, UserError
+from ..base.errors import ScenarioError
 from ..base.units import fmt_rate
-from .common import add_max_memory, source
+from .common import add_max_memory, add_scenario, print_notes, scenario_error, source
 
 
 def add_parser(sub) -> None:
     v = sub.add_parser("validate", help="check a scenario without running it")
-    v.add_argument("scenario")
+    add_scenario(v)
     v.add_argument("--set", action="append", metavar="KEY.PATH=VALUE")
     add_max_memory(v)
     v.set_defaults(fn=cmd_validate)
@@ -24,7 +24,8 @@ def cmd_validate(a) -> int:
     try:
         info = json.loads(_core.validate(src.text, src.name, a.set or []))
     except ScenarioError as e:
-        raise UserError(f"{a.scenario}: {e}")
+        raise scenario_error(a.scenario, e, a.set)
+    print_notes(a.scenario, info)
     groups = ", ".join(f"{g['count']} x {g['transport']}/{g['app']} ({g['name']})" for g in info["groups"])
     if info.get("aqm") is not None:
         net = f"{info['aqm']} bottleneck at {fmt_rate(info['bottleneck_rate_bps'])}"

@@ -62,6 +62,7 @@ TCP_INFO_FIELDS = [
     (208, "Q", "bytes_retrans"),
     (240, "H", "total_rto"),
     (242, "H", "total_rto_recoveries"),
+    (244, "I", "total_rto_time"),
 ]
 
 

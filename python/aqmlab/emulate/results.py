@@ -15,10 +15,12 @@ import numpy as np
 import pandas as pd
 
 from ..run.result import Result
-from ..run.summary import REASONS, clean, fairness, group_entry, link_entry
+from ..run.summary import FLOW_COLUMNS, REASONS, clean, fairness, group_entry, link_entry
 from .netns import receiver_addr, sender_addr
 
 PROTO = {6: "tcp", 17: "udp", 1: "icmp"}
+#: the flows table's columns of emulation alone, after the simulator's (docs/emulation.md)
+EMULATION_COLUMNS = ["src", "dst", "app_sent_pkts"]
 NAN = float("nan")
 
 
@@ -57,7 +59,8 @@ def assemble(spec, report: dict, receiver: dict, senders: list[dict], overrides=
         proto = f["proto"][i]
         rx = (rx_tcp if proto == 6 else rx_udp if proto == 17 else {}).get((f["s_addr"][i], f["s_port"][i]))
         rows.append(_row(None, None, {}, i, f, rx, cap, w, dur, warm, extra_group))
-    flows = pd.DataFrame(rows)
+    # the simulator's columns in its order (what the emulator cannot measure is NaN), then its own
+    flows = pd.DataFrame(rows).reindex(columns=[*FLOW_COLUMNS[1:], *EMULATION_COLUMNS, "_fw"])
     flows.insert(0, "flow_id", np.arange(len(flows), dtype=np.int64))
 
     # groups: the scenario's, then the extra traffic
@@ -67,7 +70,7 @@ def assemble(spec, report: dict, receiver: dict, senders: list[dict], overrides=
         names.append((extra_group, None))
     for name, g in names:
         m = flows[flows["group"] == name]
-        groups.append(_group_summary(name, g, m, cap))
+        groups.append(_group_summary(name, g, m, cap, w))
     records = flows.to_dict("records")
     b = report["bottleneck"]
     bottleneck = {**link_entry(b, cap, w), "ce_marks": int(flows["ce_marks"].sum())}
@@ -252,6 +255,8 @@ def _row(g, p, a, i, f, rx, cap, w, dur, warm, extra_group=None) -> dict:
         "drops_total": sum(drops.values()),
         "ack_drops": fw("ack_drops"),
         "timeouts": kernel("total_rto") if transport == "tcp" else 0.0,
+        # ms spent in the loss state after timeouts (tcpi_total_rto_time, Linux >= 6.7)
+        "rto_recovery_s": kernel("total_rto_time") / 1e3 if transport == "tcp" else 0.0,
         "fast_retransmits": NAN,
         "ce_marks": fw("ce_marks"),
         "ecn_reductions": NAN,
@@ -282,7 +287,7 @@ def _app_sent(a: dict, warm: float) -> float:
     return float(a["sent_pkts"] - (base or 0))
 
 
-def _group_summary(name, g, m: pd.DataFrame, cap: float) -> dict:
+def _group_summary(name, g, m: pd.DataFrame, cap: float, window_s: float) -> dict:
     """A group's summary entry (:func:`aqmlab.run.summary.group_entry`); ``g`` None for the traffic
     the scenario did not describe."""
     n = len(m)
@@ -292,4 +297,4 @@ def _group_summary(name, g, m: pd.DataFrame, cap: float) -> dict:
     else:
         transport = m["transport"].iloc[0] if n and m["transport"].nunique() == 1 else "mixed"
         app, variant = name, "unknown" if transport == "tcp" else "none"
-    return group_entry(name, transport, app, variant, m.to_dict("records"), cap)
+    return group_entry(name, transport, app, variant, m.to_dict("records"), cap, window_s)

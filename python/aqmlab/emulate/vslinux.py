@@ -1,9 +1,10 @@
 """The simulated TCPs against the Linux kernel's: the table and figures of docs/tcp-vs-linux.md.
 
-    sudo python -m aqmlab.emulate.vslinux [--seeds 1,2,3] [--cases reno,cubic,bbr,droptail,red,choke,fq_codel]
+    sudo python -m aqmlab.emulate.vslinux [--seeds 1,2,3,4,5] [--cases reno,cubic,bbr,droptail,red,choke,fq_codel,cake,rtt]
                                           [--interval 10ms] [--out DIR] [--sim-only] [--replot]
 
-Each case is one scenario (``docs/tcp-vs-linux/alone.toml`` or ``compete.toml``) with one override,
+Each case is one scenario (``cases/alone.toml``, ``cases/compete.toml`` or ``cases/rtt.toml`` beside this
+module, installed with the package, so this runs from any folder) with one override,
 run by the simulator (:func:`aqmlab.run`) and by the emulator (:func:`aqmlab.emulate.emulate`)
 with the same overrides and seed; the TCP variants map onto the kernel's modules as docs/emulation.md
 says (``sack`` → Linux ``reno`` with SACK, ``cubic`` → ``cubic``, ``bbr`` → ``bbr``). Both record the
@@ -11,11 +12,11 @@ per-flow series (``simulation.flow_series_interval``, 10 ms by default): the con
 pacing rate, smoothed RTT and retransmissions, Linux's from TCP_INFO in the sender's namespace.
 
 Writes into ``--out`` (default ``./tcp-vs-linux``): every run's folder (``<case>/<sim|linux>-s<seed>/``),
-``runs.csv`` (a row per run), ``table.md`` (the mean over the seeds, with the range) and, per case,
-``<case>.png`` (cwnd, pacing rate and smoothed RTT over time, simulated and Linux overlaid, first seed).
-``--replot`` redraws table and figures from the saved run folders; ``--sim-only`` runs no emulation
-(no root needed). Wall time: the sum of the emulated durations (3 seeds of all seven cases: about
-17 minutes).
+``runs.csv`` (a row per run, with the machine's 1-minute load average when it ended), ``table.md``
+(the mean over the seeds, with the range) and, per case, ``<case>.png`` (cwnd, pacing rate and
+smoothed RTT over time, simulated and Linux overlaid, first seed). ``--replot`` redraws table and
+figures from the saved run folders; ``--sim-only`` runs no emulation (no root needed). Wall time:
+the sum of the emulated durations (5 seeds of all nine cases: about 31 minutes).
 """
 
 from __future__ import annotations
@@ -28,7 +29,8 @@ from pathlib import Path
 
 from ..base.errors import EmulationError, ScenarioError, UserError
 
-HERE = Path(__file__).resolve().parents[3] / "docs" / "tcp-vs-linux"
+#: the cases' scenario files: package data, found the same from a checkout and from an installed package
+HERE = Path(__file__).resolve().with_name("cases")
 
 RED = "min_th=15, max_th=45, max_p=0.1, w_q=0.002"
 #: case -> (scenario file, overrides, title)
@@ -40,7 +42,11 @@ CASES = {
     "red": ("compete.toml", [f'bottleneck.aqm={{type="red", {RED}}}'], "BBR vs CUBIC, RED"),
     "choke": ("compete.toml", [f'bottleneck.aqm={{type="choke", {RED}}}'], "BBR vs CUBIC, CHOKe"),
     "fq_codel": ("compete.toml", ['bottleneck.aqm={type="fq_codel"}'], "BBR vs CUBIC, FQ-CoDel"),
+    "cake": ("compete.toml", ['bottleneck.aqm={type="cake"}'], "BBR vs CUBIC, CAKE"),
+    "rtt": ("rtt.toml", [], "CUBIC at 44 ms vs CUBIC at 124 ms, DropTail 100 packets"),
 }
+#: the competition cases (two groups sharing the bottleneck)
+COMPETITION = ("droptail", "red", "choke", "fq_codel", "cake", "rtt")
 MODES = ("sim", "linux")
 
 
@@ -89,6 +95,8 @@ def metrics(res) -> dict:
         row[f"{g}.share"] = float(part["share"].sum())
         row[f"{g}.retx_pkts"] = float(part["retx_pkts"].sum())
         row[f"{g}.timeouts"] = float(part["timeouts"].sum())
+        if "rto_recovery_s" in part:
+            row[f"{g}.rto_recovery_s"] = float(part["rto_recovery_s"].sum())
         if fs is not None:
             w = window_series(fs[fs["group"] == g], warm)
             row[f"{g}.cwnd"] = float(w["cwnd"].mean())
@@ -115,6 +123,8 @@ GROUP_COLUMNS = [
     ("pacing_mbps", "pacing rate mean (Mb/s)", lambda v: "—" if math.isnan(v) else f"{v:.2f}"),
     ("srtt_ms", "srtt mean (ms)", lambda v: f"{v:.1f}"),
     ("retx_pkts", "retransmitted (pkts)", lambda v: f"{v:.0f}"),
+    ("timeouts", "timeouts", lambda v: f"{v:.1f}"),
+    ("rto_recovery_s", "in RTO recovery (s)", lambda v: f"{v:.2f}"),
 ]
 
 
@@ -137,7 +147,7 @@ def table(df) -> str:
     for case in [c for c in CASES if c in set(df["case"])]:
         d = df[df["case"] == case]
         groups = sorted({k.split(".")[0] for k in d.columns if "." in k and d[k].notna().any()},
-                        key=lambda g: (g != "bbr", g))
+                        key=lambda g: (g not in ("bbr", "short"), g))
         for mode in MODES:
             m = d[d["mode"] == mode]
             if m.empty:
@@ -155,6 +165,64 @@ def table(df) -> str:
     return "\n".join(out) + "\n"
 
 
+# ------------------------------------------------------------------------------------- tolerances
+
+#: the stated tolerances (docs/tcp-vs-linux.md, "Tolerances") that the verdict table checks
+SHARE_PTS = 10.0
+RETX_FACTOR, RETX_FLOOR = 2.0, 10.0
+TIMEOUT_FACTOR, TIMEOUT_FLOOR = 2.0, 1.0
+RTO_FACTOR, RTO_FLOOR_FRACTION = 2.0, 0.01
+
+
+def _within(a: float, b: float, factor: float, floor: float) -> bool:
+    """``a`` and ``b`` within ``factor`` of each other, or both at most ``floor``."""
+    if max(a, b) <= floor:
+        return True
+    lo, hi = sorted((a, b))
+    return lo > 0 and hi / lo <= factor
+
+
+def verdicts(df, window_s: float = 30.0) -> str:
+    """Markdown: for each competition case, the seeds' means compared with the stated tolerances
+    of share, utilisation, queue, retransmissions, timeouts and time in RTO recovery per group."""
+    import numpy as np
+
+    head = ["case", "group", "share sim / Linux (pts)", "utilisation (pts)", "queue", "retransmissions",
+            "timeouts sim / Linux", "in RTO recovery sim / Linux (s)"]
+    out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    mark = {True: "✓", False: "✗"}
+    for case in [c for c in COMPETITION if c in set(df["case"])]:
+        d = df[df["case"] == case]
+        sim, lin = d[d["mode"] == "sim"], d[d["mode"] == "linux"]
+        if sim.empty or lin.empty:
+            continue
+        mean = lambda m, k: float(np.nanmean(m[k])) if k in m and m[k].notna().any() else float("nan")  # noqa: E731
+        groups = sorted({k.split(".")[0] for k in d.columns if k.endswith(".share") and d[k].notna().any()},
+                        key=lambda g: (g not in ("bbr", "short"), g))
+        for i, g in enumerate(groups):
+            s_sh, l_sh = 100 * mean(sim, f"{g}.share"), 100 * mean(lin, f"{g}.share")
+            cells = [case if i == 0 else "", g, f"{mark[abs(s_sh - l_sh) <= SHARE_PTS]} {s_sh:.1f} / {l_sh:.1f}"]
+            if i == 0:
+                du = 100 * abs(mean(sim, "utilisation") - mean(lin, "utilisation"))
+                q = [mean(sim, "queue_mean_pkts"), mean(lin, "queue_mean_pkts")]
+                qr = abs(q[0] - q[1]) / q[1] if q[1] else float("nan")
+                cells += [f"{mark[du <= 3]} {du:.1f}", f"{mark[qr <= 0.25]} {100 * qr:.0f} %"]
+            else:
+                cells += ["", ""]
+            r = [mean(sim, f"{g}.retx_pkts"), mean(lin, f"{g}.retx_pkts")]
+            t = [mean(sim, f"{g}.timeouts"), mean(lin, f"{g}.timeouts")]
+            o = [mean(sim, f"{g}.rto_recovery_s"), mean(lin, f"{g}.rto_recovery_s")]
+            cells.append(f"{mark[_within(*r, RETX_FACTOR, RETX_FLOOR)]} {r[0]:.0f} / {r[1]:.0f}")
+            cells.append(f"{mark[_within(*t, TIMEOUT_FACTOR, TIMEOUT_FLOOR)]} {t[0]:.1f} / {t[1]:.1f}")
+            if np.isnan(o[1]):
+                cells.append(f"{o[0]:.2f} / —")
+            else:
+                ok = _within(*o, RTO_FACTOR, RTO_FLOOR_FRACTION * window_s)
+                cells.append(f"{mark[ok]} {o[0]:.2f} / {o[1]:.2f}")
+            out.append("| " + " | ".join(cells) + " |")
+    return "\n".join(out) + "\n"
+
+
 # ----------------------------------------------------------------------------------------- figures
 
 
@@ -167,7 +235,7 @@ def figure(case: str, series: dict, path: Path, t_max: float | None = None):
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(3, 1, figsize=(9, 7.5), sharex=True)
-    colours = {"f": "C0", "bbr": "C3", "cubic": "C0"}
+    colours = {"f": "C0", "bbr": "C3", "cubic": "C0", "short": "C0", "long": "C1"}
     panels = [("cwnd", 1.0, "cwnd (segments)"), ("pacing_rate_bps", 1e-6, "pacing rate (Mb/s)"),
               ("srtt_s", 1e3, "smoothed RTT (ms)")]
     for mode, fs in series.items():
@@ -188,7 +256,7 @@ def figure(case: str, series: dict, path: Path, t_max: float | None = None):
         ax.grid(alpha=0.3)
         ax.set_ylim(bottom=0)
     axes[-1].set_xlabel("time (s)")
-    axes[0].set_title(CASES[case][2] + " (10 Mb/s, 44 ms RTT)")
+    axes[0].set_title(CASES[case][2] + (" (10 Mb/s)" if case == "rtt" else " (10 Mb/s, 44 ms RTT)"))
     handles, labels = axes[0].get_legend_handles_labels()
     seen = {}
     for h, lab in zip(handles, labels):
@@ -223,7 +291,7 @@ def _load(folder: Path):
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m aqmlab.emulate.vslinux", description=__doc__.splitlines()[0])
-    p.add_argument("--seeds", default="1,2,3", help="seeds (default 1,2,3)")
+    p.add_argument("--seeds", default="1,2,3,4,5", help="seeds (default 1,2,3,4,5)")
     p.add_argument("--cases", default=",".join(CASES), help=f"cases (default {','.join(CASES)})")
     p.add_argument("--interval", default="10ms", help="period of the per-flow series (default 10ms)")
     p.add_argument("--duration", type=float, default=None, help="seconds per run (default: the scenario's)")
@@ -297,6 +365,9 @@ def _compare(a, out: Path, cases: list[str], seeds: list[int]) -> int:
     df = pd.DataFrame(rows)
     (out / "table.md").write_text(table(df))
     print(table(df))
+    if not a.sim_only:
+        (out / "verdicts.md").write_text(verdicts(df))
+        print(verdicts(df))
     return 0
 
 

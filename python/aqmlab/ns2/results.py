@@ -14,21 +14,12 @@ import math
 
 from ..base.version import __version__
 from ..run.result import Result
-from ..run.summary import QUEUE_REASONS, REASONS, clean, fairness, group_entry, link_entry
+from ..run.summary import FLOW_COLUMNS, QUEUE_REASONS, REASONS, clean, fairness, group_entry, link_entry
 from .plan import Plan
 from .trace import Counts, percentile
 
 NAN = float("nan")
 
-#: the flows table's columns, in aqmlab's order
-FLOW_COLUMNS = [
-    "flow_id", "group", "transport", "app", "variant", "recovery", "host", "session", "priority", "start_s",
-    "rtt_prop_s", "throughput_bps", "goodput_bps", "delivered_bps", "goodput_m2b_bps", "goodput_m2c_bps", "share",
-    "sent_pkts", "sent_bytes", "retx_pkts", "delivered_pkts", "delivered_bytes", "goodput_bytes", "bneck_arrivals",
-    "bneck_tx_pkts", *[f"drops_{r}" for r in REASONS], "drops_total", "ack_drops", "timeouts", "fast_retransmits",
-    "ce_marks", "ecn_reductions", "rtt_mean_s", "rtt_min_s", "completion_time_s", "stop_s", "measured_link", "path",
-    "hop_drops", "ack_path", "ack_hop_drops",
-]
 
 
 def read_events(path: str) -> dict:
@@ -121,6 +112,7 @@ def flow_rows(plan: Plan, counts: Counts, ev: dict) -> list[dict]:
             "drops_total": float(sum(drops.values())),
             "ack_drops": float(sum(c.ack_hop_drops)),
             "timeouts": timeouts,
+            "rto_recovery_s": NAN,  # ns-2 keeps no such time
             "fast_retransmits": fast,
             "ce_marks": 0.0,
             "ecn_reductions": 0.0,

@@ -106,266 +106,300 @@ class _Q:
         self.droptail = droptail
 
 
+class _Reader:
+    """The state of reading one trace (:func:`read_trace`): the plan's links and flows indexed for
+    the lookups a line needs, the counts, and per flow what its TCP timing and completion need."""
+
+    def __init__(self, plan: Plan, last_seq: dict | None, stop_at: dict | None):
+        self.plan = plan
+        self.W = self.plan.warmup_ns / 1e9
+        self.D = self.plan.duration_ns / 1e9
+        self.dt = self.plan.sample_ns / 1e9
+        self.links = self.plan.links
+        self.flows = self.plan.flows
+        self.measured = {i for i, l in enumerate(self.links) if l.measured}
+        self.counts = Counts({i: LinkCounts() for i in self.measured}, [FlowCounts() for _ in self.flows])
+        # per link: the flows' hop index on it (data and ACK paths)
+        self.first_of, self.last_of, self.last_ack_of = {}, {}, {}
+        self.hop_of: dict = {}
+        self.ack_hop_of: dict = {}
+        for f in self.flows:
+            fc = self.counts.flows[f.fid]
+            fc.hop_drops = [dict.fromkeys(QUEUE_REASONS + ("link_loss",), 0) for _ in f.path]
+            fc.ack_hop_drops = [0] * len(f.ack_path)
+            self.first_of[(f.path[0], f.fid)] = True
+            self.last_of[(f.path[-1], f.fid)] = True
+            self.last_ack_of[(f.ack_path[-1], f.fid)] = True
+            for h, li in enumerate(f.path):
+                self.hop_of[(li, f.fid)] = h
+            for h, li in enumerate(f.ack_path):
+                self.ack_hop_of[(li, f.fid)] = h
+        # the measured link of each flow: the last measured link of its data path
+        self.mlink = {}
+        for f in self.flows:
+            m = [li for li in f.path if li in self.measured]
+            if m:
+                self.mlink[f.fid] = m[-1]
+        self.key_of = {f"{l.src} {l.dst}": i for i, l in enumerate(self.links)}
+        self.queues = {i: _Q(l.limit, l.queue_unit == "bytes", l.queue.kind == "DropTail") for i, l in enumerate(self.links)
+                  if {"+", "-"} <= l.trace and l.name != "access"}
+        self.group_of = [f.group for f in self.flows]
+        self.tcp = [f.transport == "tcp" for f in self.flows]
+        # per flow: highest sequence number sent, timing state (seq, time), sequence numbers received
+        self.max_sent = [-1] * len(self.flows)
+        self.hi_ack = [-1] * len(self.flows)  # the highest ACK back at the sender before its stop
+        self.timed: list = [None] * len(self.flows)
+        self.received: list = [set() for _ in self.flows]
+        self.retx_uid: list = [set() for _ in self.flows]
+        self.outstanding: list = [set() for _ in self.flows]
+        self.last_seq = dict(last_seq or {})
+        self.stop_at = stop_at or {}
+        self.stop_s = {fid: ns / 1e9 for fid, ns in self.stop_at.items()}
+        # time series
+        self.k_next = 0
+        self.fdt = self.plan.series_ns / 1e9 if self.plan.series_ns else None
+        self.ser_tx = {i: 0 for i in self.measured}
+        self.ser_drops = {i: 0 for i in self.measured}
+
+        self.warm_done = self.W <= 0.0
+        for i in self.measured:
+            if self.warm_done:
+                self.counts.links[i].q_start = 0
+        self.n = 0
+
+    def advance(self, q: _Q, lc: LinkCounts | None, t: float) -> None:
+        """Integrate the queue's length from its last change to ``t`` (within the window)."""
+        if lc is not None:
+            a, b = max(q.since, self.W), min(t, self.D)
+            if b > a:
+                lc.q_int_pkts += q.pkts * (b - a)
+                lc.q_int_bytes += q.bytes * (b - a)
+        q.since = t
+
+    def sample_until(self, t: float) -> None:
+        while self.k_next * self.dt < self.D and self.k_next * self.dt <= t:
+            for i in self.measured:
+                q = self.queues.get(i)
+                self.counts.links[i].series.append((q.pkts if q else 0, q.bytes if q else 0, self.ser_tx[i], self.ser_drops[i]))
+                self.ser_tx[i] = 0
+                self.ser_drops[i] = 0
+            self.k_next += 1
+
+    def line(self, p: list) -> None:
+        """One line of the trace, split."""
+        if len(p) < 12:
+            return
+        ev = p[0]
+        t = float(p[1])
+        if t >= self.D:
+            return
+        if not self.warm_done and t >= self.W:
+            for i in self.measured:
+                q = self.queues.get(i)
+                self.counts.links[i].q_start = self.counts.links[i].q_max = q.pkts if q else 0
+            self.warm_done = True
+        if self.k_next * self.dt <= t:
+            # (a sample is taken before the events at its instant: arrivals, transmissions and drops
+            # at exactly that time count in the next interval)
+            self.sample_until(t - 1e-12)
+        li = self.key_of.get(f"{p[2]} {p[3]}")
+        if li is None:
+            return
+        fid = int(p[7])
+        if fid < 0 or fid >= len(self.flows):
+            return
+        is_ack = p[4] == "ack"
+        size = int(p[5])
+        seq = int(p[10])
+        uid = p[11]
+        win = t >= self.W
+        fc = self.counts.flows[fid]
+        lc = self.counts.links.get(li)
+        q = self.queues.get(li)
+        e = (t, li, fid, is_ack, size, seq, uid, win)
+        if ev == "+":
+            self.enqueued(e, fc, lc, q)
+        elif ev == "-":
+            self.dequeued(e, fc, lc, q)
+        elif ev == "d":
+            self.dropped(e, fc, lc, q)
+        elif ev == "r":
+            self.received_at(e, fc)
+
+    def enqueued(self, e: tuple, fc: FlowCounts, lc: LinkCounts | None, q: _Q | None) -> None:
+        """A packet enters a link (``+``): sent by its source at its first link; queued."""
+        t, li, fid, is_ack, size, seq, uid, win = e
+        if not is_ack and (li, fid) in self.first_of:
+            fc.total_sent += 1
+            self.outstanding[fid].add(uid)
+            retx = seq <= self.max_sent[fid]
+            if fc.min_seq_sent < 0:
+                fc.min_seq_sent = seq
+            if win:
+                fc.sent_pkts += 1
+                fc.sent_bytes += size
+                if retx and self.tcp[fid]:
+                    fc.retx_pkts += 1
+            if retx and self.tcp[fid]:
+                fc.retx_total += 1
+                if self.fdt:
+                    fc.series_retx[max(0, math.ceil(t / self.fdt) - 1)] = fc.retx_total
+            if self.tcp[fid]:
+                if retx:
+                    self.retx_uid[fid].add(uid)
+                    self.timed[fid] = None  # Karn: the timing stops at any retransmission
+                else:
+                    self.max_sent[fid] = seq
+                    if self.timed[fid] is None:
+                        self.timed[fid] = (seq, t)
+            else:
+                self.max_sent[fid] = max(self.max_sent[fid], seq)
+        if q is not None:
+            self.advance(q, lc, t)
+            if lc is not None and win and q.pkts > lc.q_max:
+                lc.q_max = q.pkts  # (the length left by the previous event)
+            fits = (q.bytes + size <= q.limit) if q.unit_bytes else (q.pkts + 1 <= q.limit)
+            q.waiting[uid] = (t, size, fits)
+            q.pkts += 1
+            q.bytes += size
+            if lc is not None:
+                if win:
+                    lc.arrivals += 1
+                    g = lc.acks if is_ack else lc.groups.setdefault(self.group_of[fid], _zero())
+                    g["arrivals"] += 1
+                    if not is_ack and self.mlink.get(fid) == li:
+                        fc.bneck_arrivals += 1
+
+    def dequeued(self, e: tuple, fc: FlowCounts, lc: LinkCounts | None, q: _Q | None) -> None:
+        """A packet starts its transmission (``-``)."""
+        t, li, fid, is_ack, size, seq, uid, win = e
+        if q is None:
+            return
+        self.advance(q, lc, t)
+        if lc is not None and win and q.pkts > lc.q_max:
+            lc.q_max = q.pkts
+        t0, sz, _ = q.waiting.pop(uid, (t, size, True))
+        q.pkts -= 1
+        q.bytes -= sz
+        if lc is not None and win:
+            lc.transmitted += 1
+            lc.tx_bytes += size
+            lc.delays.append(round(t - t0, 9))  # (trace times are whole microseconds)
+            self.ser_tx[li] += size
+            g = lc.acks if is_ack else lc.groups.setdefault(self.group_of[fid], _zero())
+            g["transmitted"] += 1
+            g["tx_bytes"] += size
+            if not is_ack and self.mlink.get(fid) == li:
+                fc.bneck_tx_pkts += 1
+                fc.bneck_tx_bytes += size
+        elif lc is not None:
+            self.ser_tx[li] += size
+        if self.fdt and lc is not None and not is_ack and self.mlink.get(fid) == li:
+            j = max(0, math.ceil(t / self.fdt) - 1)
+            fc.series_tx[j] = fc.series_tx.get(j, 0) + size
+
+    def dropped(self, e: tuple, fc: FlowCounts, lc: LinkCounts | None, q: _Q | None) -> None:
+        """A packet is dropped (``d``): by the queue, early or overflowing, or lost."""
+        t, li, fid, is_ack, size, seq, uid, win = e
+        reason = "overflow"
+        if q is not None:
+            self.advance(q, lc, t)
+            w = q.waiting.pop(uid, None)
+            if w is not None:
+                q.pkts -= 1
+                q.bytes -= w[1]
+                if not q.droptail and w[2]:
+                    reason = "early"
+        if is_ack:
+            h = self.ack_hop_of.get((li, fid))
+            if h is not None and win:
+                fc.ack_hop_drops[h] += 1
+        else:
+            fc.total_dropped += 1
+            self.outstanding[fid].discard(uid)
+            h = self.hop_of.get((li, fid))
+            if h is not None and win:
+                fc.hop_drops[h][reason] += 1
+        if lc is not None:
+            self.ser_drops[li] += 1
+            if win:
+                lc.drops[reason] += 1
+                g = lc.acks if is_ack else lc.groups.setdefault(self.group_of[fid], _zero())
+                g["drops"] += 1
+
+    def received_at(self, e: tuple, fc: FlowCounts) -> None:
+        """A packet leaves a link (``r``): delivered at its last link; an ACK back at its sender."""
+        t, li, fid, is_ack, size, seq, uid, win = e
+        if not is_ack and (li, fid) in self.last_of:
+            fc.total_delivered += 1
+            if uid not in self.outstanding[fid]:
+                raise SimulationError(f"ns-2 trace: packet {uid} of flow {fid} delivered but never sent "
+                                      "(or delivered twice)")
+            self.outstanding[fid].discard(uid)
+            first = seq not in self.received[fid]
+            self.received[fid].add(seq)
+            if self.fdt and first:
+                j = max(0, math.ceil(t / self.fdt) - 1)
+                fc.series_good[j] = fc.series_good.get(j, 0) + size
+            if seq > fc.max_seq_received:
+                fc.max_seq_received = seq
+            if win:
+                fc.delivered_pkts += 1
+                fc.delivered_bytes += size
+                if first:
+                    fc.goodput_bytes += size
+                if uid in self.retx_uid[fid]:
+                    fc.delivered_retx_bytes += size
+        elif is_ack and (li, fid) in self.last_ack_of:
+            if seq > self.hi_ack[fid] and t < self.stop_s.get(fid, self.D):
+                self.hi_ack[fid] = seq
+            tm = self.timed[fid]
+            if tm is not None and seq >= tm[0]:
+                fc.rtt.append(t - tm[1])
+                self.timed[fid] = None
+            if fc.done_ns is None:
+                ls = self.last_seq.get(fid)
+                if ls is None and fid in self.stop_s and t >= self.stop_s[fid]:
+                    ls = self.last_seq[fid] = self.max_sent[fid]
+                if ls is not None and seq >= ls:
+                    fc.done_ns = int(round(t * 1e9))
+
+    def finish(self) -> Counts:
+        """The end: the last samples, the queues' integrals, conservation."""
+        self.sample_until(self.D - 1e-12)
+        for fid, ns in self.stop_at.items():
+            fc = self.counts.flows[fid]
+            if fc.done_ns is None and self.max_sent[fid] >= 0 and self.hi_ack[fid] >= self.max_sent[fid]:
+                fc.done_ns = ns  # everything sent was acknowledged by the stop: done at the stop itself
+        if not self.warm_done:
+            for i in self.measured:
+                q = self.queues.get(i)
+                self.counts.links[i].q_start = q.pkts if q else 0
+        for i in self.measured:
+            q = self.queues.get(i)
+            lc = self.counts.links[i]
+            if q is not None:
+                self.advance(q, lc, self.D)
+                lc.q_end = q.pkts
+                lc.q_max = max(lc.q_max, q.pkts)
+        self.counts.lines = self.n
+        self.counts.in_flight = sum(len(o) for o in self.outstanding)
+        _check(self.plan, self.counts, self.outstanding)
+        return self.counts
+
+
 def read_trace(plan: Plan, trace_path: str, last_seq: dict | None = None, stop_at: dict | None = None) -> Counts:
     """Read ``trace_path`` (written by the plan's script) into :class:`Counts`.
 
     ``last_seq`` maps a fid to the last sequence number its application offers (a sized transfer):
     its completion is the first ACK at the sender that covers it. ``stop_at`` maps a fid to its
     TCP ``stop`` (ns): then the last segment offered is the highest sent before it."""
-    W = plan.warmup_ns / 1e9
-    D = plan.duration_ns / 1e9
-    dt = plan.sample_ns / 1e9
-    links = plan.links
-    flows = plan.flows
-    measured = {i for i, l in enumerate(links) if l.measured}
-    counts = Counts({i: LinkCounts() for i in measured}, [FlowCounts() for _ in flows])
-    # per link: the flows' hop index on it (data and ACK paths)
-    first_of, last_of, last_ack_of = {}, {}, {}
-    hop_of: dict = {}
-    ack_hop_of: dict = {}
-    for f in flows:
-        fc = counts.flows[f.fid]
-        fc.hop_drops = [dict.fromkeys(QUEUE_REASONS + ("link_loss",), 0) for _ in f.path]
-        fc.ack_hop_drops = [0] * len(f.ack_path)
-        first_of[(f.path[0], f.fid)] = True
-        last_of[(f.path[-1], f.fid)] = True
-        last_ack_of[(f.ack_path[-1], f.fid)] = True
-        for h, li in enumerate(f.path):
-            hop_of[(li, f.fid)] = h
-        for h, li in enumerate(f.ack_path):
-            ack_hop_of[(li, f.fid)] = h
-    # the measured link of each flow: the last measured link of its data path
-    mlink = {}
-    for f in flows:
-        m = [li for li in f.path if li in measured]
-        if m:
-            mlink[f.fid] = m[-1]
-    key_of = {f"{l.src} {l.dst}": i for i, l in enumerate(links)}
-    queues = {i: _Q(l.limit, l.queue_unit == "bytes", l.queue.kind == "DropTail") for i, l in enumerate(links)
-              if {"+", "-"} <= l.trace and l.name != "access"}
-    group_of = [f.group for f in flows]
-    tcp = [f.transport == "tcp" for f in flows]
-    # per flow: highest sequence number sent, timing state (seq, time), sequence numbers received
-    max_sent = [-1] * len(flows)
-    hi_ack = [-1] * len(flows)  # the highest ACK back at the sender before its stop
-    timed: list = [None] * len(flows)
-    received: list = [set() for _ in flows]
-    retx_uid: list = [set() for _ in flows]
-    outstanding: list = [set() for _ in flows]
-    last_seq = dict(last_seq or {})
-    stop_at = stop_at or {}
-    stop_s = {fid: ns / 1e9 for fid, ns in stop_at.items()}
-    # time series
-    k_next = 0
-    fdt = plan.series_ns / 1e9 if plan.series_ns else None
-    ser_tx = {i: 0 for i in measured}
-    ser_drops = {i: 0 for i in measured}
-
-    def advance(q: _Q, lc: LinkCounts | None, t: float) -> None:
-        """Integrate the queue's length from its last change to ``t`` (within the window)."""
-        if lc is not None:
-            a, b = max(q.since, W), min(t, D)
-            if b > a:
-                lc.q_int_pkts += q.pkts * (b - a)
-                lc.q_int_bytes += q.bytes * (b - a)
-        q.since = t
-
-    def sample_until(t: float) -> None:
-        nonlocal k_next
-        while k_next * dt < D and k_next * dt <= t:
-            for i in measured:
-                q = queues.get(i)
-                counts.links[i].series.append((q.pkts if q else 0, q.bytes if q else 0, ser_tx[i], ser_drops[i]))
-                ser_tx[i] = 0
-                ser_drops[i] = 0
-            k_next += 1
-
-    warm_done = W <= 0.0
-    for i in measured:
-        if warm_done:
-            counts.links[i].q_start = 0
-    n = 0
+    r = _Reader(plan, last_seq, stop_at)
     with open(trace_path, "r", encoding="ascii", errors="replace") as fh:
         for line in fh:
-            n += 1
-            p = line.split()
-            if len(p) < 12:
-                continue
-            ev = p[0]
-            t = float(p[1])
-            if t >= D:
-                continue
-            if not warm_done and t >= W:
-                for i in measured:
-                    q = queues.get(i)
-                    counts.links[i].q_start = counts.links[i].q_max = q.pkts if q else 0
-                warm_done = True
-            if k_next * dt <= t:
-                # (a sample is taken before the events at its instant: arrivals, transmissions and drops
-                # at exactly that time count in the next interval)
-                sample_until(t - 1e-12)
-            li = key_of.get(f"{p[2]} {p[3]}")
-            if li is None:
-                continue
-            fid = int(p[7])
-            if fid < 0 or fid >= len(flows):
-                continue
-            is_ack = p[4] == "ack"
-            size = int(p[5])
-            seq = int(p[10])
-            uid = p[11]
-            win = t >= W
-            fc = counts.flows[fid]
-            lc = counts.links.get(li)
-            q = queues.get(li)
-            if ev == "+":
-                if not is_ack and (li, fid) in first_of:
-                    fc.total_sent += 1
-                    outstanding[fid].add(uid)
-                    retx = seq <= max_sent[fid]
-                    if fc.min_seq_sent < 0:
-                        fc.min_seq_sent = seq
-                    if win:
-                        fc.sent_pkts += 1
-                        fc.sent_bytes += size
-                        if retx and tcp[fid]:
-                            fc.retx_pkts += 1
-                    if retx and tcp[fid]:
-                        fc.retx_total += 1
-                        if fdt:
-                            fc.series_retx[max(0, math.ceil(t / fdt) - 1)] = fc.retx_total
-                    if tcp[fid]:
-                        if retx:
-                            retx_uid[fid].add(uid)
-                            timed[fid] = None  # Karn: the timing stops at any retransmission
-                        else:
-                            max_sent[fid] = seq
-                            if timed[fid] is None:
-                                timed[fid] = (seq, t)
-                    else:
-                        max_sent[fid] = max(max_sent[fid], seq)
-                if q is not None:
-                    advance(q, lc, t)
-                    if lc is not None and win and q.pkts > lc.q_max:
-                        lc.q_max = q.pkts  # (the length left by the previous event)
-                    fits = (q.bytes + size <= q.limit) if q.unit_bytes else (q.pkts + 1 <= q.limit)
-                    q.waiting[uid] = (t, size, fits)
-                    q.pkts += 1
-                    q.bytes += size
-                    if lc is not None:
-                        if win:
-                            lc.arrivals += 1
-                            g = lc.acks if is_ack else lc.groups.setdefault(group_of[fid], _zero())
-                            g["arrivals"] += 1
-                            if not is_ack and mlink.get(fid) == li:
-                                fc.bneck_arrivals += 1
-            elif ev == "-":
-                if q is None:
-                    continue
-                advance(q, lc, t)
-                if lc is not None and win and q.pkts > lc.q_max:
-                    lc.q_max = q.pkts
-                t0, sz, _ = q.waiting.pop(uid, (t, size, True))
-                q.pkts -= 1
-                q.bytes -= sz
-                if lc is not None and win:
-                    lc.transmitted += 1
-                    lc.tx_bytes += size
-                    lc.delays.append(round(t - t0, 9))  # (trace times are whole microseconds)
-                    ser_tx[li] += size
-                    g = lc.acks if is_ack else lc.groups.setdefault(group_of[fid], _zero())
-                    g["transmitted"] += 1
-                    g["tx_bytes"] += size
-                    if not is_ack and mlink.get(fid) == li:
-                        fc.bneck_tx_pkts += 1
-                        fc.bneck_tx_bytes += size
-                elif lc is not None:
-                    ser_tx[li] += size
-                if fdt and lc is not None and not is_ack and mlink.get(fid) == li:
-                    j = max(0, math.ceil(t / fdt) - 1)
-                    fc.series_tx[j] = fc.series_tx.get(j, 0) + size
-            elif ev == "d":
-                reason = "overflow"
-                if q is not None:
-                    advance(q, lc, t)
-                    w = q.waiting.pop(uid, None)
-                    if w is not None:
-                        q.pkts -= 1
-                        q.bytes -= w[1]
-                        if not q.droptail and w[2]:
-                            reason = "early"
-                if is_ack:
-                    h = ack_hop_of.get((li, fid))
-                    if h is not None and win:
-                        fc.ack_hop_drops[h] += 1
-                else:
-                    fc.total_dropped += 1
-                    outstanding[fid].discard(uid)
-                    h = hop_of.get((li, fid))
-                    if h is not None and win:
-                        fc.hop_drops[h][reason] += 1
-                if lc is not None:
-                    ser_drops[li] += 1
-                    if win:
-                        lc.drops[reason] += 1
-                        g = lc.acks if is_ack else lc.groups.setdefault(group_of[fid], _zero())
-                        g["drops"] += 1
-            elif ev == "r":
-                if not is_ack and (li, fid) in last_of:
-                    fc.total_delivered += 1
-                    if uid not in outstanding[fid]:
-                        raise SimulationError(f"ns-2 trace: packet {uid} of flow {fid} delivered but never sent "
-                                              "(or delivered twice)")
-                    outstanding[fid].discard(uid)
-                    first = seq not in received[fid]
-                    received[fid].add(seq)
-                    if fdt and first:
-                        j = max(0, math.ceil(t / fdt) - 1)
-                        fc.series_good[j] = fc.series_good.get(j, 0) + size
-                    if seq > fc.max_seq_received:
-                        fc.max_seq_received = seq
-                    if win:
-                        fc.delivered_pkts += 1
-                        fc.delivered_bytes += size
-                        if first:
-                            fc.goodput_bytes += size
-                        if uid in retx_uid[fid]:
-                            fc.delivered_retx_bytes += size
-                elif is_ack and (li, fid) in last_ack_of:
-                    if seq > hi_ack[fid] and t < stop_s.get(fid, D):
-                        hi_ack[fid] = seq
-                    tm = timed[fid]
-                    if tm is not None and seq >= tm[0]:
-                        fc.rtt.append(t - tm[1])
-                        timed[fid] = None
-                    if fc.done_ns is None:
-                        ls = last_seq.get(fid)
-                        if ls is None and fid in stop_s and t >= stop_s[fid]:
-                            ls = last_seq[fid] = max_sent[fid]
-                        if ls is not None and seq >= ls:
-                            fc.done_ns = int(round(t * 1e9))
-    # the end: the last samples, the queues' integrals, conservation
-    sample_until(D - 1e-12)
-    for fid, ns in stop_at.items():
-        fc = counts.flows[fid]
-        if fc.done_ns is None and max_sent[fid] >= 0 and hi_ack[fid] >= max_sent[fid]:
-            fc.done_ns = ns  # everything sent was acknowledged by the stop: done at the stop itself
-    if not warm_done:
-        for i in measured:
-            q = queues.get(i)
-            counts.links[i].q_start = q.pkts if q else 0
-    for i in measured:
-        q = queues.get(i)
-        lc = counts.links[i]
-        if q is not None:
-            advance(q, lc, D)
-            lc.q_end = q.pkts
-            lc.q_max = max(lc.q_max, q.pkts)
-    counts.lines = n
-    counts.in_flight = sum(len(o) for o in outstanding)
-    _check(plan, counts, outstanding)
-    return counts
-
+            r.n += 1
+            r.line(line.split())
+    return r.finish()
 
 def _check(plan: Plan, counts: Counts, outstanding: list) -> None:
     """Packet conservation (module notes); a violation is a SimulationError naming it."""

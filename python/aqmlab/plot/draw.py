@@ -23,6 +23,9 @@ kind           what                                                             
                one panel per ``--by`` group
 ``queue``      the queue's composition by position: the fraction of UDP packets at each   (UDP)
                position from the tail (needs ``simulation.queue_snapshots = true``)
+``flow_series`` each flow's ``y`` over time, one line per flow (``flow_id 3 (cubic)``), first  ``cwnd``
+               seed; at most :data:`MAX_FLOW_LINES` flows (needs
+               ``simulation.flow_series_interval``)
 ``latency``    the distribution of per-packet delays in ms (``owd``: one-way, ``rtt``:     ``owd``
                round trip), one curve per group (and per run or varied key), flows and
                seeds pooled; ``tail`` the fraction of packets slower than each delay on a
@@ -40,7 +43,9 @@ from pathlib import Path
 from ..base.errors import PlotError
 
 KINDS = {"line": "xy", "bar": "bar", "cdf": "rcf", "timeseries": "timeseries", "flows": "flows_bar",
-         "queue": "queue_profile", "latency": "latency_cdf"}
+         "queue": "queue_profile", "latency": "latency_cdf", "flow_series": "flow_timeseries"}
+#: the most flows one flow_series figure draws (each is a line)
+MAX_FLOW_LINES = 12
 #: how some columns are named on axes, legends and panels unless --label says otherwise
 DEFAULT_LABELS = {"aqm": "AQM", "bottleneck.aqm.type": "AQM", "bottleneck.aqm": "AQM", "scenario": "scenario",
                   "run": "run", "seed": "seed"}
@@ -94,12 +99,42 @@ class Data:
     sources: list = field(default_factory=list)
 
 
+def _from_memory(sources) -> Data | None:
+    """What a Python caller has at hand: the DataFrame :func:`aqmlab.sweep` returns (its runs), or a
+    :class:`~aqmlab.sweep.SweepResult` (its runs and every result table); None for anything else."""
+    import pandas as pd
+
+    runs = sources if isinstance(sources, pd.DataFrame) else getattr(sources, "runs", None)
+    if not isinstance(runs, pd.DataFrame):
+        return None
+    if runs.empty:
+        raise PlotError("the runs table has no rows")
+    cols = list(runs.columns)
+    if "seed" not in cols:
+        raise PlotError("a DataFrame to plot is the runs table aqmlab.sweep returns (its columns: the varied keys, "
+                        "seed, run, scenario and the metrics); this one has no seed column")
+    dims = cols[: cols.index("seed")] or ["run"]
+    tables = {}
+    if hasattr(sources, "table") and not isinstance(sources, pd.DataFrame):
+        for name in TABLE_FILES:
+            t = sources.table(name)
+            if t is not None and len(t.columns):
+                tables[name] = t
+    return Data(runs.copy(), dims, tables, ["<DataFrame>"])
+
+
 def load(sources) -> Data:
-    """Read run folders and sweep folders (or ``runs.csv``/``runs.parquet`` files) into one Data."""
+    """Read run folders and sweep folders (or ``runs.csv``/``runs.parquet`` files) into one Data; or
+    take the DataFrame :func:`aqmlab.sweep` returns, or a :class:`~aqmlab.sweep.SweepResult`, as they are."""
     import pandas as pd
 
     from ..run.metrics import run_row
 
+    mem = _from_memory(sources)
+    if mem is not None:
+        return mem
+    if isinstance(sources, (str, Path)):
+        sources = [sources]
     if not sources:
         raise PlotError("give at least one run or sweep folder")
     runs, dims, tables = [], [], {k: [] for k in TABLE_FILES}
@@ -413,12 +448,7 @@ def spec_for(kind: str, data: Data, *, x=None, y=None, by=None, panels=None, whe
         ts = _table(data, "timeseries", "timeseries", "the sources have no timeseries table (sweeps keep it with "
                     "--tables timeseries)")
         col = ys[0] if ys else "queue_pkts"
-        _check_columns([col], ts.columns, "--y", "timeseries")
-        _check_numeric([col], ts, "--y", "timeseries")
-        _check_columns(list(where or {}), ts.columns, "--where", "timeseries")
-        _check_columns(by, ts.columns, "--by", "timeseries")
-        _check_columns([panels] if panels else [], ts.columns, "--panels", "timeseries")
-        sel = _check_rows(ts, where, "timeseries")
+        sel = _selection(ts, "timeseries", col, where, by, panels)
         by = by or [d for d in _varying(dims, sel) if d != panels]
         if "link" in ts.columns:
             names = list(dict.fromkeys(sel["link"]))
@@ -431,6 +461,21 @@ def spec_for(kind: str, data: Data, *, x=None, y=None, by=None, panels=None, whe
             raise PlotError(f"--link {link}: the sources measure only the bottleneck")
         spec.update(y=_ymetric(col), series=by)
         coords = ([panels] if panels else []) + by
+    elif kind == "flow_series":
+        fs = _table(data, "flow_series", "flow_series", "the sources have no per-flow series (run with "
+                    "simulation.flow_series_interval = \"1s\", say; sweeps keep them with --tables flow_series)")
+        col = ys[0] if ys else "cwnd"
+        sel = _selection(fs, "flow_series", col, where, by, panels)
+        if sel[col].notna().sum() == 0:
+            raise PlotError(f"--y {col}: no flow of the selection has it (cwnd, pacing_rate_bps, srtt_s and retx_pkts "
+                            "are TCP senders'; pacing_rate_bps only for a sender that paces)")
+        if not by and sel["flow_id"].nunique() > MAX_FLOW_LINES:
+            raise PlotError(f"--kind flow_series: {sel['flow_id'].nunique()} flows would be as many lines; choose up "
+                            f"to {MAX_FLOW_LINES} with --where flow_id=0,1,2 or --where group=NAME (or --by group)")
+        by = by or (["flow"] + [d for d in _varying(dims, sel) if d != panels and d != "seed"])
+        spec.update(y=_ymetric(col), series=by, overlay=True)
+        spec["flows"] = {}
+        coords = ([panels] if panels else []) + [b for b in by if b != "flow"]
     elif kind == "flows":
         col = ys[0] if ys else "throughput_bps"
         flows = _table(data, "flows", "flows", "the sources have no flows table (sweeps keep it with --tables flows)")
@@ -488,10 +533,21 @@ def spec_for(kind: str, data: Data, *, x=None, y=None, by=None, panels=None, whe
     if logy:
         spec["logy"] = True
     yname = (ys[0] if ys else {"cdf": "goodput", "timeseries": "queue", "flows": "throughput",
-                               "queue": "udp-by-position", "latency": "owd"}.get(kind, kind))
+                               "queue": "udp-by-position", "latency": "owd", "flow_series": "cwnd"}.get(kind, kind))
     spec["name"] = name or re.sub(r"[^\w.-]+", "-", f"{kind}-{yname}").strip("-")
     spec.setdefault("title", spec["name"])
     return spec, list(dict.fromkeys(c for c in coords if c))
+
+
+def _selection(table, name: str, col: str, where, by: list, panels):
+    """The rows of a time-series ``table`` a figure of its column ``col`` draws, after checking that
+    ``--y``, ``--where``, ``--by`` and ``--panels`` name its columns (and ``--y`` a numeric one)."""
+    _check_columns([col], table.columns, "--y", name)
+    _check_numeric([col], table, "--y", name)
+    _check_columns(list(where or {}), table.columns, "--where", name)
+    _check_columns(by, table.columns, "--by", name)
+    _check_columns([panels] if panels else [], table.columns, "--panels", name)
+    return _check_rows(table, where, name)
 
 
 def _varying(dims: list, table) -> list:
@@ -561,18 +617,45 @@ def _categorical(s) -> bool:
     return not pd.api.types.is_numeric_dtype(s)
 
 
-def _labels(items) -> dict:
-    """``--label OLD=NEW`` (repeatable; a dict from Python) as a dict."""
+def _labels(items, known=None) -> tuple[dict, list]:
+    """``--label OLD=NEW`` (repeatable; a dict from Python) as a dict, and the OLDs that name nothing
+    in ``known`` (the texts a figure can show: column names, values of the varied keys and of the
+    tables' text columns). OLD may itself contain ``=`` (a category such as ``red (max_th=80)``, a
+    varied key's value ``min_th=40``): of the ways to split ``OLD=NEW`` at an ``=``, the one whose
+    OLD is a known text is taken (the longest if several are)."""
     if not items:
-        return {}
+        return {}, []
+    known = set(known or ())
     if isinstance(items, dict):
-        return {str(k): str(v) for k, v in items.items()}
-    out = {}
-    for it in [items] if isinstance(items, str) else items:
-        old, sep, new = str(it).partition("=")
-        if not sep or not old.strip():
-            raise PlotError(f"--label {it}: expected OLD=NEW (a value, series or column as shown, and its new name)")
-        out[old.strip()] = new.strip()
+        pairs = [(str(k), str(v)) for k, v in items.items()]
+    else:
+        pairs = []
+        for it in [items] if isinstance(items, str) else items:
+            text = str(it)
+            cuts = [i for i, ch in enumerate(text) if ch == "="]
+            if not cuts or not text[: cuts[0]].strip():
+                raise PlotError(f"--label {it}: expected OLD=NEW (a value, series or column as shown, and its new name)")
+            fits = [i for i in cuts if text[:i].strip() in known]
+            i = max(fits) if fits else cuts[0]
+            pairs.append((text[:i].strip(), text[i + 1:].strip()))
+    out = dict(pairs)
+    return out, [k for k in out if known and k not in known]
+
+
+def _shown_texts(data: Data) -> set:
+    """What a figure of ``data`` can show and ``--label`` can rename: column names, the values of the
+    varied keys and of ``aqm``/``scenario``/``run``, and of the tables' text columns (``group``,
+    ``flow``, ...), written as figures write them (a float to 9 significant digits)."""
+    import pandas as pd
+
+    out = set(DEFAULT_LABELS.values())
+    text = lambda v: f"{float(v):.9g}" if isinstance(v, float) else str(v)
+    for t in [data.runs] + list(data.tables.values()):
+        out.update(map(str, t.columns))
+        for c in t.columns:
+            if c in data.dims or c in ("aqm", "scenario", "run", "sweep", "seed", "flow_id") \
+                    or not pd.api.types.is_numeric_dtype(t[c]):
+                out.update(text(v) for v in t[c].dropna().unique()[:10000])
     return out
 
 
@@ -591,7 +674,9 @@ def _out_folder(out) -> Path:
 
 
 def plot(sources, kind: str = "line", out="plots", style: str = "paper", columns: int | None = None, **kw):
-    """Draw one figure from run and sweep folders; returns the figure's Output (files, caption,
+    """Draw one figure from run and sweep folders — or from the DataFrame :func:`aqmlab.sweep`
+    returns (figures of the runs table: ``line``, ``bar``), or a :class:`~aqmlab.sweep.SweepResult`
+    (every kind its tables allow); returns the figure's Output (files, caption,
     comparison sentences). Keyword arguments as :func:`spec_for` (``x``, ``y``, ``by``, ``panels``,
     ``where``, ``name``, ``title``, ``xlabel``, ``ylabel``, ``logx``, ``logy``, ``link``), and
     ``labels``: ``{shown text: new text}`` or ``"OLD=NEW"`` strings renaming series, categories,
@@ -611,7 +696,9 @@ def plot(sources, kind: str = "line", out="plots", style: str = "paper", columns
         why = name_problem(kw["name"])
         if why:
             raise PlotError(f"--name {kw['name']}: give a file name {why}; the files go into --out")
-    labels = _labels(kw.pop("labels", None))
+    raw_labels = kw.pop("labels", None)
+    warn = kw.pop("warn", None)
+    _labels(raw_labels)  # (a malformed one is refused before anything is read)
     data = load(sources)
     if isinstance(kw.get("where"), (list, tuple)):
         kw["where"] = _where(kw["where"])
@@ -622,6 +709,22 @@ def plot(sources, kind: str = "line", out="plots", style: str = "paper", columns
                 names = short_labels(t[c])
                 if names:
                     t[c] = [names.get(v, v) for v in t[c]]
+    fs = data.tables.get("flow_series")
+    if fs is not None and "flow_id" in fs.columns:  # a flow's line is named as the flows table numbers it
+        fs = data.tables["flow_series"] = fs.sort_values(["flow_id", "time_s"], kind="stable", ignore_index=True)
+        fs["flow"] = [f"flow_id {int(i)}" + (f" ({g})" if isinstance(g, str) else "")
+                      for i, g in zip(fs["flow_id"], fs["group"] if "group" in fs.columns else [None] * len(fs))]
+    labels, unmatched = _labels(raw_labels, _shown_texts(data))
+    for old in unmatched:
+        near = _similar(old, sorted(_shown_texts(data)))
+        msg = (f"--label {old}={labels[old]}: {old!r} is no series, category, panel or column of this figure's "
+               f"data, so nothing is renamed" + (f"; did you mean {', '.join(repr(n) for n in near)}?" if near else ""))
+        if warn is not None:
+            warn(msg)
+        else:
+            import warnings
+
+            warnings.warn(msg, UserWarning, stacklevel=2)
     if kind == "line" and kw.get("x") in data.runs.columns:
         unit = _numeric_units(data, kw["x"])
         if unit and not kw.get("xlabel"):

@@ -12,19 +12,22 @@ import pandas as pd
 
 from ..analysis.context import Context, Output
 from ..analysis.stats import interval_for, metric, where_mask
-from .references import TOLERANCE, figures_of, line_text
+from .references import TOLERANCE, band, figures_of, line_text, nearer_bound
 
 # ----------------------------------------------------------------------------- evaluation
 
 
 def _metric(r: dict, label: str):
+    if r.get("relative_to"):  # a ratio of two columns: no unit
+        return metric({"col": r["col"], "unit": "", "scale": 1.0, "label": label}, "reference")
     return metric({k: r[k] for k in ("col", "unit", "scale") if k in r} | {"label": label}, "reference")
 
 
 def _points(ctx: Context, r: dict, m) -> tuple[list, list[str]]:
     """Our mean (scaled) at each run point ``where`` selects: [(coords, Interval, scaled mean)]."""
     runs = ctx.runs
-    if runs.empty or m.col not in runs.columns:
+    rel = r.get("relative_to")
+    if runs.empty or m.col not in runs.columns or (rel and rel not in runs.columns):
         return [], []
     sel = runs[where_mask(runs, r.get("where"))]
     keys = [c for c in ctx.coords if c in sel.columns]
@@ -33,7 +36,8 @@ def _points(ctx: Context, r: dict, m) -> tuple[list, list[str]]:
     grp = sel.groupby([sel[k].astype(str) for k in keys], sort=False) if keys else [((), sel)]
     out = []
     for _, sub in grp:
-        iv = interval_for(m.col, sub[m.col])
+        # a claim relative to another column (relative_to): the ratio, run by run
+        iv = interval_for("relative", sub[m.col] / sub[rel]) if rel else interval_for(m.col, sub[m.col])
         if np.isfinite(iv.mean):
             out.append((dict(zip(keys, sub[keys].iloc[0])), iv, iv.mean * m.scale))
     return out, keys
@@ -46,10 +50,15 @@ def _fmt(m, iv, scale=None) -> str:
 
 
 def _base(r: dict, label: str) -> dict:
+    """An evaluated row. ``role`` says whether it is counted (references.ROLES); ``crosscheck``
+    holds the same item measured by other engines (engine name -> {"ours", "value", "ok"}), shown
+    as further columns beside the paper's and ours (none is filled in yet)."""
     return {"label": label, "source": r.get("source", ""), "note": r.get("note", ""), "ours": "-",
             "ok": None, "agreement": "not run", "reason": "", "figure": figures_of(r), "line": line_text(r),
             "table": r.get("table"), "cell": r.get("cell"), "published_value": r.get("value"),
-            "ours_value": None, "tolerance": r.get("tolerance", TOLERANCE) if "value" in r else None}
+            "ours_value": None, "tolerance": r.get("tolerance", TOLERANCE) if "value" in r else None,
+            "role": r.get("role", "scored"), "role_why": r.get("role_why", ""), "item": r.get("loc", label),
+            "crosscheck": {}}
 
 
 def _verdict(out: dict, r: dict, ok) -> dict:
@@ -70,7 +79,6 @@ def evaluate(ctx: Context, r: dict) -> dict:
         out["agreement"] = f"no column {m.col}"
         return out
     stat = r.get("stat", "mean")
-    tol = r.get("tolerance", TOLERANCE)
     where = r.get("where") or {}
     if stat == "mean":
         if len(pts) > 1:  # excluded when the file is read (experiment.py); kept out of the tally here
@@ -95,12 +103,21 @@ def evaluate(ctx: Context, r: dict) -> dict:
         out["published"] += " at " + ", ".join(f"{k} = {val}" for k, val in r["at"].items())
         v = pick[2]
     out["ours_value"] = float(v)
-    ok = abs(v - r["value"]) <= tol * abs(r["value"]) if r["value"] != 0 else abs(v) <= tol
-    if r["value"] != 0:
-        out["agreement"] = f"{100 * (v - r['value']) / abs(r['value']):+.0f} % ({'within' if ok else 'outside'} " \
-                           f"±{100 * tol:.0f} %)"
+    lo, hi, how = band(r)
+    out["band"] = how
+    ok = lo <= v <= hi
+    word = "within" if ok else "outside"
+    if "abs_tolerance" in r:
+        out["agreement"] = f"{v - r['value']:+.3g}{u} ({word} {how})"
+    elif r.get("complement"):
+        b = nearer_bound(r)
+        c_pub, c_ours = abs(b - r["value"]), abs(b - v)
+        rel = f"{100 * (c_ours - c_pub) / c_pub:+.0f} %; " if c_pub else ""
+        out["agreement"] = f"distance to {b:g}: ours {c_ours:.3g}, the paper's {c_pub:.3g} ({rel}{word} {how})"
+    elif r["value"] != 0:
+        out["agreement"] = f"{100 * (v - r['value']) / abs(r['value']):+.0f} % ({word} {how})"
     else:
-        out["agreement"] = f"{'within' if ok else 'outside'} ±{tol:g}"
+        out["agreement"] = f"{word} {how}"
     if stat != "mean":
         out["agreement"] += "; extreme at the paper's point" if at_ok else "; extreme at another point"
     return _verdict(out, r, bool(ok and at_ok))
@@ -114,6 +131,8 @@ def _bound_ok(c: dict, v: float) -> bool:
 
 def _bound_text(c: dict) -> str:
     u = f" {c['unit']}" if c.get("unit") else ""
+    if c.get("relative_to"):
+        u = f" × {c['relative_to']}"
     if "range" in c:
         lo, hi = c["range"]
         return f"= {lo:g}{u}" if lo == hi else f"in [{lo:g}, {hi:g}]{u}"
@@ -184,6 +203,8 @@ def evaluate_claim(ctx: Context, c: dict) -> dict:
     out = _base(c, c["text"])
     if "cols" in c:
         return _order_of_cols(ctx, c, out)
+    if c.get("kind") == "flows":
+        return _flows(ctx, c, out)
     m = _metric(c, c["text"])
     kind = c.get("kind", "bound")
     pts, keys = _points(ctx, c, m)
@@ -275,6 +296,53 @@ def evaluate_claim(ctx: Context, c: dict) -> dict:
     out["ours"] = f"{c['direction']} along {along} in {n - len(fails)} of {n} series"
     out["agreement"] = "holds" if not fails else "not for " + "; ".join(fails[:3])
     return _verdict(out, c, not fails)
+
+
+def _flows(ctx: Context, c: dict, out: dict) -> dict:
+    """``flows``: the fraction of the selected flows (``flows = { transport = "tcp" }``) whose ``col``
+    (a per-flow column) lies between ``at_least`` and ``at_most`` times their run's ideal fair share
+    (``fair_share_bps``), as a mean over seeds at each point ``where`` selects, satisfies ``min``
+    and ``max`` ("most TCP flows achieve their fair share": at_least = 0.75, min = 0.5)."""
+    runs = ctx.runs
+    if runs.empty:
+        return out
+    try:
+        fl = ctx.table("flows")
+    except Exception as err:  # no flows table gathered
+        out["agreement"] = f"no flows table ({err})"
+        return out
+    col = c["col"]
+    if col not in fl.columns or "run" not in fl.columns or "fair_share_bps" not in runs.columns:
+        out["agreement"] = f"no per-flow column {col}"
+        return out
+    sel = fl[where_mask(fl, c.get("flows"))]
+    fair = runs.set_index("run")["fair_share_bps"]
+    x = sel[col] / sel["run"].map(fair)
+    inside = (x >= float(c.get("at_least", -math.inf))) & (x <= float(c.get("at_most", math.inf)))
+    frac = inside.groupby(sel["run"]).mean()
+    r = runs[where_mask(runs, c.get("where"))].copy()
+    r["_frac"] = r["run"].map(frac)
+    keys = [k for k in ctx.coords if k in r.columns]
+    pts = []
+    for _, sub in (r.groupby([r[k].astype(str) for k in keys], sort=False) if keys else [((), r)]):
+        v = float(sub["_frac"].mean())
+        if math.isfinite(v):
+            pts.append((dict(zip(keys, sub[keys].iloc[0])), v))
+    if not pts:
+        return out
+    lo, hi = c.get("min", -math.inf), c.get("max", math.inf)
+    band = ("" if "at_least" not in c else f"≥ {c['at_least']:g}") + (" and " if "at_least" in c and "at_most" in c
+                                                                        else "") + (
+        "" if "at_most" not in c else f"≤ {c['at_most']:g}")
+    bad = [p for p in pts if not lo <= p[1] <= hi]
+    vals = [p[1] for p in pts]
+    out["ours"] = (f"{min(vals):.2f}" + (f"–{max(vals):.2f}" if max(vals) > min(vals) else "")
+                   + f" of the flows at {band} × the fair share")
+    out["agreement"] = f"{len(pts) - len(bad)} of {len(pts)} points with a fraction " + (
+        f"≥ {lo:g}" if math.isfinite(lo) else "") + (" and " if math.isfinite(lo) and math.isfinite(hi) else "") + (
+        f"≤ {hi:g}" if math.isfinite(hi) else "") + ("; not at " + "; ".join(
+            _at(tuple((k, str(v)) for k, v in p[0].items())) + f" ({p[1]:.2f})" for p in bad[:4]) if bad else "")
+    return _verdict(out, c, not bad)
 
 
 def _best_at_same_x(ctx: Context, c: dict, out: dict, m, pts: list, keys: list) -> dict:
@@ -370,16 +438,54 @@ def _peak(c: dict, out: dict, m, pts: list, keys: list) -> dict:
 
 
 def score(ctx: Context) -> dict:
-    """Values and claims of an experiment, evaluated: ``{"values": [...], "claims": [...]}``."""
-    return {"values": [evaluate(ctx, r) for r in ctx.exp.references],
-            "claims": [evaluate_claim(ctx, c) for c in ctx.exp.claims]}
+    """Values and claims of an experiment, evaluated: ``{"values": [...], "claims": [...]}``. Each row's
+    ``item`` names what it counts towards: its own entry, or the paper's statement it is part of."""
+    exp = ctx.exp
+    values = [evaluate(ctx, r) for r in exp.references]
+    claims = [evaluate_claim(ctx, c) for c in exp.claims]
+    from .explain import render
+
+    for r, x in zip(exp.references + exp.claims, values + claims):
+        x["item"] = f"{exp.id}: " + (f"statement {r['statement']}" if r.get("statement") else r.get("loc", x["label"]))
+        if x["ok"] is False and r.get("explain"):
+            x["reason"] = render(ctx, r, x)  # its numbers from this run (explain.py)
+    return {"values": values, "claims": claims}
+
+
+def items(rows: list[dict]) -> list[list[dict]]:
+    """The counted items among evaluated rows: the scored rows, those of one statement together."""
+    out: dict = {}
+    for x in rows:
+        if x.get("role", "scored") == "scored":
+            out.setdefault(x.get("item") or id(x), []).append(x)
+    return list(out.values())
+
+
+def item_ok(rows: list[dict]):
+    """An item is matched when every part compared matches, missed when one does not, not run
+    when no part was compared."""
+    states = [x["ok"] for x in rows]
+    if all(s is None for s in states):
+        return None
+    return not any(s is False for s in states)
 
 
 def tally(rows: list[dict]) -> tuple[int, int, int]:
-    """(matched, compared, not run) of evaluated values or claims."""
-    ok = sum(1 for x in rows if x["ok"] is True)
-    n = sum(1 for x in rows if x["ok"] is not None)
-    return ok, n, len(rows) - n
+    """(matched, compared, not run) of the counted items among evaluated values or claims (rows that
+    are context, other readings or without information are not items)."""
+    its = [item_ok(i) for i in items(rows)]
+    ok = sum(1 for s in its if s is True)
+    n = sum(1 for s in its if s is not None)
+    return ok, n, len(its) - n
+
+
+def uncounted(rows: list[dict]) -> dict:
+    """How many rows of each role other than ``scored`` (shown, not counted)."""
+    out: dict = {}
+    for x in rows:
+        if x.get("role", "scored") != "scored":
+            out[x["role"]] = out.get(x["role"], 0) + 1
+    return out
 
 
 def _num(v: float) -> str:
@@ -400,7 +506,25 @@ def cell_text(x: dict) -> str:
             else f"{pub} / –"
     ours = x["ours_value"]
     ratio = f" ({ours / x['published_value']:.2f})" if x["published_value"] else ""
-    return f"{pub} / {_num(ours)}{ratio} {'✓' if x['ok'] else '✗'}"
+    mark = '✓' if x['ok'] else '✗'
+    if x.get("role", "scored") != "scored":
+        mark = f"({mark}, {x['role']}: not counted)"
+    return f"{pub} / {_num(ours)}{ratio} {mark}"
+
+
+def counted_text(x: dict) -> str:
+    """Whether a row is counted, and if not, why (its role and the reason)."""
+    if x.get("role", "scored") == "scored":
+        return "yes"
+    return f"no, {x['role']}: {x.get('role_why', '')}".rstrip(": ")
+
+
+def tally_text(rows: list[dict], what: str, done: str) -> str:
+    """``3 of 4 published values matched (1 not run); shown, not counted: 2 context`` ."""
+    ok, n, nr = tally(rows)
+    un = uncounted(rows)
+    return (f"{ok} of {n} {what} {done}" + (f" ({nr} not run)" if nr else "")
+            + ("; shown, not counted: " + ", ".join(f"{k} {v}" for k, v in un.items()) if un else ""))
 
 
 def table_grid(tab: dict, rows: list[dict]) -> str:
@@ -421,12 +545,20 @@ def table_grid(tab: dict, rows: list[dict]) -> str:
 def _table_notes(tab: dict, rows: list[dict]) -> list[str]:
     """The reasons of a table's missed cells, each once, with the cells it applies to."""
     mine = [x for x in rows if x.get("table") == tab["index"]]
-    ok, n, nr = tally(mine)
-    notes = [f"{ok} of {n} cells matched" + (f" ({nr} not run)" if nr else "") + " (cell: paper / ours "
-             f"(ours ÷ paper); ✓ within ±{100 * (mine[0]['tolerance'] if mine else TOLERANCE):.0f} %)."]
+    notes = [tally_text(mine, "cells", "matched") + " (cell: paper / ours (ours ÷ paper); ✓ within the cell's "
+             "tolerance, stated below)."]
+    for how in dict.fromkeys(x.get("band", "") for x in mine):
+        if how:
+            cells = [x["label"].split(": ", 1)[-1] for x in mine if x.get("band") == how]
+            notes.append(f"Tolerance {how}: " + ("every cell" if len(cells) == len(mine) else
+                                                 "; ".join(cells[:6]) + (" …" if len(cells) > 6 else "")) + ".")
+    for why in dict.fromkeys(x["role_why"] for x in mine if x.get("role", "scored") != "scored"):
+        cells = [x["label"].split(": ", 1)[-1] for x in mine if x["role_why"] == why]
+        role = next(x["role"] for x in mine if x["role_why"] == why)
+        notes.append(f"Not counted ({role}): {why} ({'; '.join(cells[:6])}{' …' if len(cells) > 6 else ''})")
     reasons: dict = {}
     for x in mine:
-        if x["ok"] is False:
+        if x["ok"] is False and x.get("role", "scored") == "scored":
             reasons.setdefault(x["reason"], []).append(x["label"].split(": ", 1)[-1])
     for reason, cells in reasons.items():
         notes.append(f"{reason} ({'; '.join(cells[:6])}{' …' if len(cells) > 6 else ''})")
@@ -446,18 +578,19 @@ def reference_output(ctx: Context) -> Output | None:
     singles = [x for x in sc["values"] if x.get("table") is None]
     if singles:
         parts.append(("Published values", _md(
-            ["quantity", "published", "source", "ours", "agreement", "reason if missed"],
+            ["quantity", "published", "source", "ours", "agreement", "counted", "reason if missed"],
             [[x["label"] + (f" ({x['note']})" if x["note"] else ""), x["published"], _cite(x), x["ours"],
-              x["agreement"], x["reason"]] for x in singles])))
+              x["agreement"], counted_text(x), x["reason"]] for x in singles])))
     for tab in exp.ref_tables:
         title = f"{tab['source']}" + (f": {tab['title']}" if tab["title"] else "")
         cite = f" ({line_text(tab)} of the paper's text)" if tab.get("line") else ""
         parts.append((title + cite, table_grid(tab, sc["values"]), _table_notes(tab, sc["values"])))
     if sc["claims"]:
         parts.append(("Claims of the paper", _md(
-            ["claim", "source", "ours", "verdict", "reason if not reproduced"],
+            ["claim", "source", "ours", "verdict", "counted", "reason if not reproduced"],
             [[x["label"] + (f" ({x['note']})" if x["note"] else ""), _cite(x), x["ours"],
               ("reproduced: " if x["ok"] else "not reproduced: " if x["ok"] is False else "") + x["agreement"],
+              counted_text(x) + (f" (part of {x['item'].split(': ', 1)[1]})" if "statement" in x["item"] else ""),
               x["reason"]] for x in sc["claims"]])))
     md = "\n\n".join(_part_md(p) for p in parts)
     ctx.out.mkdir(parents=True, exist_ok=True)
@@ -465,9 +598,8 @@ def reference_output(ctx: Context) -> Output | None:
     pd.DataFrame([dict(x, kind="value", figure="; ".join(x["figure"])) for x in sc["values"]]
                  + [dict(x, kind="claim", figure="; ".join(x["figure"])) for x in sc["claims"]]).to_csv(p1, index=False)
     p2.write_text(md + "\n", encoding="utf-8")
-    v, c = tally(sc["values"]), tally(sc["claims"])
-    notes = [f"{v[0]} of {v[1]} published values matched" + (f" ({v[2]} not run)" if v[2] else "")
-             + f"; {c[0]} of {c[1]} claims reproduced" + (f" ({c[2]} not run)" if c[2] else "") + "."]
+    notes = [tally_text(sc["values"], "published values", "matched") + "; "
+             + tally_text(sc["claims"], "claims", "reproduced") + "."]
     o = Output("table", "reference", "Published values and claims", [p1, p2], markdown=md, notes=notes)
     o.score = sc
     o.parts = parts

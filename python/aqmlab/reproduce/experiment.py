@@ -98,6 +98,8 @@ class Experiment:
     ref_tables: list = field(default_factory=list)  # the published tables of reference.toml (references.py)
     raw: dict = field(default_factory=dict)
     full_set: list = field(default_factory=list)
+    #: where the experiment runs several readings of the paper: [{coord, main, others: {value: what it is}}]
+    readings: list = field(default_factory=list)
 
     @property
     def file(self) -> Path:
@@ -176,7 +178,7 @@ def _str_list(v, where: str) -> list[str]:
 
 
 _KNOWN_TOP = {"id", "paper", "source", "title", "description", "scenario", "runs", "quick", "figures", "tables",
-              "full", "ns2", "notes"}
+              "full", "ns2", "notes", "readings"}
 _KNOWN_NS2 = {"release", "tcp_preset", "red", "why"}
 _KNOWN_RUNS = {"seeds", "set", "variants", "variants_name", "axes"}
 _KNOWN_AXIS = {"name", "names", "label", "unit", "values", "points", "set"}
@@ -252,6 +254,7 @@ def load_experiment(path: str | os.PathLike) -> Experiment:
                 tomllib.loads(rf.read_text(encoding="utf-8")))
             _check_points(exp)
             _check_figures(exp)
+            _assign_roles(exp)
         except (tomllib.TOMLDecodeError, ExperimentError) as e:
             raise ExperimentError(f"{rf}: {e}")
     return exp
@@ -276,6 +279,46 @@ def _check_points(exp: Experiment) -> None:
         for k in list((c.get("where") or {}).keys()) + [c[k] for k in ("of", "along") if k in c]:
             if k not in coords:
                 raise ExperimentError(f"{c['loc']}: {k!r} is not a coordinate ({', '.join(exp.coord_names)})")
+
+
+def _mentions(entry: dict, coord: str) -> list[str]:
+    """The values of coordinate ``coord`` an entry selects or names (where, at, and is / order
+    when it compares along ``coord``)."""
+    out: list = []
+    for k in ("where", "at"):
+        v = (entry.get(k) or {}).get(coord)
+        if v is not None:
+            out += v if isinstance(v, list) else [v]
+    if entry.get("of") == coord:
+        if "is" in entry:
+            out.append(entry["is"])
+        out += list(entry.get("order", []))
+    return [str(x) for x in out]
+
+
+def _assign_roles(exp: Experiment) -> None:
+    """Each value's and claim's ``role`` (references.ROLES) and why: as its entry declares it
+    (context, no_information), else "other reading" when it names a reading of the paper the
+    experiment does not declare its main one (``readings``), else "scored". A claim that names no
+    reading while the experiment runs several compares them all: that is an error."""
+    from .references import role_of
+
+    for r in exp.references + exp.claims:
+        role, why = role_of(r)
+        if role == "scored":
+            for rd in exp.readings:
+                named = _mentions(r, rd["coord"])
+                other = [x for x in named if x in rd["others"]]
+                if other:
+                    role = "other reading"
+                    why = (f"{rd['coord']} = {other[0]}: {rd['others'][other[0]]}; the experiment's main reading is "
+                           f"{rd['coord']} = {rd['main']}")
+                    break
+                if not named:
+                    raise ExperimentError(f"{r['loc']}.where: name the reading ({rd['coord']} = {rd['main']!r}, the "
+                                          f"main one, or another): the experiment runs several readings of the "
+                                          f"paper (readings)")
+        r["role"], r["role_why"] = role, why
 
 
 def _check_figures(exp: Experiment) -> None:
@@ -338,6 +381,9 @@ def _parse(raw: dict, d: Path) -> Experiment:
         for k in _KNOWN_NS2:
             if not isinstance(ns2.get(k), str):
                 raise ExperimentError(f"ns2.{k}: missing (a string)")
+    readings = raw.get("readings", [])
+    if not isinstance(readings, list) or not all(isinstance(x, dict) for x in readings):
+        raise ExperimentError("readings: a list of { coord, main, others = { value = \"what it is\" } } tables")
     notes = raw.get("notes", [])
     if not isinstance(notes, list) or not all(isinstance(n, str) for n in notes):
         raise ExperimentError("notes: expected a list of strings")
@@ -349,6 +395,7 @@ def _parse(raw: dict, d: Path) -> Experiment:
         variants=variants, axes=axes, quick=quick, figures=list(raw.get("figures", [])),
         tables=list(raw.get("tables", [])), raw=raw, full_set=_str_list(full.get("set"), "full.set"),
     )
+    exp.readings = [_reading(i, x, exp) for i, x in enumerate(readings)]
     if not (d / exp.scenario).is_file():
         raise ExperimentError(f"scenario: {exp.scenario}: no such file in {d}")
     from ..analysis.figures import check_figure
@@ -361,6 +408,28 @@ def _parse(raw: dict, d: Path) -> Experiment:
         check_table(t, exp, f"tables[{i}]")
         _check_output_name(t, f"tables[{i}]")
     return exp
+
+
+def _reading(i: int, x: dict, exp: Experiment) -> dict:
+    """One ``[[readings]]`` entry: a coordinate whose values are readings of the paper, the one the
+    experiment scores (``main``) and the others, each with what it is (shown beside, not counted)."""
+    w = f"readings[{i}]"
+    _check_keys(x, {"coord", "main", "others"}, w + ".")
+    coord = _need(x, "coord", str, w)
+    if coord not in exp.coord_names:
+        raise ExperimentError(f"{w}.coord: {coord!r} is not a coordinate ({', '.join(exp.coord_names)})")
+    known = ([str(c.value) for c in exp.variants] if coord == exp.variants_name else
+             [str(v) for a in exp.axes if a.name == coord for v in a.values])
+    main = str(_need(x, "main", str, w))
+    others = x.get("others")
+    if not isinstance(others, dict) or not others or not all(isinstance(v, str) and v for v in others.values()):
+        raise ExperimentError(f"{w}.others: {{ value = \"what this reading is\" }}, one or more")
+    for v in [main, *others]:
+        if v not in known:
+            raise ExperimentError(f"{w}: {v!r} is not a value of {coord} ({', '.join(known)})")
+    if main in others:
+        raise ExperimentError(f"{w}.others: {main!r} is the main reading")
+    return {"coord": coord, "main": main, "others": {str(k): v for k, v in others.items()}}
 
 
 _OUTPUT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]{0,99}")

@@ -35,6 +35,7 @@ figure or table, as its inventory ``papers/<tag>.toml`` lists it; a list for sev
     columns = { coord = "load", values = [0, 0.1, 0.2] }    # or a list like rows
     cells = [[29.30, 27.35, 26.51], ["–", 64.60, 95.26]]   # a string: a cell the paper leaves empty
     cell_explain = [["TCP_avg", "0.1", "measurement: ..."]]  # optional, per cell
+    cell_roles = [["TCP_avg", "0.1", "no_information", "why"]]  # optional: a cell not counted (context, ...)
 
 Rows and columns are lists of tables with ``label`` and any of ``col``, ``unit``, ``scale``,
 ``where``, ``stat``, ``at``, ``explain``, ``tolerance``, ``note``, or the shorthand ``{ coord,
@@ -53,7 +54,8 @@ run", counted neither way.
 kind       holds when
 =========  ==========================================================================================
 ``bound``  our mean at each point ``where`` selects (``stat = "each"``, default), or their mean /
-           max / min (``stat``), satisfies ``min``, ``max`` or ``range``
+           max / min (``stat``), satisfies ``min``, ``max`` or ``range`` (with ``relative_to =
+           "<column>"``: the ratio of ``col`` to that column, run by run)
 ``best``   the ``of`` coordinate's value ``is`` has the highest mean (``worst``: lowest) at every
            point of the other coordinates (strictly: a tie is not highest; orders are strict too)
            (with ``x = "<column>"`` and ``along = "<coordinate>"``: compared where the curves of
@@ -66,6 +68,9 @@ kind       holds when
 ``peak``   along the coordinate ``along`` the mean rises to a maximum at an interior point and
            falls after it (``lowest = true``: a valley), by more than ``min_change`` (relative to
            the extreme) each side, never back by more than ``slack``; where is not checked
+``flows``  the fraction of the flows ``flows`` selects (``{ transport = "tcp" }``) whose per-flow
+           ``col`` lies between ``at_least`` and ``at_most`` times the fair share satisfies ``min``
+           / ``max`` at each point ("most TCP flows achieve their fair share")
 ``trend``  along the coordinate ``along`` the mean is ``increasing``/``decreasing``
            (``direction``): from the first to the last point it moves that way by more than
            ``min_change`` (relative to the first, default 0), and never the other way by more
@@ -80,15 +85,19 @@ Each miss carries a one-line reason: the entry's ``explain`` (its first words na
 
 from __future__ import annotations
 
-COMMON = {"label", "text", "source", "col", "unit", "scale", "where", "note", "explain", "figure", "line"}
-VALUE_KEYS = COMMON | {"value", "tolerance", "stat", "at"}
+COMMON = {"label", "text", "source", "col", "unit", "scale", "where", "note", "explain", "figure", "line", "context",
+          "no_information", "statement", "reading"}
+VALUE_KEYS = COMMON | {"value", "tolerance", "stat", "at", "complement", "abs_tolerance", "not_setup"}
 CLAIM_KEYS = COMMON | {"kind", "min", "max", "range", "stat", "of", "is", "order", "ascending", "along",
-                       "direction", "slack", "min_change", "cols", "labels", "lowest", "x"}
+                       "direction", "slack", "min_change", "cols", "labels", "lowest", "x", "flows", "at_least",
+                       "at_most", "relative_to"}
 TABLE_KEYS = {"figure", "source", "line", "title", "where", "tolerance", "explain", "note", "rows", "columns",
-              "cells", "cell_explain", "col", "unit", "scale", "stat", "at"}
+              "cells", "cell_explain", "cell_roles", "col", "unit", "scale", "stat", "at", "complement", "abs_tolerance", "context",
+              "no_information", "not_setup"}
 #: what a row or column of a ``[[table]]`` may set for its cells
-AXIS_KEYS = {"label", "col", "unit", "scale", "where", "stat", "at", "explain", "tolerance", "note"}
-KINDS = ("bound", "best", "worst", "order", "trend", "peak")
+AXIS_KEYS = {"label", "col", "unit", "scale", "where", "stat", "at", "explain", "tolerance", "note", "complement",
+             "abs_tolerance", "context", "no_information", "not_setup"}
+KINDS = ("bound", "best", "worst", "order", "trend", "peak", "flows")
 REASON_KINDS = ("paper inconsistency", "unstated parameter", "known model difference", "set-up difference",
                 "measurement", "quick mode", "unexplained")
 #: relative tolerance of a published value when its entry gives none
@@ -142,6 +151,16 @@ def parse_references(raw: dict) -> tuple[list[dict], list[dict], list[dict]]:
                 raise ExperimentError(f"{w}: a bound needs min, max, min and max, or range")
             if c.get("stat", "each") not in ("each", "mean", "max", "min"):
                 raise ExperimentError(f"{w}.stat: one of each, mean, max, min")
+            if "relative_to" in c and (not isinstance(c["relative_to"], str) or "unit" in c or "scale" in c):
+                raise ExperimentError(f"{w}.relative_to: a runs column to divide col by (the bound is then a "
+                                      f"ratio, without unit or scale)")
+            if ("range" in c or ("min" in c and "max" in c)) and "relative_to" not in c:
+                lo, hi = c["range"] if "range" in c else (c["min"], c["max"])
+                blo, bhi = metric_bounds(c)
+                if lo < blo or hi > bhi:
+                    raise ExperimentError(f"{w}.range: [{lo:g}, {hi:g}] leaves the range of {c['col']} ([{blo:g}, "
+                                          f"{bhi:g}]): a band around a value near a bound cannot fail on that side; "
+                                          f"read 'about x' by its distance to the bound")
         elif kind in ("best", "worst"):
             for k in ("of", "is"):
                 if k not in c:
@@ -156,12 +175,19 @@ def parse_references(raw: dict) -> tuple[list[dict], list[dict], list[dict]]:
         elif kind == "peak":
             if "along" not in c or not isinstance(c.get("lowest", False), bool):
                 raise ExperimentError(f"{w}: a peak needs along = \"<coordinate>\" (and lowest = true for a valley)")
+        elif kind == "flows":
+            if not isinstance(c.get("flows", {}), dict) or not ("at_least" in c or "at_most" in c) or not (
+                    "min" in c or "max" in c):
+                raise ExperimentError(f"{w}: a flows claim needs flows = {{ transport = \"tcp\" }}, at_least and/or "
+                                      f"at_most (multiples of the fair share) and min and/or max (the fraction of "
+                                      f"those flows)")
         elif kind == "trend":
             if "along" not in c or c.get("direction") not in ("increasing", "decreasing"):
                 raise ExperimentError(f"{w}: a trend needs along = \"<coordinate>\" and direction = "
                                       f"\"increasing\" or \"decreasing\"")
         _explain(c, w)
         _source_keys(c, w)
+        _role_keys(c, w)
         c["loc"] = w
     return refs, claims, tables
 
@@ -179,8 +205,19 @@ def _check_value(r: dict, w: str) -> None:
     tol = r.get("tolerance", TOLERANCE)
     if not isinstance(tol, (int, float)) or isinstance(tol, bool) or tol < 0:
         raise ExperimentError(f"{w}.tolerance: a relative tolerance, a number ≥ 0 (0.25 = ±25 %)")
+    if "complement" in r and not isinstance(r["complement"], bool):
+        raise ExperimentError(f"{w}.complement: true or false (compare the distance to the metric's nearer bound)")
+    if "abs_tolerance" in r:
+        a = r["abs_tolerance"]
+        if not isinstance(a, (int, float)) or isinstance(a, bool) or a < 0:
+            raise ExperimentError(f"{w}.abs_tolerance: an absolute tolerance in the value's unit, a number ≥ 0")
+        if r.get("complement"):
+            raise ExperimentError(f"{w}: give complement or abs_tolerance, not both")
     _explain(r, w)
     _source_keys(r, w)
+    _role_keys(r, w)
+    if role_of(r)[0] == "scored":
+        _check_band(r, w)
 
 
 def _source_keys(d: dict, w: str) -> None:
@@ -197,6 +234,105 @@ def _source_keys(d: dict, w: str) -> None:
             isinstance(ln, list) and len(ln) == 2 and all(isinstance(x, int) and x > 0 for x in ln) and ln[0] <= ln[1])
         if not ok:
             raise ExperimentError(f"{w}.line: a line number of the paper's text, or [first, last]")
+
+
+#: the roles of a recorded entry: only ``scored`` entries are counted; the others are shown, labelled
+ROLES = ("scored", "context", "no information", "other reading")
+
+
+def _role_keys(d: dict, w: str) -> None:
+    """``context`` (a set-up value, not a result), ``no_information`` (a value a plain fair
+    allocation matches) and ``statement`` (the statement a claim is part of) are non-empty strings."""
+    from ..base.errors import ExperimentError
+
+    for k in ("context", "no_information", "statement", "not_setup", "reading"):
+        if k in d and not (isinstance(d[k], str) and d[k].strip()):
+            raise ExperimentError(f"{w}.{k}: a non-empty string (" + {
+                "context": "which set-up value this is: it is shown, not counted",
+                "no_information": "why a plain fair allocation matches it: it is shown, not counted",
+                "statement": "a name for the paper's statement; the claims that share it count as one item",
+                "not_setup": "why a value equal to a number of its set-up is a result of the paper",
+                "reading": "which other reading of the paper this entry is: it is shown beside, not counted"}[k] + ")")
+    if sum(k in d for k in ("context", "no_information", "reading")) > 1:
+        raise ExperimentError(f"{w}: one of context, no_information and reading, not two")
+
+
+def role_of(d: dict) -> tuple[str, str]:
+    """(role, why) of an entry as its file declares it (readings are added by the experiment)."""
+    if "context" in d:
+        return "context", d["context"]
+    if "no_information" in d:
+        return "no information", d["no_information"]
+    if "reading" in d:
+        return "other reading", d["reading"]
+    return "scored", ""
+
+
+def band(r: dict) -> tuple[float, float, str]:
+    """The band of values that match a published value (in its unit), and how it is read:
+    relative to the value (``tolerance``), absolute (``abs_tolerance``), or relative to the
+    distance from the metric's nearer bound (``complement``: 1 − J for a Jain index near 1)."""
+    v = float(r["value"])
+    tol = float(r.get("tolerance", TOLERANCE))
+    if "abs_tolerance" in r:
+        a = float(r["abs_tolerance"])
+        return v - a, v + a, f"±{a:g}"
+    if r.get("complement"):
+        b = nearer_bound(r)
+        c = v - b
+        lo, hi = sorted((b + c * (1 - tol), b + c * (1 + tol)))
+        return lo, hi, f"±{100 * tol:.0f} % of the distance to {b:g}"
+    if v == 0:
+        return -tol, tol, f"±{tol:g}"
+    return v - tol * abs(v), v + tol * abs(v), f"±{100 * tol:.0f} %"
+
+
+def metric_bounds(r: dict) -> tuple[float, float]:
+    """The range the entry's column can take, in the entry's unit."""
+    import math
+
+    from ..analysis.stats import bounds, metric
+
+    m = metric({k: r[k] for k in ("col", "unit", "scale") if k in r})
+    lo, hi = bounds(m.col)
+    s = m.scale
+    lo, hi = (lo * s if math.isfinite(lo) else lo), (hi * s if math.isfinite(hi) else hi)
+    return (lo, hi) if s >= 0 else (hi, lo)
+
+
+def nearer_bound(r: dict) -> float:
+    """The bound of the entry's metric nearer its published value (the upper one for a Jain index
+    of 0.97, the lower one for 0.19): ``complement`` compares the distance to it."""
+    import math
+
+    lo, hi = metric_bounds(r)
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        from ..base.errors import ExperimentError
+
+        raise ExperimentError(f"{r.get('loc', r.get('label'))}.complement: {r['col']} is not bounded on both sides")
+    return hi if r["value"] - lo > hi - r["value"] else lo
+
+
+def band_problem(r: dict) -> str:
+    """Why a published value's band cannot fail at a bound of its metric ('' when it can): a band
+    that reaches a bound the value is not at (a Jain index of 0.97 within ±25 % matches anything
+    from 0.73 to the ceiling)."""
+    lo, hi, how = band(r)
+    blo, bhi = metric_bounds(r)
+    v = float(r["value"])
+    for b in (blo, bhi):
+        if lo <= b <= hi and b != v:
+            return (f"the band {lo:g} to {hi:g} ({how}) reaches {b:g}, the bound of {r['col']}: compare the "
+                    f"distance to the bound (complement = true) or give an abs_tolerance that stays inside")
+    return ""
+
+
+def _check_band(r: dict, w: str) -> None:
+    from ..base.errors import ExperimentError
+
+    why = band_problem(r)
+    if why:
+        raise ExperimentError(f"{w}: {why}")
 
 
 def figures_of(d: dict) -> list[str]:
@@ -271,6 +407,15 @@ def _parse_table(spec: dict, w: str, index: int) -> tuple[dict, list[dict]]:
             raise ExperimentError(f"{w}.cell_explain[{k}]: no cell {e[0]!r}, {e[1]!r}")
         _explain({"explain": e[2]}, f"{w}.cell_explain[{k}]")
         cex[(e[0], e[1])] = e[2]
+    croles = {}
+    for k, e in enumerate(spec.get("cell_roles", [])):
+        if not (isinstance(e, list) and len(e) == 4 and all(isinstance(x, str) for x in e)
+                and e[2] in ("context", "no_information", "not_setup")):
+            raise ExperimentError(f"{w}.cell_roles[{k}]: [row label, column label, \"context\" | \"no_information\" | "
+                                  f"\"not_setup\", why]")
+        if e[0] not in rlabels or e[1] not in clabels:
+            raise ExperimentError(f"{w}.cell_roles[{k}]: no cell {e[0]!r}, {e[1]!r}")
+        croles.setdefault((e[0], e[1]), {})[e[2]] = e[3]
     for x in rows + cols:
         if "explain" in x:
             _explain(x, f"{w}")
@@ -304,11 +449,12 @@ def _parse_table(spec: dict, w: str, index: int) -> tuple[dict, list[dict]]:
                         merged[key] = val
                 if merged:
                     e[k] = merged
-            for k in ("tolerance", "note"):
+            for k in ("tolerance", "note", "complement", "abs_tolerance", "context", "no_information", "not_setup"):
                 for d in (row, col, spec):
                     if k in d:
                         e[k] = d[k]
                         break
+            e.update(croles.get((row["label"], col["label"]), {}))
             reason = cex.get((row["label"], col["label"])) or row.get("explain") or col.get("explain") or spec.get(
                 "explain")
             if reason:

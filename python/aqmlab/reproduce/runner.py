@@ -14,6 +14,7 @@ from .. import _core
 from ..base.version import __version__
 from ..sweep.executors import pending_tasks
 from ..sweep import SweepError, SweepResult, execute, open_cache
+from . import hooks
 from . import report as rep
 from .compare import reference_output
 from ..analysis.context import Context
@@ -32,6 +33,7 @@ class Done:
     setup: list = field(default_factory=list)
     skipped: str = ""
     score: dict | None = None  # published values and claims, evaluated (compare.score)
+    cached: int = 0  # of its runs, how many were in the cache before this invocation (made earlier)
 
 
 def select(ids, all_: bool, root=None) -> list[Experiment]:
@@ -273,6 +275,8 @@ def reproduce(exps: list[Experiment], out: Path, *, quick: bool = False, jobs=No
     out.mkdir(parents=True, exist_ok=True)
     drawer = _Drawer(jobs, len(plans))
     missing = {t.key for t in todo}
+    for d, _, tasks in plans:
+        d.cached = sum(1 for t in tasks if t.key not in missing)
     waiting = {i: {t.key for t in tasks if t.key in missing} for i, (_, _, tasks) in enumerate(plans)}
     by_key: dict = {}
     for i, (_, _, tasks) in enumerate(plans):
@@ -342,7 +346,7 @@ def draw(job: DrawJob) -> Done:
     ctx = Context(d.exp, res, outdir, job.quick)
     for spec in d.exp.figures:
         try:
-            d.outputs.append(make_figure(ctx, spec))
+            d.outputs.append(make_figure(ctx, spec, hooks.KINDS))
         except Exception as err:  # a figure that cannot be drawn is reported, not fatal
             d.errors.append(f"figure {spec.get('name')}: {type(err).__name__}: {err}")
             if not job.keep_going and _debug():
@@ -474,6 +478,12 @@ def write_report(done: list[Done], out: Path, quick: bool, seconds: float) -> li
                         + (", the papers' published values and qualitative claims beside ours" if papers else "")
                         + ", and below each figure and table an automatic comparison (which series is highest, "
                         "time averages, agreement with the models)."))
+    total, cached = sum(d.runs for d in done), sum(d.cached for d in done)
+    if total:
+        blocks.append(("p", f"Runs: {total}, of which {cached} came from the cache (made by an earlier invocation "
+                            f"with the same scenario, overrides, seed and engine build: the cache key covers all of "
+                            f"them) and {total - cached} were run now; the summary below gives the count per "
+                            f"experiment."))
     # the front page: the scorecard, then the contents
     from .scorecard import front_page
 
@@ -490,9 +500,9 @@ def write_report(done: list[Done], out: Path, quick: bool, seconds: float) -> li
         state = "skipped" if d.skipped else (f"ran, {len(d.errors)} error(s)" if d.errors else "ran")
         figs = [o for o in d.outputs if o.kind == "figure"]
         links = ", ".join(f"[{o.title.split(':')[0]}](#{_fig_anchor(d, o)})" for o in figs) or "—"
-        rows.append([f"[{d.exp.id}](#{rep.anchor(d.exp.id)})", d.exp.title.replace("|", "\\|"), str(d.runs), state,
-                     links.replace("|", "\\|")])
-    blocks.append(("table", _md(["experiment", "title", "runs", "state", "figures"], rows)))
+        rows.append([f"[{d.exp.id}](#{rep.anchor(d.exp.id)})", d.exp.title.replace("|", "\\|"), str(d.runs),
+                     str(d.cached), state, links.replace("|", "\\|")])
+    blocks.append(("table", _md(["experiment", "title", "runs", "from the cache", "state", "figures"], rows)))
     blocks.append(("top", "Contents"))
     for d in done:
         e = d.exp

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from . import report as rep
-from .compare import tally
+from .compare import item_ok, items, tally, uncounted
 from .references import REASON_KINDS, TOLERANCE
 from .papers import inventories
 
@@ -40,12 +40,26 @@ def one_line(reason: str, limit: int = 180) -> str:
     the experiment's section)."""
     kind = reason_kind(reason)
     rest = reason[len(kind):].lstrip(" :—-")
+    if not rest:
+        return f"*{kind}*: **no reason written**"
     for stop in ("; ", ". "):
         if stop in rest:
             rest = rest.split(stop, 1)[0]
     if len(rest) > limit:
         rest = rest[:limit].rsplit(" ", 1)[0] + " …"
     return f"*{kind}*" + (f": {rest}" if rest else "")
+
+
+#: how the roles of uncounted rows read in the totals
+ROLE_TEXT = {"context": "set-up values (context)", "other reading": "values and claims of another reading of the "
+             "paper", "no information": "values a plain fair allocation matches (no information)"}
+#: how items are counted (the front page says it; docs/reproduce.md says it at length)
+COUNTING = ("An item is a number the paper prints as a result, or one of its statements: a set-up value it "
+            "restates (a target, a threshold, a fair share computed from the set-up) is context; where the "
+            "experiment runs several readings of the paper, only its main reading is counted; a value that a "
+            "plain fair allocation would match within its tolerance carries no information about the scheme "
+            "and is not counted (the claim the paper draws from it is); a number printed once is one item, and "
+            "the claims that check parts of one statement are one item, missed if any part misses.")
 
 
 def _rows(done) -> list[tuple]:
@@ -76,8 +90,9 @@ def per_paper(done, invs) -> list[list[str]]:
             cover = f"{sum(1 for i in sims if i.id in named)} of {len(sims)} with items recorded"
         else:
             cover = "no inventory"
-        rows.append([f"[{p}]", str(len(mine)), _frac(tally(vals)), _frac(tally(cls)), str(len(vals) + len(cls)),
-                     cover])
+        un = sum(uncounted(vals + cls).values())
+        rows.append([f"[{p}]", str(len(mine)), _frac(tally(vals)), _frac(tally(cls)),
+                     str(len(items(vals)) + len(items(cls))) + (f" (+{un} not counted)" if un else ""), cover])
     return rows
 
 
@@ -117,20 +132,52 @@ def per_experiment(done) -> list[list[str]]:
             rows.append([link, "none recorded", "none recorded", "—"])
             continue
         v, c = tally(d.score["values"]), tally(d.score["claims"])
-        nmiss = sum(1 for x in d.score["values"] + d.score["claims"] if x["ok"] is False)
+        nmiss = sum(1 for rows in (d.score["values"], d.score["claims"]) for it in items(rows)
+                    if item_ok(it) is False)
         rows.append([link, _frac(v), _frac(c), str(nmiss)])
     return rows
 
 
+def missed_items(done) -> list[tuple]:
+    """(done, kind, the item's failing rows) of every counted item that missed, in report order;
+    their position in this list (from 1) is the miss's number, which the summary figure prints
+    beside each value outside its band."""
+    out = []
+    for d in done:
+        if not d.score:
+            continue
+        for kind, rows in (("value", d.score["values"]), ("claim", d.score["claims"])):
+            for it in items(rows):
+                if item_ok(it) is False:
+                    out.append((d, kind, [x for x in it if x["ok"] is False]))
+    return out
+
+
 def misses(done) -> list[str]:
     out = []
-    for d, kind, x in _rows(done):
-        if x["ok"] is not False:
-            continue
-        where = f"[{d.exp.paper}] {', '.join(x['figure'])}" if x["figure"] else f"[{d.exp.paper}]"
-        what = f"published {x['published']}, ours {x['ours']}" if kind == "value" else f"ours: {x['ours']}"
-        out.append(f"{where} ({_link(d.exp.id)}), {kind} \u201c{x['label']}\u201d: {what} — {one_line(x['reason'])}")
+    for n, (d, kind, xs) in enumerate(missed_items(done), 1):
+        figs = list(dict.fromkeys(f for x in xs for f in x["figure"]))
+        where = f"[{d.exp.paper}] {', '.join(figs)}" if figs else f"[{d.exp.paper}]"
+        parts = []
+        for x in xs:
+            what = f"published {x['published']}, ours {x['ours']}" if kind == "value" else f"ours: {x['ours']}"
+            parts.append(f"\u201c{x['label']}\u201d: {what} — {one_line(x['reason'])}")
+        stmt = xs[0]["item"].split(": ", 1)[1] if "statement" in xs[0]["item"] else ""
+        out.append(f"**#{n}** {where} ({_link(d.exp.id)}), {kind}" + (f" ({stmt}, {len(xs)} parts missed)" if stmt
+                                                                      else "") + " " + "; ".join(parts))
     return out
+
+
+def by_reason(done) -> list[list[str]]:
+    """Missed items by the kind of their reason (an item's first failing part decides)."""
+    count: dict = {}
+    for _, kind, xs in missed_items(done):
+        k = reason_kind(xs[0]["reason"])
+        if not xs[0]["reason"][len(k):].strip(" :—-"):
+            k = "no reason written"
+        count.setdefault(k, [0, 0])[0 if kind == "value" else 1] += 1
+    order = list(REASON_KINDS) + [k for k in count if k not in REASON_KINDS]
+    return [[f"*{k}*", str(count[k][0]), str(count[k][1]), str(sum(count[k]))] for k in order if k in count]
 
 
 def totals(done) -> tuple:
@@ -140,10 +187,13 @@ def totals(done) -> tuple:
 
 
 def summary_figure(done, out: Path) -> tuple[list[Path], str]:
-    """Every compared published value against ours (log–log), one marker per paper, the default
-    tolerance band shaded. Values ≤ 0 cannot be drawn on log axes; they are counted in the caption."""
+    """Every counted published value compared against ours (log–log), one marker per paper, the
+    default tolerance band shaded; each value outside its band is labelled with its miss's number
+    (#1, #2, … in the list of misses). Values ≤ 0 cannot be drawn on log axes; they are counted in
+    the caption."""
+    number = {id(x): n for n, (_, _, xs) in enumerate(missed_items(done), 1) for x in xs}
     pts = [(d.exp.paper or "other", x) for d, k, x in _rows(done) if k == "value" and x["ok"] is not None
-           and x["ours_value"] is not None]
+           and x["ours_value"] is not None and x.get("role", "scored") == "scored"]
     good = [(p, x) for p, x in pts if x["published_value"] > 0 and x["ours_value"] > 0]
     if not good:
         return [], ""
@@ -163,6 +213,10 @@ def summary_figure(done, out: Path) -> tuple[list[Path], str]:
             ax.scatter([x["published_value"] for x in mine], [x["ours_value"] for x in mine],
                        marker=MARKERS.get(p, "x"), s=10, lw=0.5, alpha=0.8,
                        label=f"[{p}] ({sum(1 for x in mine if x['ok'])} of {len(mine)} within)")
+        for _, x in good:
+            if id(x) in number:
+                ax.annotate(f"#{number[id(x)]}", (x["published_value"], x["ours_value"]), fontsize=3.2,
+                            xytext=(1.5, 1.5), textcoords="offset points", color="0.25")
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlim(lo, hi)
@@ -175,10 +229,11 @@ def summary_figure(done, out: Path) -> tuple[list[Path], str]:
         files = plotstyle.save(fig, out / "scorecard", "paper")
         plt.close(fig)
     left = len(pts) - len(good)
-    caption = (f"Every compared published value ({len(good)}) against ours, both on log scales; the diagonal is "
-               f"agreement and the shaded band the default tolerance (±{100 * TOLERANCE:.0f} %; a few values "
-               f"state their own)." + (f" Not drawn: {left} value(s) where the paper's or ours is 0 or negative."
-                                      if left else ""))
+    caption = (f"Every counted published value compared ({len(good)}) against ours, both on log scales; the "
+               f"diagonal is agreement and the shaded band the default tolerance (±{100 * TOLERANCE:.0f} %; some "
+               f"values state their own, and bounded metrics near their bound compare the distance to it); each "
+               f"value that missed carries its number in the list of misses below (#1, #2, …)."
+               + (f" Not drawn: {left} value(s) where the paper's or ours is 0 or negative." if left else ""))
     return files, caption
 
 
@@ -193,19 +248,22 @@ def front_page(done, out: Path, quick: bool) -> list:
     for r in roots:
         invs.update(inventories(r))
     (tv, tc) = totals(done)
+    un = uncounted([x for _, _, x in _rows(done)])
     blocks = [("h2", "Scorecard")]
     blocks.append(("p", f"**{tv[0]} of {tv[1]} published values matched, {tc[0]} of {tc[1]} claims reproduced**"
-                        + (f" ({tv[2] + tc[2]} recorded items not run in this mode)" if tv[2] + tc[2] else "")
-                        + f"; {tv[1] + tv[2] + tc[1] + tc[2]} items recorded in all. A published value is matched "
-                        f"when our mean over seeds at the paper's own point lies within ±{100 * TOLERANCE:.0f} % of "
-                        f"it (unless the entry states another tolerance); a claim is reproduced when the statement, "
-                        f"checked as the paper words it (a direction or an order where the paper gives no "
-                        f"magnitude), holds in our runs. Every miss names the kind of its reason: "
-                        + ", ".join(f"*{k}*" for k in REASON_KINDS) + "."))
+                        + (f" ({tv[2] + tc[2]} counted items not run in this mode)" if tv[2] + tc[2] else "")
+                        + f"; {tv[1] + tv[2] + tc[1] + tc[2]} items counted in all."
+                        + (" Shown beside them but not counted: " + ", ".join(
+                            f"{v} {ROLE_TEXT.get(k, k)}" for k, v in un.items()) + "." if un else "")))
+    blocks.append(("p", COUNTING + f" A published value is matched when our mean over seeds at the paper's own "
+                        f"point lies within ±{100 * TOLERANCE:.0f} % of it (unless the entry states another "
+                        f"tolerance); a claim is reproduced when the statement, checked as the paper words it (a "
+                        f"direction or an order where the paper gives no magnitude), holds in our runs. Every miss "
+                        f"names the kind of its reason: " + ", ".join(f"*{k}*" for k in REASON_KINDS) + "."))
     rows = per_paper(done, invs)
     if rows:
         blocks.append(("h3", "By paper"))
-        blocks.append(("table", _md(["paper", "experiments", "values matched", "claims reproduced", "items recorded",
+        blocks.append(("table", _md(["paper", "experiments", "values matched", "claims reproduced", "items counted",
                                      "simulation figures and tables"], rows)))
     files, caption = summary_figure(done, out)
     if files:
@@ -224,7 +282,20 @@ def front_page(done, out: Path, quick: bool) -> list:
     blocks.append(("h3", "By experiment"))
     blocks.append(("table", _md(["experiment", "values matched", "claims reproduced", "misses"],
                                 per_experiment(done))))
+    from .audit import audit
+
+    probs = audit([d.exp for d in done if d.exp is not None and not d.skipped and d.score])
+    if probs:
+        blocks.append(("h3", "Counting problems"))
+        blocks.append(("p", "Values the counting rules above would not count as they are recorded (a set-up "
+                            "value, a number counted twice, a value a fair allocation matches); they are counted "
+                            "all the same until their files say otherwise:"))
+        blocks.append(("ul", probs))
     ms = misses(done)
+    reasons = by_reason(done)
+    if reasons:
+        blocks.append(("h3", "Misses by reason"))
+        blocks.append(("table", _md(["kind of reason", "values", "claims", "items"], reasons)))
     blocks.append(("h3", "Every miss"))
     blocks.append(("ul", ms) if ms else ("p", "None."))
     (out / "scorecard.md").write_text(rep.to_markdown(blocks), encoding="utf-8")

@@ -14,17 +14,19 @@ from typing import Callable, Sequence
 from .. import _core
 from ..base.errors import ScenarioError
 from .result import Result
-from .source import Source, check_overrides, check_seed, read_source
+from .source import Source, attribute, check_overrides, check_seed, read_source
 
-def _engine(src: Source, call):
-    """Call the engine; a too deeply nested value or a bad ``max_memory`` becomes a ScenarioError."""
+def _engine(src: Source, call, overrides=()):
+    """Call the engine; a too deeply nested value or a bad ``max_memory`` becomes a ScenarioError. An
+    error an override caused names the override (:func:`~aqmlab.run.source.attribute`)."""
     try:
         return call()
     except ScenarioError as e:
         from ..base.errors import with_suggestion
 
-        better = with_suggestion(str(e))
-        if better != str(e):  # an unknown name: with a "did you mean" (one class, the engine's)
+        # an unknown name gets a "did you mean"; the class stays the engine's
+        better = attribute(with_suggestion(str(e)), overrides)[0]
+        if better != str(e):
             raise type(e)(better) from None
         raise
     except RecursionError:
@@ -43,7 +45,7 @@ def validate(scenario, overrides: Sequence[str] = (), max_memory: int | str | No
     """
     src = read_source(scenario)
     ov = check_overrides(overrides)
-    return json.loads(_engine(src, lambda: _core.validate(src.text, src.name, ov, max_memory)))
+    return json.loads(_engine(src, lambda: _core.validate(src.text, src.name, ov, max_memory), ov))
 
 
 def run(
@@ -82,7 +84,7 @@ def run(
         pcap_dir = tmp.name
     where = None if pcap_dir in (None, False) else os.fspath(pcap_dir)
     t0 = time.perf_counter()
-    raw = _engine(src, lambda: _core.run(src.text, src.name, seed, ov, progress, max_memory, where))
+    raw = _engine(src, lambda: _core.run(src.text, src.name, seed, ov, progress, max_memory, where), ov)
     wall = time.perf_counter() - t0
     summary = json.loads(raw["summary"])
     if ov:

@@ -87,7 +87,8 @@ Aggregates ``<k>`` over a set of flows: ``flows`` (count), ``throughput_bps``, `
 ``goodput_m2b_bps``, ``goodput_m2c_bps`` (sums, M1/M2/M2b/M2c), the same ``*_per_flow`` means,
 ``throughput_max_per_flow_bps`` and ``throughput_min_per_flow_bps`` (the largest and smallest flow's),
 ``share`` (sum, M3), ``drops_total``, ``bneck_arrivals``, ``drop_pct`` (M9: ``100 · (drops_total −
-drops_link_loss) / bneck_arrivals``), ``drops_matched`` (sum of the matched drops, arrivals and
+drops_link_loss) / bneck_arrivals``, in percent as [WARD] prints it), ``loss`` (a fraction: ``Σ
+drops_total / (Σ drops_total + Σ delivered_pkts)``, the summary's group ``loss``), ``drops_matched`` (sum of the matched drops, arrivals and
 victims) and ``drops_overflow`` (sum of the overflow drops), ``jain_throughput``, ``jain_goodput`` (M4)
 and ``timeouts``. ``group.<name>.<k>`` also carries these aggregates over the group's flows where the
 summary's group entry lacks the key (``group.udp1.drop_pct``, ``group.udp1.bneck_arrivals``, ...).
@@ -98,6 +99,7 @@ from __future__ import annotations
 import math
 
 from ..base.metrics import jain
+from .summary import loss_fraction
 
 #: the parameter that holds a discipline's queue-length target, by ``type`` (``queue_target_pkts``)
 QUEUE_TARGETS = {"raqm": "q0", "pi": "q_ref", "rem": "b0"}
@@ -226,6 +228,8 @@ def aggregate(flows, rows=None) -> dict:
         arr = _sum(f.col("bneck_arrivals", rows))
         lost = _sum(f.col("drops_total", rows)) - (_sum(f.col("drops_link_loss", rows)) if "drops_link_loss" in f else 0.0)
         out["drop_pct"] = 100.0 * lost / arr if arr > 0 else math.nan
+    if "drops_total" in f and "delivered_pkts" in f:
+        out["loss"] = loss_fraction(f.col("drops_total", rows), f.col("delivered_pkts", rows))
     if "throughput_bps" in f:
         out["jain_throughput"] = jain(f.col("throughput_bps", rows))
     if "goodput_bps" in f:

@@ -12,6 +12,7 @@ import json
 import math
 import numbers
 import os
+import re
 from pathlib import Path
 from typing import Iterable, Mapping
 
@@ -202,3 +203,69 @@ def check_overrides(overrides, what: str = "overrides") -> list[str]:
         if not isinstance(o, str):
             raise ScenarioError(f"{what}: expected \"key.path=value\" strings, got {o!r}")
     return out
+
+
+def attribute(msg: str, overrides, origins=None) -> tuple[str, bool]:
+    """Who caused a scenario error ``msg`` (``"<key path>: <why>"``): an override or the file.
+
+    When the key path lies at or under an override's key (``bottleneck.aqm: missing field`` after
+    ``--set 'bottleneck.aqm={type="red"}'``), the override did: returns ``("--set <override>: <why>",
+    True)`` (``origins[i]`` names the option of override ``i``, ``--set`` by default; the key path is
+    kept when it lies below the override's key). When the key is a sibling of an override's and the
+    reason names the override's key (``bottleneck.aqm.max_th: must be greater than min_th (600)``
+    after ``--set bottleneck.aqm.min_th=600``), the message says so: ``(<why>; with --set ...)``,
+    False. Otherwise ``(msg, False)``: the file's. A message that already names an override
+    (``--set ...: ...``) is the override's."""
+    if msg.startswith("--"):
+        return msg, True
+    path, sep, why = msg.partition(": ")
+    if not sep:
+        return msg, False
+    ovs = list(overrides or [])
+    flag = lambda i: (origins[i] if origins is not None and i < len(origins) else "--set")
+    keys = [str(o).partition("=")[0].strip().replace(" ", "") for o in ovs]
+    for i in reversed(range(len(ovs))):
+        k = keys[i]
+        if k and (path == k or path.startswith(k + ".") or path.startswith(k + "[")):
+            return f"{flag(i)} {ovs[i]}: {why if path == k else f'{path}: {why}'}", True
+    parent = path.rpartition(".")[0]
+    for i in reversed(range(len(ovs))):
+        k = keys[i]
+        kparent, _, leaf = k.rpartition(".")
+        if leaf and ((kparent == parent and re.search(rf"(?<![\w.]){re.escape(leaf)}(?!\w)", why))
+                     or re.search(rf"(?<![\w.]){re.escape(k)}(?![\w.])", why)):
+            return f"{msg} (with {flag(i)} {ovs[i]})", False
+    return msg, False
+
+
+#: the example scenarios, installed with the package (the checkout's ``examples/`` links here)
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+
+def examples() -> list[tuple[str, str]]:
+    """The example scenarios installed with aqmlab: ``(name, description)`` in name order."""
+    from ..base.compat import tomllib
+
+    out = []
+    for p in sorted(EXAMPLES.glob("*.toml")):
+        try:
+            desc = str(tomllib.loads(p.read_text(encoding="utf-8")).get("description", ""))
+        except (OSError, tomllib.TOMLDecodeError):
+            desc = ""
+        out.append((p.stem, desc))
+    return out
+
+
+def example(name: str) -> Path:
+    """The path of the installed example scenario ``name`` (``"voip-latency"``, with or without
+    ``.toml``), which runs from any folder: ``aqmlab.run(aqmlab.example("voip-latency"))``.
+    An unknown name is a :class:`ScenarioError` with the nearest and the list."""
+    from ..base.errors import did_you_mean
+
+    stem = str(name).strip()
+    stem = stem[:-5] if stem.endswith(".toml") else stem
+    p = EXAMPLES / f"{stem}.toml"
+    if stem and "/" not in stem and p.is_file():
+        return p
+    names = [n for n, _ in examples()]
+    raise ScenarioError(f"--example {name}: no such example{did_you_mean(stem, names)} (examples: {', '.join(names)})")

@@ -15,7 +15,13 @@ from __future__ import annotations
 
 import math
 
+from .. import _core
 from ..base.metrics import jain
+
+#: the flows table's columns in order, every engine's (the simulator writes them in Rust,
+#: ``sim::results::flows::COLUMNS``; the emulator's and ns-2's tables follow it), and those of them
+#: that hold strings
+FLOW_COLUMNS, FLOW_STRING_COLUMNS = (list(c) for c in _core.flow_columns())
 
 #: drop reasons, in the flows table's column order (docs/metrics.md, "Drop reasons")
 REASONS = ("early", "forced", "matched_arrival", "matched_victim", "overflow", "link_loss")
@@ -59,9 +65,12 @@ def _sum(values) -> float:
     return math.fsum(float(v) for v in values if _finite(v))
 
 
-def group_entry(name: str, transport: str, app: str, variant: str, rows: list, capacity_bps: float) -> dict:
-    """A ``summary.groups`` entry over the group's flow rows (docs/metrics.md, "groups")."""
+def group_entry(name: str, transport: str, app: str, variant: str, rows: list, capacity_bps: float,
+                window_s: float = math.nan) -> dict:
+    """A ``summary.groups`` entry over the group's flow rows (docs/metrics.md, "groups");
+    ``window_s``: the measurement window's length, for the flows long in RTO recovery."""
     n = len(rows)
+    rto = [float(r["rto_recovery_s"]) for r in rows if _finite(r.get("rto_recovery_s"))]
     thr = [r["throughput_bps"] for r in rows]
     good = [r["goodput_bps"] for r in rows]
     fct = sorted(float(r["completion_time_s"]) for r in rows if _finite(r.get("completion_time_s")))
@@ -80,6 +89,7 @@ def group_entry(name: str, transport: str, app: str, variant: str, rows: list, c
         "jain_throughput": jain_or_none(thr),
         "jain_goodput": jain_or_none(v for v in good if _finite(v)),
         "drops": {r: int(_sum(x[f"drops_{r}"] for x in rows)) for r in REASONS},
+        "loss": loss_fraction([r["drops_total"] for r in rows], [r["delivered_pkts"] for r in rows]),
         "timeouts": count_or_none(r["timeouts"] for r in rows),
         "fast_retransmits": count_or_none(r["fast_retransmits"] for r in rows),
         "ce_marks": int(_sum(r["ce_marks"] for r in rows)),
@@ -87,7 +97,19 @@ def group_entry(name: str, transport: str, app: str, variant: str, rows: list, c
         "completed": len(fct),
         "completion_time_mean_s": math.fsum(fct) / len(fct) if fct else None,
         "completion_time_median_s": fct[len(fct) // 2] if fct else None,
+        "rto_recovery_s": math.fsum(rto) if rto else None,
+        "rto_recovery_max_s": max(rto) if rto else None,
+        "rto_recovery_flows": sum(1 for x in rto if x > window_s / 10) if rto and _finite(window_s) else None,
     }
+
+
+def loss_fraction(drops, delivered) -> float:
+    """The fraction of a set of flows' data packets lost, of those whose fate was decided in the
+    window: ``Σ drops_total / (Σ drops_total + Σ delivered_pkts)`` (docs/metrics.md, "groups");
+    ``drops`` and ``delivered`` are the flows' two columns. NaN when nothing was dropped or delivered."""
+    lost = _sum(drops)
+    fated = lost + _sum(delivered)
+    return lost / fated if fated > 0 else math.nan
 
 
 def fairness(rows: list) -> dict:
@@ -133,5 +155,5 @@ def link_entry(c: dict, capacity_bps: float, window_s: float) -> dict:
     return out
 
 
-__all__ = ["REASONS", "QUEUE_REASONS", "clean", "jain_or_none", "count_or_none", "group_entry", "fairness",
+__all__ = ["REASONS", "QUEUE_REASONS", "clean", "jain_or_none", "count_or_none", "group_entry", "loss_fraction", "fairness",
            "link_entry"]

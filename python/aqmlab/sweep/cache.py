@@ -63,16 +63,17 @@ _ROW_VERSION: str | None = None
 
 
 def row_version() -> str:
-    """A fingerprint of the code that computes a run's metrics row (:mod:`aqmlab.run.metrics` and
-    the Jain's index of :mod:`aqmlab.base.metrics`): a row stored by other code is computed again
-    from the entry's tables."""
+    """A fingerprint of the code that computes a run's metrics row (:mod:`aqmlab.run.metrics`, the
+    loss of :mod:`aqmlab.run.summary` and the Jain's index of :mod:`aqmlab.base.metrics`): a row
+    stored by other code is computed again from the entry's tables."""
     global _ROW_VERSION
     if _ROW_VERSION is None:
         from ..base import metrics as base_metrics
         from ..run import metrics as run_metrics
+        from ..run import summary as run_summary
 
         h = hashlib.sha256()
-        for m in (run_metrics, base_metrics):
+        for m in (run_metrics, run_summary, base_metrics):
             with open(m.__file__, "rb") as f:
                 h.update(f.read())
         _ROW_VERSION = h.hexdigest()[:16]
@@ -230,6 +231,10 @@ class Cache:
 
         res = self.load(key, ("flows", "timeseries", "snapshots"))  # (snapshots: runmetrics.py snapshots.*)
         return {"scenario": res.summary["scenario"]["name"], **run_row(res)}
+
+    def summary(self, key: str) -> dict:
+        """The stored run's ``summary.json`` (nothing else is read)."""
+        return json.loads(self._read(key, ["summary.json"])["summary.json"])
 
     def load(self, key: str, tables: Iterable[str] | None = None) -> Result:
         """The stored run as a :class:`Result` (tables as DataFrames when first used); ``tables``

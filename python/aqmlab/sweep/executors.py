@@ -597,7 +597,7 @@ def _warn(warn, msg):
         warnings.warn(msg, CacheWarning, stacklevel=3)
 
 
-def execute(tasks: Sequence, cache: Cache, jobs: int | None = None, progress: bool = False,
+def execute(tasks: Sequence, cache: Cache, jobs: int | None = None, progress: bool | str = False,
             on_done: Callable | None = None, desc: str = "runs", *, executor=None, scheduler: str | None = None,
             client=None, rows: dict | None = None, warn: Callable[[str], None] | None = None,
             todo: Sequence | None = None) -> dict:
@@ -610,6 +610,8 @@ def execute(tasks: Sequence, cache: Cache, jobs: int | None = None, progress: bo
     "cached", "computed"}`` over distinct keys. Failed runs raise :class:`RunFailed` at the end,
     after everything else is stored; an unusable cache raises :class:`CacheError` before any run.
     ``todo``: the tasks already found missing by :func:`pending_tasks` (else they are looked up here).
+    ``progress``: a progress bar on stderr: ``True`` anywhere, ``"tty"`` only when stderr is a
+    terminal (what the commands pass: a log file gets no frames).
     """
     check_jobs(jobs)
     if todo is None:
@@ -626,10 +628,11 @@ def execute(tasks: Sequence, cache: Cache, jobs: int | None = None, progress: bo
     pool = make_pool(executor, jobs, scheduler, client) if (len(todo) > 1 or executor == "dask" or client) else None
     bar = None
     if progress:
-        from tqdm import tqdm
+        from ..base.io import progress_bar
 
-        bar = tqdm(total=len(first), initial=stats["cached"], desc=desc, unit="run", file=sys.stderr,
-                   dynamic_ncols=True, smoothing=0.05)
+        # "tty" (the commands): only on a terminal; True (a caller of the API asked): anywhere
+        bar = progress_bar(total=len(first), initial=stats["cached"], desc=desc, unit="run", always=progress != "tty",
+                           dynamic_ncols=True, smoothing=0.05)
     failures: list = []
     by_key = {t.key: t for t in todo}
 

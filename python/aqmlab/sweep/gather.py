@@ -61,6 +61,10 @@ class SweepResult:
         d["run"] = t.key[:12]
         return d
 
+    def summary(self, i: int = 0) -> dict:
+        """The ``summary.json`` of run ``i`` (row ``i`` of :attr:`runs`)."""
+        return self.cache.summary(self.tasks[i].key)
+
     def result(self, i: int, tables: Iterable[str] | None = None) -> Result:
         """The :class:`Result` of run ``i`` (row ``i`` of :attr:`runs`)."""
         return self.cache.load(self.tasks[i].key, tables)

@@ -19,7 +19,7 @@ from typing import Callable, Iterable, Mapping, Sequence
 
 from .. import _core
 from ..base.errors import ScenarioError, SweepError
-from ..run.source import MAX_DEPTH, SEED_MAX, Source, check_overrides, read_source
+from ..run.source import MAX_DEPTH, SEED_MAX, Source, attribute, check_overrides, read_source
 from .cache import open_cache
 from .executors import check_jobs, execute
 from .gather import SweepResult
@@ -118,6 +118,8 @@ class Point:
     coords: dict
     source: Source
     overrides: list
+    #: the option each override came from (``--set`` or ``--vary``), for errors that name it
+    origins: list | None = None
 
     def describe(self) -> str:
         return ", ".join(f"{k}={v}" for k, v in self.coords.items()) or "the base scenario"
@@ -230,7 +232,9 @@ class Sweep:
                 ov += [expand(s, env) for s in self.post]
             except SweepError as e:
                 raise SweepError(f"--set {e}")
-            pts.append(Point(coords, self._source_of(scen), ov))
+            origins = (["--set"] * len(self.overrides) + [o for c in combo for o in ["--vary"] * len(c.set)]
+                       + ["--set"] * len(self.post))
+            pts.append(Point(coords, self._source_of(scen), ov, origins))
         return pts
 
     def tasks(self, validate: bool = True) -> list[Task]:
@@ -244,8 +248,11 @@ class Sweep:
                 try:
                     info = json.loads(_core.validate(p.source.text, p.source.name, p.overrides))
                 except ScenarioError as e:
+                    msg, theirs = attribute(str(e), p.overrides, p.origins)
+                    if theirs:  # an override's mistake: named, and the file not blamed
+                        raise SweepError(msg)
                     where = "" if not p.coords else f" (at {p.describe()})"
-                    raise SweepError(f"{p.source.label}: {e}{where}")
+                    raise SweepError(f"{p.source.label}: {msg}{where}")
                 except RecursionError:
                     raise SweepError(f"{p.source.label}: a value nested too deeply (at {p.describe()})") from None
                 if base is None:

@@ -81,19 +81,39 @@ const BLOCK_LINES: usize = 1 << 18;
 /// (so that a pipe is 16 bytes). An entry's address follows from the link and the store's short
 /// table of blocks alone (a ring on the heap behind a thin pointer needed the slice's header
 /// loaded first: a dependent cache miss per packet at core-router scale).
+///
+/// The word's layout, from the lowest bit: the size class in [`CLASS_BITS`], the first line in
+/// [`LINE_BITS`] from [`LINE_SHIFT`], the block in [`BLOCK_BITS`] from [`BLOCK_SHIFT`], and the top
+/// bit set ([`PRESENT`]) so that the word is never zero (an `Option<Ring>` is one word too).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Ring(NonZeroU64);
 
+const CLASS_BITS: u32 = 6;
+const LINE_BITS: u32 = 26;
+const BLOCK_BITS: u32 = 31;
+const LINE_SHIFT: u32 = CLASS_BITS;
+const BLOCK_SHIFT: u32 = LINE_SHIFT + LINE_BITS;
+const PRESENT: u64 = 1 << (BLOCK_SHIFT + BLOCK_BITS);
+
+/// The `bits` bits of `word` from `shift`.
+#[inline(always)]
+const fn field(word: u64, shift: u32, bits: u32) -> usize {
+    ((word >> shift) & ((1 << bits) - 1)) as usize
+}
+
 impl Ring {
     fn new(block: usize, line: usize, class: usize) -> Ring {
-        assert!(block < 1 << 31 && line < 1 << 26 && class < 1 << 6, "a ring's place fits in 64 bits");
-        let word = 1 << 63 | (block as u64) << 32 | (line as u64) << 6 | class as u64;
+        assert!(
+            block < 1 << BLOCK_BITS && line < 1 << LINE_BITS && class < 1 << CLASS_BITS,
+            "a ring's place fits in 64 bits"
+        );
+        let word = PRESENT | (block as u64) << BLOCK_SHIFT | (line as u64) << LINE_SHIFT | class as u64;
         Ring(NonZeroU64::new(word).expect("the top bit is set"))
     }
 
     #[inline(always)]
     fn class(self) -> usize {
-        (self.0.get() & 63) as usize
+        field(self.0.get(), 0, CLASS_BITS)
     }
 
     /// Entries it holds.
@@ -104,12 +124,12 @@ impl Ring {
 
     #[inline(always)]
     fn block(self) -> usize {
-        (self.0.get() >> 32) as usize & ((1 << 31) - 1)
+        field(self.0.get(), BLOCK_SHIFT, BLOCK_BITS)
     }
 
     #[inline(always)]
     fn line(self) -> usize {
-        (self.0.get() >> 6) as usize & ((1 << 26) - 1)
+        field(self.0.get(), LINE_SHIFT, LINE_BITS)
     }
 }
 
@@ -470,7 +490,7 @@ mod tests {
         let caps: Vec<usize> = (0..10).map(ring_capacity).collect();
         assert_eq!(caps, [8, 12, 16, 24, 32, 48, 64, 96, 128, 192]);
         // a ring's place and size class round-trip through its one word
-        for (block, line, class) in [(0, 0, 0), (5, 1000, 7), ((1 << 31) - 1, (1 << 26) - 1, 63)] {
+        for (block, line, class) in [(0, 0, 0), (5, 1000, 7), ((1 << BLOCK_BITS) - 1, (1 << LINE_BITS) - 1, 63)] {
             let r = Ring::new(block, line, class);
             assert_eq!((r.block(), r.line(), r.class(), r.len()), (block, line, class, ring_capacity(class)));
         }

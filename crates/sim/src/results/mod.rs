@@ -3,7 +3,7 @@
 //! `flows` (one row per flow), `summary` (links, groups, fairness, engine), `series` (time
 //! series, queue snapshots, per-flow series). docs/metrics.md defines every figure.
 
-mod flows;
+pub mod flows;
 mod latency;
 mod series;
 mod summary;

@@ -98,7 +98,8 @@ fn link_summary(r: &Run, d: &Derived, mon: &LinkMonitor) -> Value {
     let tl = &sc.topology.links[l];
     let q = &link.aqm.as_ref().expect("a measured link has a queue").queue;
     let ws = mon.window_start.as_ref();
-    let qs = ws.map_or(q.stats, |w| q.stats.since(&w.stats));
+    let win = mon.window_summary(&q.stats, (sc.duration - sc.warmup) as f64);
+    let qs = win.stats;
     let cap = link.rate_bps as f64;
     let mut drops = Map::new();
     // drops at the queue; random link loss happens before the queue and is reported apart
@@ -108,10 +109,6 @@ fn link_summary(r: &Run, d: &Derived, mon: &LinkMonitor) -> Value {
             drops.insert(reason.name().into(), json!(qs.drops[reason.index()]));
         }
     }
-    let link_loss = mon.lost - ws.map_or(0, |w| w.lost);
-    let wn = (sc.duration - sc.warmup) as f64;
-    let m = &mon.queue;
-    let pct = |p: f64| if m.delay_n > 0 { m.delay().value_at_quantile(p) as f64 / 1e9 } else { f64::NAN };
     let total_drops: u64 = qs.drops.iter().sum();
     // per group: data packets of its flows here, and their drops here (all causes, loss
     // included); the ACKs' drops here
@@ -165,19 +162,19 @@ fn link_summary(r: &Run, d: &Derived, mon: &LinkMonitor) -> Value {
         "transmitted": qs.transmitted,
         "drops": drops,
         "drops_total": total_drops,
-        "link_loss_drops": link_loss,
+        "link_loss_drops": win.link_loss,
         "drop_ratio": if qs.arrivals > 0 { total_drops as f64 / qs.arrivals as f64 } else { 0.0 },
         "queue_pkts_start": ws.map_or(0, |w| w.queue_pkts),
         "queue_pkts_end": q.len(),
         "state_bytes": q.state_bytes(),
-        "queue_mean_pkts": m.area_pkts / wn,
-        "queue_mean_bytes": m.area_bytes / wn,
-        "queue_max_pkts": m.max_qlen,
-        "delay_mean_s": if m.delay_n > 0 { m.delay_sum_ns / m.delay_n as f64 / 1e9 } else { f64::NAN },
-        "delay_p50_s": pct(0.5),
-        "delay_p95_s": pct(0.95),
-        "delay_p99_s": pct(0.99),
-        "delay_samples": m.delay_n,
+        "queue_mean_pkts": win.queue_mean_pkts,
+        "queue_mean_bytes": win.queue_mean_bytes,
+        "queue_max_pkts": win.queue_max_pkts,
+        "delay_mean_s": win.delay_mean_s,
+        "delay_p50_s": win.delay_p50_s,
+        "delay_p95_s": win.delay_p95_s,
+        "delay_p99_s": win.delay_p99_s,
+        "delay_samples": win.delay_samples,
         "groups": groups,
         "acks": {
             "arrivals": acks.arrivals,
@@ -195,8 +192,9 @@ fn group_summary(r: &Run, d: &Derived, gi: usize, g: &GroupSpec) -> Value {
     let mut fcts: Vec<f64> = idx.iter().map(|&i| d.fct(i)).filter(|x| x.is_finite()).collect();
     let thr: Vec<f64> = idx.iter().map(|&i| d.thr(i)).collect();
     let good: Vec<f64> = idx.iter().map(|&i| d.goodput(i)).collect();
-    let sum_thr: f64 = thr.iter().sum();
-    let sum_good: f64 = good.iter().sum();
+    // (+ 0.0: the sum of no flows is -0.0 in IEEE arithmetic; a group without flows has 0 b/s)
+    let sum_thr: f64 = thr.iter().sum::<f64>() + 0.0;
+    let sum_good: f64 = good.iter().sum::<f64>() + 0.0;
     // the share of the capacity of the flows' measured links: summed per link
     let mut measured: Vec<u32> = Vec::new();
     for &i in &idx {
@@ -219,9 +217,20 @@ fn group_summary(r: &Run, d: &Derived, gi: usize, g: &GroupSpec) -> Value {
     for reason in DropReason::ALL {
         drops.insert(reason.name().into(), json!(members().map(|c| c.drops[reason.index()] as u64).sum::<u64>()));
     }
+    // the fraction of the group's data packets lost, of those whose fate was decided in the window
+    // (dropped anywhere on the path, or delivered): docs/metrics.md, "groups"
+    let lost: u64 = members().map(|c| c.total_drops()).sum();
+    let fated = lost + members().map(|c| c.delivered_pkts as u64).sum::<u64>();
+    let loss = if fated > 0 { lost as f64 / fated as f64 } else { f64::NAN };
     fcts.sort_by(|a, b| a.total_cmp(b));
     let fct_mean = if fcts.is_empty() { f64::NAN } else { fcts.iter().sum::<f64>() / fcts.len() as f64 };
     let fct_median = if fcts.is_empty() { f64::NAN } else { fcts[fcts.len() / 2] };
+    // time in recovery from retransmission timeouts: in all, the longest, and how many flows spent
+    // more than a tenth of the window in it (the printed summary's note, docs/tcp.md)
+    let window_ms = r.sc.duration.saturating_sub(r.sc.warmup) / 1_000_000;
+    let rto_ms: u64 = members().map(|c| c.rto_ms as u64).sum();
+    let rto_max_ms = members().map(|c| c.rto_ms).max().unwrap_or(0);
+    let rto_flows = members().filter(|c| c.rto_ms as u64 * 10 > window_ms).count();
     let node = |n: u32| topo.nodes[n as usize].name.clone();
     let ends = |f: fn(&crate::scenario::Endpoints) -> u32| {
         let mut names: Vec<String> = Vec::new();
@@ -269,10 +278,14 @@ fn group_summary(r: &Run, d: &Derived, gi: usize, g: &GroupSpec) -> Value {
         "jain_throughput": jain(&thr),
         "jain_goodput": jain(&good),
         "drops": drops,
+        "loss": loss,
         "timeouts": members().map(|c| c.timeouts as u64).sum::<u64>(),
         "ce_marks": members().map(|c| c.ce_marks as u64).sum::<u64>(),
         "ecn_reductions": members().map(|c| c.ecn_reductions as u64).sum::<u64>(),
         "fast_retransmits": members().map(|c| c.fast_retx as u64).sum::<u64>(),
+        "rto_recovery_s": rto_ms as f64 / 1e3,
+        "rto_recovery_max_s": rto_max_ms as f64 / 1e3,
+        "rto_recovery_flows": rto_flows,
     });
     if let Value::Object(o) = &mut v {
         super::latency::group_keys(r, gi, o);

@@ -48,7 +48,7 @@ pub fn parse_aqm(value: toml::Value, path: &str) -> R<AqmConfig> {
         }
     };
     let src = TomlParams { value: toml::Value::Table(t), path };
-    let Some(cfg) = AqmConfig::parse(&kind, src)? else {
+    let Some(cfg) = AqmConfig::parse(&kind, src).map_err(|e| with_required(e, &kind))? else {
         return Err(ScenarioError::new(
             format!("{path}.type"),
             format!("unknown AQM \"{kind}\"; available: {} (see `aqmlab list aqm`)", names.join(", ")),
@@ -56,6 +56,24 @@ pub fn parse_aqm(value: toml::Value, path: &str) -> R<AqmConfig> {
     };
     cfg.validate().map_err(|e| ScenarioError::new(format!("{path}.{}", e.field), e.msg))?;
     Ok(cfg)
+}
+
+/// A missing parameter's error names every parameter the discipline requires, so that one
+/// correction is enough (`missing field `max_th``: RED requires min_th and max_th).
+fn with_required(mut e: ScenarioError, kind: &str) -> ScenarioError {
+    if e.msg.starts_with("missing field") {
+        let required: Vec<String> = aqm::describe::describe(kind)
+            .map(|d| d.params.into_iter().filter(|p| p.default.is_none()).map(|p| p.name).collect())
+            .unwrap_or_default();
+        if !required.is_empty() {
+            e.msg = format!(
+                "{}; type = \"{kind}\" requires {} (`aqmlab list aqm {kind}` lists its parameters)",
+                e.msg,
+                required.join(", ")
+            );
+        }
+    }
+    e
 }
 
 pub(super) fn link_spec(
@@ -104,7 +122,7 @@ pub(super) fn link_spec(
     if !(0.0..1.0).contains(&loss_rate) {
         return Err(ScenarioError::new(format!("{path}.loss_rate"), format!("must be in [0, 1), got {loss_rate}")));
     }
-    let aqm = match raw.aqm {
+    let mut aqm = match raw.aqm {
         Some(v) => parse_aqm(v, &format!("{path}.aqm"))?,
         None => AqmConfig::DropTail(Default::default()),
     };
@@ -112,6 +130,9 @@ pub(super) fn link_spec(
         UnitName::Packets => Limit::packets(limit),
         UnitName::Bytes => Limit::bytes(limit),
     };
+    // parameters that follow the buffer where left out (CHOKeW's and RIO's thresholds), set now
+    // that the buffer is known
+    aqm.fill_for_buffer(limit).map_err(|e| ScenarioError::new(format!("{path}.aqm.{}", e.field), e.msg))?;
     // a discipline that can never act with this buffer is a DropTail in disguise: refused
     if let Some(e) = aqm.inert(limit, rate_bps) {
         return Err(ScenarioError::new(format!("{path}.aqm.{}", e.field), e.msg));

@@ -47,6 +47,23 @@ impl Scenario {
     pub fn n_static_flows(&self) -> usize {
         self.groups.iter().map(|g| g.static_flows() as usize).sum()
     }
+    /// What each link's queue discipline never uses though it acts, one line each
+    /// ([`aqm::AqmConfig::notes`]: RED's `max_th` beyond the buffer, ...): `bottleneck.aqm.max_th:
+    /// <why>` for the dumbbell's links, `link r0-r1: aqm.max_th: <why>` for the others.
+    pub fn notes(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for l in &self.topology.links {
+            let at = match (self.topology.shape, l.name.as_str()) {
+                (Shape::Dumbbell, name) => format!("{name}."),
+                (_, name) => format!("link {name}: "),
+            };
+            for e in l.spec.aqm.notes(l.spec.limit, l.spec.rate_bps) {
+                out.push(format!("{at}aqm.{}: {}", e.field, e.msg));
+            }
+        }
+        out
+    }
+
     /// The dumbbell's bottleneck link R1 -> R2 (`None` for other topologies).
     pub fn bottleneck(&self) -> Option<&LinkSpec> {
         (self.topology.shape == Shape::Dumbbell).then(|| &self.topology.links[0].spec)

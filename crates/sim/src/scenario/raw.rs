@@ -167,6 +167,29 @@ pub(super) struct RawTcp {
     pub(super) cubic_beta: Option<f64>,
     pub(super) cubic_fast_convergence: Option<bool>,
     pub(super) cubic_tcp_friendly: Option<bool>,
+    pub(super) rack: Option<bool>,
+    pub(super) tlp: Option<bool>,
+    pub(super) prr: Option<bool>,
+    pub(super) hystart: Option<HystartName>,
+    pub(super) rto_estimator: Option<RtoEstimatorName>,
+    pub(super) min_rtt_window: Option<Dur>,
+}
+
+#[derive(Deserialize, Clone, Copy)]
+pub(super) enum HystartName {
+    #[serde(rename = "off")]
+    Off,
+    #[serde(rename = "linux")]
+    Linux,
+    #[serde(rename = "hystart++")]
+    HystartPp,
+}
+
+#[derive(Deserialize, Clone, Copy)]
+#[serde(rename_all = "lowercase")]
+pub(super) enum RtoEstimatorName {
+    Rfc6298,
+    Linux,
 }
 
 #[derive(Deserialize, Clone, Copy)]

@@ -1,25 +1,28 @@
 //! `[tcp]` and a group's `tcp = { ... }`: presets, variants and their parameters, merged and validated.
 
 use super::error::{ScenarioError, R};
-use super::raw::{RawTcp, RecoveryName, TcpVariantName};
-use crate::tcp::{CcConfig, Recovery, TcpConfig};
+use super::raw::{HystartName, RawTcp, RecoveryName, RtoEstimatorName, TcpVariantName};
+use crate::tcp::{CcConfig, Hystart, Recovery, RtoEstimator, TcpConfig};
 
 /// TCP variants this build provides (`aqmlab list tcp`).
 pub const TCP_NAMES: &[(&str, &str)] = &[
     ("reno", "TCP Reno: RFC 5681 slow start, congestion avoidance, fast retransmit and fast recovery"),
     ("newreno", "TCP NewReno: Reno with RFC 6582 partial-ACK recovery"),
-    ("sack", "TCP SACK: RFC 2018 selective ACKs with RFC 6675 pipe-based loss recovery, Reno congestion control"),
+    (
+        "sack",
+        "TCP SACK: RFC 2018 selective ACKs with RFC 6675 pipe-based loss recovery (with the modern preset: RACK-TLP and PRR as Linux), Reno congestion control",
+    ),
     (
         "vegas",
         "TCP Vegas (Brakmo & Peterson 1995, as ns-2's agent): keeps alpha..beta packets queued, judged from RTTs once per round trip; Reno loss recovery",
     ),
     (
         "cubic",
-        "TCP CUBIC (RFC 9438): cubic window growth around the last congestion point, Reno-friendly region, fast convergence; SACK loss recovery",
+        "TCP CUBIC (RFC 9438): cubic window growth around the last congestion point, Reno-friendly region, fast convergence; SACK loss recovery (with the modern preset: HyStart as Linux, RACK-TLP, PRR)",
     ),
     (
         "bbr",
-        "BBR v1 (Cardwell et al. 2016, as Linux's tcp_bbr.c): paced at the windowed-max bandwidth times a gain cycle, cwnd 2 BDP; startup, drain, probe_bw, probe_rtt; SACK loss recovery",
+        "BBR v1 (Cardwell et al. 2016, as Linux's tcp_bbr.c): paced at the windowed-max bandwidth times a gain cycle, cwnd 2 BDP plus the ACK-aggregation allowance; startup, drain, probe_bw, probe_rtt; long-term (policer) bandwidth; with the modern preset RACK-TLP recovery and packet conservation",
     ),
     (
         "dctcp",
@@ -81,6 +84,7 @@ pub(super) fn merge_tcp(global: &RawTcp, local: Option<&RawTcp>, path: &str) -> 
         let at = m.key_path("l4s", m.local.l4s.is_some());
         return Err(ScenarioError::new(at, "ECT(1) needs ECN: l4s = true with ecn = false"));
     }
+    linux_recovery(&m, &mut d)?;
     if let Some(g) = pick!(m, dctcp_g) {
         if !d.cc.scalable() {
             return Err(ScenarioError::new(
@@ -132,6 +136,65 @@ fn preset_and_variant(m: &Merge) -> R<TcpConfig> {
         Some(RecoveryName::Sack) => Recovery::Sack,
     };
     Ok(d)
+}
+
+/// Linux's loss recovery (RACK-TLP, PRR), HyStart and RTO estimator. A preset's `rack` applies
+/// only with SACK recovery, `hystart` only to CUBIC; written explicitly elsewhere they are errors.
+fn linux_recovery(m: &Merge, d: &mut TcpConfig) -> R<()> {
+    let at = |key: &str, local: bool| m.key_path(key, local);
+    let sack = d.recovery == Recovery::Sack;
+    d.rack = match pick!(m, rack) {
+        Some(true) if !sack => {
+            return Err(ScenarioError::new(
+                at("rack", m.local.rack.is_some()),
+                format!("RACK-TLP needs SACK recovery (this group's recovery is {})", d.recovery.name()),
+            ))
+        }
+        Some(v) => v,
+        None => d.rack && sack,
+    };
+    for (key, v, local) in
+        [("tlp", pick!(m, tlp), m.local.tlp.is_some()), ("prr", pick!(m, prr), m.local.prr.is_some())]
+    {
+        if v == Some(true) && !d.rack {
+            return Err(ScenarioError::new(at(key, local), "applies to RACK-TLP recovery only (rack = true)"));
+        }
+    }
+    d.tlp = pick!(m, tlp).unwrap_or(d.tlp && d.rack);
+    d.prr = pick!(m, prr).unwrap_or(d.prr && d.rack);
+    let cubic = matches!(d.cc, CcConfig::Cubic { .. });
+    d.hystart = match pick!(m, hystart) {
+        Some(h) if !matches!(h, HystartName::Off) && !cubic => {
+            return Err(ScenarioError::new(
+                at("hystart", m.local.hystart.is_some()),
+                format!("applies to the cubic variant only (this group's variant is {})", d.variant),
+            ))
+        }
+        Some(HystartName::Off) => Hystart::Off,
+        Some(HystartName::Linux) => Hystart::Linux,
+        Some(HystartName::HystartPp) => Hystart::HystartPp,
+        None if cubic => d.hystart,
+        None => Hystart::Off,
+    };
+    // Linux's estimator takes a sample from every ACK, which RACK-TLP recovery's records give
+    d.rto_estimator = match pick!(m, rto_estimator) {
+        None if d.rack => d.rto_estimator,
+        None | Some(RtoEstimatorName::Rfc6298) => RtoEstimator::Rfc6298,
+        Some(RtoEstimatorName::Linux) if d.rack => RtoEstimator::Linux,
+        Some(RtoEstimatorName::Linux) => {
+            return Err(ScenarioError::new(
+                at("rto_estimator", m.local.rto_estimator.is_some()),
+                "\"linux\" needs RACK-TLP recovery (rack = true), whose records give a sample per ACK",
+            ))
+        }
+    };
+    if let Some(w) = pick!(m, min_rtt_window) {
+        if w.0 == 0 {
+            return Err(m.err("min_rtt_window", "must be > 0"));
+        }
+        d.min_rtt_window = w.0;
+    }
+    Ok(())
 }
 
 /// Segment and ACK sizes, the initial and the receiver's window.

@@ -3,7 +3,9 @@
 
 use super::Sim;
 use crate::event::{EventQueue, Kind};
-use crate::hosts::{start_time, tcp_app, App, Flow, NO_SESSION, NO_TIMER};
+use crate::hosts::{
+    start_time, tcp_app, App, Flow, TimerKey, DELACK_SLOT, NO_SESSION, NO_TIMER, RTO_SLOT, TIMER_SLOTS,
+};
 use crate::measure::FlowCounters;
 use crate::net::{Network, Route};
 use crate::packet::{Packet, PktKind, F_ECHO, F_IN_PROFILE, F_RETX};
@@ -147,7 +149,7 @@ impl Sim {
                     c.ack_sent();
                     self.inject(ack);
                 }
-                self.sync_timer(fi, 1);
+                self.sync_timer(fi, DELACK_SLOT);
             }
             PktKind::Ack => {
                 let start = self.scratch.len();
@@ -166,7 +168,7 @@ impl Sim {
                     }
                 }
                 self.inject_sent(fi, start);
-                self.sync_timer(fi, 0);
+                self.sync_timer(fi, RTO_SLOT);
                 if completed {
                     self.on_completed(fi);
                 }
@@ -204,14 +206,14 @@ impl Sim {
         }
     }
 
-    /// Make sure timer `slot` (0 = RTO, 1 = delayed ACK) of flow `fi` has an event no later than
+    /// Make sure timer `slot` (`RTO_SLOT` or `DELACK_SLOT`) of flow `fi` has an event no later than
     /// its deadline. Re-arming to a later deadline touches nothing: the earlier event, when it
     /// fires, finds the deadline moved and re-schedules itself.
     #[inline]
     fn sync_timer(&mut self, fi: usize, slot: usize) {
         let App::Tcp { tx, rx } = &self.flows[fi].app else { return };
-        let deadline = if slot == 0 { tx.timer_deadline() } else { rx.delack_deadline };
-        let k = 2 * fi + slot;
+        let deadline = if slot == RTO_SLOT { tx.timer_deadline() } else { rx.delack_deadline };
+        let k = TimerKey::new(fi, slot).0;
         if deadline != 0 && deadline < self.timers[k] {
             self.timers[k] = deadline;
             self.ev.push(deadline, Kind::Timer, k as u32);
@@ -224,9 +226,9 @@ impl Sim {
             return; // superseded by an earlier event for the same timer
         }
         self.timers[k] = NO_TIMER;
-        let (fi, slot) = (k / 2, k % 2);
+        let (fi, slot) = (TimerKey(k).flow(), TimerKey(k).slot());
         let App::Tcp { tx, rx } = &mut self.flows[fi].app else { return };
-        let deadline = if slot == 0 { tx.timer_deadline() } else { rx.delack_deadline };
+        let deadline = if slot == RTO_SLOT { tx.timer_deadline() } else { rx.delack_deadline };
         if deadline == 0 {
             return;
         }
@@ -254,7 +256,7 @@ impl Sim {
         let start = self.scratch.len();
         tx.start(&mut Cx::new(now, &mut self.scratch, &mut self.ctr[fi]));
         self.inject_sent(fi, start);
-        self.sync_timer(fi, 0);
+        self.sync_timer(fi, RTO_SLOT);
     }
 
     pub(super) fn on_start(&mut self, fi: usize) {
@@ -331,7 +333,7 @@ impl Sim {
 
     /// Add a TCP connection on `host` (a short connection or a web response): a new flow id.
     fn new_connection(&mut self, group: u32, host: u32, limit: u32, stop: Time, session: u32) -> Option<usize> {
-        if 2 * self.flows.len() + 1 > crate::event::MAX_INDEX as usize {
+        if TimerKey::new(self.flows.len(), TIMER_SLOTS - 1).0 > crate::event::MAX_INDEX as usize {
             // more connections than the event set can index: the run stops with an error
             self.too_many = true;
             return None;
@@ -357,7 +359,7 @@ impl Sim {
             m.add_flow();
         }
         self.ctr.push(FlowCounters::default());
-        self.timers.extend_from_slice(&[NO_TIMER, NO_TIMER]);
+        self.timers.extend_from_slice(&[NO_TIMER; TIMER_SLOTS]);
         Some(fid)
     }
 

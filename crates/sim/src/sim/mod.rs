@@ -15,11 +15,12 @@
 mod apps;
 mod capture;
 mod edge;
+mod prefetch;
 mod sample;
 mod shortcut;
 
 use crate::event::{EventQueue, Kind};
-use crate::hosts::{App, Flow, NO_TIMER};
+use crate::hosts::{App, Flow, TimerKey, NO_TIMER, TIMER_SLOTS};
 use crate::measure::{FlowCounters, FlowSeries, HopDrops};
 use crate::monitor::LinkMonitor;
 use crate::net::{Entry, Network, Route, NEXT_HOST, NEXT_SHARED, NO_MONITOR};
@@ -29,6 +30,44 @@ use crate::scenario::Scenario;
 use crate::traffic::short::ShortGen;
 use crate::traffic::web::Session;
 use aqm::{DropReason, Qdisc, Time, NS_PER_SEC};
+
+/// The events a run starts with (its hosts' own are `apps::Traffic`'s): the first per-flow sample,
+/// the warm-up's snapshot, every AQM's first timer, the first sample and the first Poisson queue
+/// snapshot. Returns the instant of the first per-flow sample (`Time::MAX` if none).
+fn first_events(
+    sc: &Scenario,
+    net: &Network,
+    ev: &mut EventQueue,
+    snap_rng: &mut aqm::rng::Rng,
+) -> Result<Time, SimError> {
+    let mut next_flow_sample = Time::MAX;
+    if let Some(iv) = sc.flow_series_interval {
+        if iv < sc.duration {
+            ev.push(iv, Kind::FlowSample, 0);
+            next_flow_sample = iv;
+        }
+    }
+    if sc.warmup > 0 {
+        ev.push(sc.warmup, Kind::Warmup, 0);
+    }
+    for l in 0..net.links.len() {
+        if let Some(period) = net.aqm(l).and_then(|a| a.queue.disc.timer_period()) {
+            if period == 0 {
+                let name = &sc.topology.links[l].name;
+                return Err(SimError::Build(format!("link {name}: the AQM's timer period is zero")));
+            }
+            ev.push(period, Kind::AqmTimer, l as u32);
+        }
+    }
+    ev.push(0, Kind::Sample, 0);
+    if sc.queue_snapshots && sc.snapshot_poisson {
+        let first = sc.warmup.saturating_add(sample::exp_gap(snap_rng, sc.sample_interval));
+        if first < sc.duration {
+            ev.push(first, Kind::Snapshot, 0);
+        }
+    }
+    Ok(next_flow_sample)
+}
 
 /// Why a run did not produce results.
 #[derive(Debug, Clone, PartialEq)]
@@ -54,16 +93,6 @@ impl std::fmt::Display for SimError {
 // sizes for the resource estimate (crate::budget)
 pub(crate) const FLOW_BYTES: u64 = std::mem::size_of::<Flow>() as u64;
 pub(crate) const LINK_BYTES: u64 = std::mem::size_of::<crate::net::Link>() as u64;
-
-/// Runs with this many flows or more request the state of the next events and departures ahead
-/// (`Sim::prefetch_ahead`, `Sim::prefetch_flow`; below it, a run's state mostly stays in the
-/// caches, and the requests only add work: 2 % more instructions at the bench's point `a`, 1 000
-/// flows, for the tenth round's first request alone).
-const PREFETCH_FLOWS: usize = 50_000;
-
-/// How far behind its head a queue's packet is when its flow's state is requested (at the
-/// departures of runs with `PREFETCH_FLOWS`; `Sim::prefetch_flow`).
-const QUEUE_AHEAD: usize = 4;
 
 /// A runnable simulation.
 pub struct Sim {
@@ -123,35 +152,10 @@ impl Sim {
         let t = apps::Traffic::new(&sc, seed, &net, &mut ev);
         let n = t.flows.len();
         let max_paths = net.max_paths;
-        let mut next_flow_sample = Time::MAX;
-        if let Some(iv) = sc.flow_series_interval {
-            if iv < sc.duration {
-                ev.push(iv, Kind::FlowSample, 0);
-                next_flow_sample = iv;
-            }
-        }
         let mut routes = t.routes;
         shortcut::allow(&sc, &net, &t.flows, &mut routes);
-        if sc.warmup > 0 {
-            ev.push(sc.warmup, Kind::Warmup, 0);
-        }
-        for l in 0..net.links.len() {
-            if let Some(period) = net.aqm(l).and_then(|a| a.queue.disc.timer_period()) {
-                if period == 0 {
-                    let name = &sc.topology.links[l].name;
-                    return Err(SimError::Build(format!("link {name}: the AQM's timer period is zero")));
-                }
-                ev.push(period, Kind::AqmTimer, l as u32);
-            }
-        }
-        ev.push(0, Kind::Sample, 0);
         let mut snap_rng = aqm::rng::Rng::stream(seed, "snapshots", 0);
-        if sc.queue_snapshots && sc.snapshot_poisson {
-            let first = sc.warmup.saturating_add(sample::exp_gap(&mut snap_rng, sc.sample_interval));
-            if first < sc.duration {
-                ev.push(first, Kind::Snapshot, 0);
-            }
-        }
+        let next_flow_sample = first_events(&sc, &net, &mut ev, &mut snap_rng)?;
         let monitors = net
             .monitored
             .iter()
@@ -173,7 +177,7 @@ impl Sim {
             ctr: crate::mem::huge_filled(n, FlowCounters::default()),
             hop_drops: HopDrops::new(max_paths),
             base: None,
-            timers: crate::mem::huge_filled(2 * n, NO_TIMER),
+            timers: crate::mem::huge_filled(TIMER_SLOTS * n, NO_TIMER),
             monitors,
             snaps: Default::default(),
             snap_rng,
@@ -220,117 +224,6 @@ impl Sim {
         self.finish()
     }
 
-    /// Start loading what the next events will read (a hint only: nothing changes), and return
-    /// the flow whose state was requested. At scale an event misses the cache several times in a
-    /// row before any work, each load needing the one before: the link, its pipe's front entry
-    /// (the packet), then the packet's flow. The links of the current granule's events were
-    /// requested at its refill (`pop_before`); here each step of that chain is requested ahead
-    /// of the next, as a pipeline over the events to come, so that every miss overlaps an
-    /// event's work. (One step alone, the next event's front entry, was the tenth round's; the
-    /// eleventh added the others; the twelfth dropped the ring's header, which a ring no longer
-    /// has: docs/engine.md.)
-    #[inline(always)]
-    fn prefetch_ahead(&self) -> Option<usize> {
-        if !self.prefetching() {
-            return None;
-        }
-        // as a pipeline: a link three events ahead, the front entry of the next but one, then
-        // the state of the next one's flow (each step reads what an earlier one requested; the
-        // link two events before its entry, as when its ring's header came between: requesting
-        // it four or five events ahead, or the entry two ahead, measured the same)
-        let net = &self.net;
-        const LINK_AHEAD: usize = 3;
-        const FRONT_AHEAD: usize = 1;
-        if let Some((Kind::Link, j)) = self.ev.peek_next(LINK_AHEAD) {
-            crate::mem::prefetch(&net.links[j as usize]);
-        }
-        if let Some((Kind::Link, j)) = self.ev.peek_next(FRONT_AHEAD) {
-            net.links[j as usize].pipe.prefetch_front(&net.store);
-        }
-        let f = match self.ev.peek_next(0) {
-            Some((Kind::Link, j)) => match net.links[j as usize].pipe.front(&net.store) {
-                // a data packet going on into a link (from its access link into the bottleneck)
-                // reads nothing of its flow there but its entries at the measured links
-                Some(Entry::InFlight { pkt, .. })
-                    if !is_reverse(pkt.kind) && net.links[j as usize].next < NEXT_HOST =>
-                {
-                    for m in &self.monitors {
-                        m.prefetch_flow(pkt.flow as usize);
-                    }
-                    return None;
-                }
-                Some(Entry::InFlight { pkt, .. }) => pkt.flow as usize,
-                _ => return None,
-            },
-            Some((Kind::Timer, k)) => k as usize / 2,
-            _ => return None,
-        };
-        self.prefetch_flow(f);
-        Some(f)
-    }
-
-    /// Whether this run requests state ahead (`PREFETCH_FLOWS`).
-    #[inline(always)]
-    fn prefetching(&self) -> bool {
-        self.flows.len() >= PREFETCH_FLOWS
-    }
-
-    /// The links of flow `f`'s paths where its host puts a packet and where its host takes one
-    /// (reading `f`'s route).
-    #[inline(always)]
-    fn end_links(&self, f: usize) -> impl Iterator<Item = &crate::net::Link> {
-        let ends = self.routes.get(f).map(|r| [r.first_fwd, r.first_rev, r.last_fwd, r.last_rev]);
-        ends.into_iter().flatten().filter_map(|l| self.net.links.get(l as usize))
-    }
-
-    /// Start loading flow `f`'s end links (its route was requested before). A hint only.
-    #[inline(always)]
-    fn prefetch_links(&self, f: usize) {
-        self.end_links(f).for_each(crate::mem::prefetch);
-    }
-
-    /// Start loading the rings, or the one entry, of flow `f`'s end links' pipes (its route and
-    /// those links were requested before). A hint only.
-    #[inline(always)]
-    fn prefetch_pipes(&self, f: usize) {
-        self.end_links(f).for_each(|link| link.pipe.prefetch_where(&self.net.store));
-    }
-
-    /// A busy link's pipe says which packets its next events forward: start loading the state of
-    /// the flow of the packet `AHEAD` entries behind its front, so that those misses overlap the
-    /// events in between. A hint only.
-    #[inline(always)]
-    fn prefetch_behind(&self, l: usize) {
-        const AHEAD: usize = 2;
-        if !self.prefetching() {
-            return;
-        }
-        let net = &self.net;
-        let pipe = &net.links[l].pipe;
-        if pipe.len() > AHEAD {
-            if let Entry::InFlight { pkt, .. } = pipe.get(&net.store, AHEAD) {
-                self.prefetch_flow(pkt.flow as usize);
-            }
-        }
-    }
-
-    /// Start loading what an event for flow `f` reads: its route, its TCP state, its counters,
-    /// its timer slots and its entries at the measured links. A hint only.
-    #[inline(always)]
-    fn prefetch_flow(&self, f: usize) {
-        use crate::mem::{prefetch, prefetch_all};
-        if f >= self.flows.len() {
-            return;
-        }
-        prefetch(&self.routes[f]);
-        prefetch_all(&self.flows[f]);
-        prefetch_all(&self.ctr[f]);
-        prefetch(&self.timers[2 * f]);
-        for m in &self.monitors {
-            m.prefetch_flow(f);
-        }
-    }
-
     /// The event loop alone (what `aqmlab bench` times as the engine's run): process every event
     /// before the run's end. Follow it with [`Sim::finish`].
     pub fn run_events(&mut self, progress: &mut dyn FnMut(f64) -> bool) -> Result<(), SimError> {
@@ -373,7 +266,7 @@ impl Sim {
             if self.too_many {
                 return Err(SimError::Build(format!(
                     "more than {} connections: too many for one run (lower arrival_rate, count or duration)",
-                    crate::event::MAX_INDEX / 2
+                    TimerKey::flows_below(crate::event::MAX_INDEX as usize)
                 )));
             }
         }
@@ -529,29 +422,11 @@ impl Sim {
             let a = class.aqm.as_deref_mut().expect("aqm");
             a.idle_reported = false;
             let (n, b, monitor) = (a.queue.len(), a.queue.bytes(), a.monitor);
-            // the flows of the packets `QUEUE_AHEAD`, half and a quarter of it behind the head
-            // (`prefetching`, read where the queue is borrowed)
-            let coming = if self.flows.len() >= PREFETCH_FLOWS {
-                let q = &a.queue.disc;
-                let flow = |k| q.upcoming(k).map(|p| p.flow as usize);
-                (flow(QUEUE_AHEAD), flow(QUEUE_AHEAD / 2), flow(QUEUE_AHEAD / 4))
-            } else {
-                (None, None, None)
-            };
+            let coming = prefetch::coming(&a.queue.disc, self.flows.len());
             link.free_at = start.saturating_add(class.tx_time(pkt.size));
             let arrive = link.free_at.saturating_add(class.delay);
             let shared = link.next == NEXT_SHARED;
-            // request the first's state, the second's end links and the third's pipes, each
-            // reading what was requested for it at earlier departures
-            if let Some(f) = coming.0 {
-                self.prefetch_flow(f);
-            }
-            if let Some(f) = coming.1 {
-                self.prefetch_links(f);
-            }
-            if let Some(f) = coming.2 {
-                self.prefetch_pipes(f);
-            }
+            self.prefetch_coming(coming);
             if monitor != NO_MONITOR {
                 self.monitors[monitor as usize].departed(&pkt, start, enq, n, b);
             }

@@ -21,6 +21,9 @@ impl Sim {
     pub(super) fn on_warmup(&mut self) {
         // transmissions starting at `warmup` or later belong to the window
         self.advance_monitored(self.now - 1);
+        for c in &mut self.ctr {
+            c.close_rto(self.now);
+        }
         self.base = Some((self.ctr.clone(), self.hop_drops.clone()));
         self.set_horizon();
         for m in &mut self.monitors {
@@ -32,6 +35,9 @@ impl Sim {
     /// End of the run: transmissions starting before `end` belong to the window.
     pub(super) fn finish_window(&mut self, end: Time) {
         self.advance_monitored(end - 1);
+        for c in &mut self.ctr {
+            c.close_rto(end);
+        }
         for m in &mut self.monitors {
             m.queue.finish(end);
         }

@@ -61,13 +61,10 @@ pub(super) fn allow(sc: &Scenario, net: &Network, flows: &[Flow], routes: &mut [
     for (f, r) in flows.iter().zip(routes.iter_mut()) {
         r.early = match &sc.groups[f.group as usize].transport {
             // a probe's receiver sends its echo: as a TCP receiver its ACK
-            Transport::Udp { probe: Some(p), .. } if p.echo => {
-                if alone(r.first_rev) {
-                    EARLY_DATA | through(r.last_fwd, THROUGH_DATA)
-                } else {
-                    0
-                }
+            Transport::Udp { probe: Some(p), .. } if p.echo && alone(r.first_rev) => {
+                EARLY_DATA | through(r.last_fwd, THROUGH_DATA)
             }
+            Transport::Udp { probe: Some(p), .. } if p.echo => 0,
             Transport::Udp { .. } => EARLY_DATA | through(r.last_fwd, THROUGH_DATA),
             Transport::Tcp { cfg, app: TcpApp::Bulk { .. } } if cfg.recovery != crate::tcp::Recovery::Sack => {
                 let data = if alone(r.first_rev) { EARLY_DATA | through(r.last_fwd, THROUGH_DATA) } else { 0 };

@@ -22,14 +22,33 @@
 //!   smoothed RTT. **Window**: `cwnd_gain · BDP` plus Linux's quantisation allowance (three
 //!   send quanta of 1 or 2 segments, rounded up to even, +2 in the 1.25 phase), grown towards
 //!   it by the segments each ACK delivers, at least 4.
-//! * **Loss** (a deviation from Linux, which keeps its own window through recovery with packet
-//!   conservation): BBR keeps `ssthresh = cwnd`, so the sender's loss recovery (SACK, RFC 6675)
-//!   runs with the window BBR had, and the window is restored to at least that when recovery
-//!   ends; the model (bandwidth, RTT, state machine, pacing rate) keeps running during recovery.
-//!   After a timeout the window restarts at one segment and grows back by the delivered
-//!   segments, as Linux.
+//! * **ACK aggregation** (`bbr_update_ack_aggregation`, Linux ≥ 5.1): the segments delivered
+//!   beyond what the bandwidth estimate explains since the start of an aggregation epoch (reset
+//!   when ACKs arrive no faster than expected), their maximum over 5–10 rounds
+//!   (`extra_acked`), at most the window and 100 ms at the estimated rate, is added to the target
+//!   window once the pipe is full, so inter-ACK silences do not starve the sender.
+//! * **Long-term bandwidth** (`bbr_lt_bw_sampling`, policer detection): from the first loss,
+//!   intervals of 4–16 rounds are timed; an interval that ends with a loss rate of 20 % or more
+//!   gives a long-term rate (delivered / interval), and two consecutive such rates within 1/8
+//!   (or 4 kb/s) of each other make BBR believe it is policed: it then paces at their mean with
+//!   gain 1 for 48 rounds (`lt_use_bw`), and starts over. Needs the loss marks of RACK-TLP
+//!   recovery (`tcp.rack`); without them it never starts.
+//! * **Loss, with RACK-TLP recovery** (`tcp.rack`, as Linux: BBR's `cong_control` sets the
+//!   window in every state, `bbr_set_cwnd_to_recover_or_restore`): the segments newly deemed lost
+//!   come off the window; on entering fast recovery the window is cut to what is in flight plus
+//!   what this ACK delivered, and for the first round of recovery it is *packet conservation*
+//!   (at least in flight + delivered: a segment out per segment delivered); after that round it
+//!   grows towards the target as always (at most two out per one delivered); on leaving recovery
+//!   (or the loss state after a timeout) it is restored to at least the window saved when the
+//!   loss began (`bbr_save_cwnd`). A timeout (`bbr_set_state(TCP_CA_Loss)`) also ends the round,
+//!   restarts the full-pipe detection and counts as a loss for the long-term sampling; the
+//!   sender sets the window to what is in flight plus one and BBR grows it back.
+//! * **Loss, with RFC 6675 recovery** (without `tcp.rack`): BBR keeps `ssthresh = cwnd`, so the
+//!   sender's SACK recovery runs with the window BBR had, which is restored to at least that when
+//!   recovery ends; the model keeps running during recovery. After a timeout the window restarts
+//!   at one segment and grows back by the delivered segments.
 
-use super::cc::{AckInfo, CongestionControl, Window};
+use super::cc::{AckInfo, CaState, CongestionControl, Window};
 use aqm::{Time, NS_PER_SEC};
 
 /// `2/ln 2`: the smallest gain that doubles the delivery rate each round (Linux `bbr_high_gain`
@@ -47,6 +66,18 @@ const FULL_BW_COUNT: u32 = 3;
 const PACING_MARGIN: f64 = 0.99;
 /// Linux's `TCP_INIT_CWND`, the window before `min_rtt` is known.
 const INIT_CWND: f64 = 10.0;
+/// Long-term sampling (`bbr_lt_*`): interval length in rounds, the lossy threshold (50/256 =
+/// 20 %), consistency (1/8, or 4 kb/s) and how long a policed rate is used.
+const LT_INTVL_MIN_RTTS: u32 = 4;
+const LT_LOSS_THRESH: f64 = 50.0 / 256.0;
+const LT_BW_RATIO: f64 = 1.0 / 8.0;
+const LT_BW_DIFF_BPS: f64 = 4000.0;
+const LT_BW_MAX_RTTS: u32 = 48;
+/// ACK aggregation (`bbr_extra_acked_*`): window of the maximum in rounds, its cap in time, and the
+/// segments after which an epoch is restarted.
+const EXTRA_ACKED_WIN_RTTS: u32 = 5;
+const EXTRA_ACKED_MAX: Time = 100_000_000;
+const ACK_EPOCH_RESET: u64 = 1 << 20;
 
 /// BBR's mode.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,7 +88,7 @@ pub enum Mode {
     ProbeRtt,
 }
 
-/// BBR's state (on the heap in [`super::Cc`]: about 250 bytes).
+/// BBR's state (on the heap in [`super::dispatch::Cc`]: about 250 bytes).
 #[derive(Debug, Clone)]
 pub struct Bbr {
     mss: f64,
@@ -82,6 +113,27 @@ pub struct Bbr {
     probe_rtt_round_done: bool,
     prior_cwnd: f64,
     delivered: u64,
+    /// Linux-recovery state: the recovery state at the previous ACK, and packet conservation on.
+    prev_state: CaState,
+    packet_conservation: bool,
+    /// Segments deemed lost so far (Linux `tp->lost`).
+    lost: u64,
+    /// Long-term sampling: on, using `lt_bw` (segments per ns), rounds in the interval, and where
+    /// the interval started (time, delivered, lost).
+    lt_is_sampling: bool,
+    pub lt_use_bw: bool,
+    lt_bw: f64,
+    lt_rtt_cnt: u32,
+    lt_last_stamp: Time,
+    lt_last_delivered: u64,
+    lt_last_lost: u64,
+    /// ACK aggregation: the epoch's start and segments, the two windows' maxima, their age and
+    /// which is current.
+    ack_epoch_start: Time,
+    ack_epoch_acked: u64,
+    extra_acked: [f64; 2],
+    extra_acked_win_rtts: u32,
+    extra_acked_win_idx: usize,
 }
 
 impl Default for Bbr {
@@ -113,6 +165,39 @@ impl Bbr {
             probe_rtt_round_done: false,
             prior_cwnd: 0.0,
             delivered: 0,
+            prev_state: CaState::Open,
+            packet_conservation: false,
+            lost: 0,
+            lt_is_sampling: false,
+            lt_use_bw: false,
+            lt_bw: 0.0,
+            lt_rtt_cnt: 0,
+            lt_last_stamp: 0,
+            lt_last_delivered: 0,
+            lt_last_lost: 0,
+            ack_epoch_start: 0,
+            ack_epoch_acked: 0,
+            extra_acked: [0.0; 2],
+            extra_acked_win_rtts: 0,
+            extra_acked_win_idx: 0,
+        }
+    }
+
+    /// The bandwidth the model uses (`bbr_bw`): the long-term rate when policed, else `BtlBw`.
+    pub fn bw(&self) -> f64 {
+        if self.lt_use_bw {
+            self.lt_bw
+        } else {
+            self.max_bw()
+        }
+    }
+
+    /// Segments in flight: Linux's count with RACK-TLP recovery, else outstanding.
+    fn in_flight(a: &AckInfo) -> f64 {
+        if a.linux {
+            a.in_flight
+        } else {
+            (a.snd_max - a.snd_una) as f64
         }
     }
 
@@ -137,9 +222,14 @@ impl Bbr {
 
     /// `bbr_inflight` with the quantisation allowance (`bbr_quantization_budget`).
     fn target_cwnd(&self, bw: f64, gain: f64, pacing_rate: f64) -> f64 {
+        self.quantize(self.bdp(bw, gain), pacing_rate)
+    }
+
+    /// `bbr_quantization_budget`: three send quanta more, rounded up to even, +2 in the 1.25 phase.
+    fn quantize(&self, cwnd: f64, pacing_rate: f64) -> f64 {
         let min_tso = if pacing_rate < 1.2e6 / 8.0 { 1.0 } else { 2.0 };
         let tso_goal = (pacing_rate / 1024.0 / self.mss).floor().clamp(min_tso, 127.0);
-        let mut cwnd = self.bdp(bw, gain) + 3.0 * tso_goal;
+        let mut cwnd = cwnd + 3.0 * tso_goal;
         cwnd = 2.0 * (cwnd / 2.0).ceil();
         if self.mode == Mode::ProbeBw && self.cycle_idx == 0 {
             cwnd += 2.0;
@@ -158,7 +248,9 @@ impl Bbr {
             self.next_rtt_delivered = rs.total_delivered;
             self.round_count += 1;
             self.round_start = true;
+            self.packet_conservation = false;
         }
+        self.lt_bw_sampling(a.now, a.lost, rs.app_limited);
         // Linux discards a sample over less than min_rtt (tcp_rate_gen): it measured a burst
         if self.min_rtt != Time::MAX && rs.interval < self.min_rtt {
             return;
@@ -174,6 +266,125 @@ impl Bbr {
         }
     }
 
+    /// Start a long-term sampling interval (`bbr_reset_lt_bw_sampling_interval`).
+    fn lt_reset_interval(&mut self, now: Time) {
+        self.lt_last_stamp = now;
+        self.lt_last_delivered = self.delivered;
+        self.lt_last_lost = self.lost;
+        self.lt_rtt_cnt = 0;
+    }
+
+    fn lt_reset(&mut self, now: Time) {
+        self.lt_bw = 0.0;
+        self.lt_use_bw = false;
+        self.lt_is_sampling = false;
+        self.lt_reset_interval(now);
+    }
+
+    /// `bbr_lt_bw_sampling`: `losses` segments were newly deemed lost on this ACK.
+    fn lt_bw_sampling(&mut self, now: Time, losses: u32, app_limited: bool) {
+        if self.lt_use_bw {
+            if self.mode == Mode::ProbeBw && self.round_start {
+                self.lt_rtt_cnt += 1;
+                if self.lt_rtt_cnt >= LT_BW_MAX_RTTS {
+                    self.lt_reset(now);
+                    self.enter_probe_bw_at(now);
+                }
+            }
+            return;
+        }
+        if !self.lt_is_sampling {
+            if losses == 0 {
+                return; // wait for the first loss: a policer's tokens are spent
+            }
+            self.lt_reset_interval(now);
+            self.lt_is_sampling = true;
+        }
+        if app_limited {
+            return self.lt_reset(now);
+        }
+        if self.round_start {
+            self.lt_rtt_cnt += 1;
+        }
+        if self.lt_rtt_cnt < LT_INTVL_MIN_RTTS {
+            return;
+        }
+        if self.lt_rtt_cnt > 4 * LT_INTVL_MIN_RTTS {
+            return self.lt_reset(now);
+        }
+        if losses == 0 {
+            return; // the interval ends with a loss
+        }
+        let lost = (self.lost - self.lt_last_lost) as f64;
+        let delivered = (self.delivered - self.lt_last_delivered) as f64;
+        if delivered == 0.0 || lost < LT_LOSS_THRESH * delivered {
+            return;
+        }
+        let t = now.saturating_sub(self.lt_last_stamp);
+        if t < 1_000_000 {
+            return; // less than a millisecond
+        }
+        let bw = delivered / t as f64;
+        if self.lt_bw > 0.0 {
+            let diff = (bw - self.lt_bw).abs();
+            if diff <= LT_BW_RATIO * self.lt_bw || diff * self.mss * 8.0 * 1e9 <= LT_BW_DIFF_BPS {
+                // two lossy intervals at a consistent rate: policed
+                self.lt_bw = (bw + self.lt_bw) / 2.0;
+                self.lt_use_bw = true;
+                self.pacing_gain = 1.0;
+                self.lt_rtt_cnt = 0;
+                return;
+            }
+        }
+        self.lt_bw = bw;
+        self.lt_reset_interval(now);
+    }
+
+    /// `bbr_update_ack_aggregation`: `acked` segments were delivered on this ACK at `now`.
+    fn update_ack_aggregation(&mut self, a: &AckInfo, cwnd: f64) {
+        let acked = a.delivered as u64;
+        if acked == 0 || a.rs.interval == 0 {
+            return;
+        }
+        if self.round_start {
+            self.extra_acked_win_rtts = (self.extra_acked_win_rtts + 1).min(31);
+            if self.extra_acked_win_rtts >= EXTRA_ACKED_WIN_RTTS {
+                self.extra_acked_win_rtts = 0;
+                self.extra_acked_win_idx ^= 1;
+                self.extra_acked[self.extra_acked_win_idx] = 0.0;
+            }
+        }
+        let mut expected = self.bw() * a.now.saturating_sub(self.ack_epoch_start) as f64;
+        if self.ack_epoch_acked as f64 <= expected || self.ack_epoch_acked + acked >= ACK_EPOCH_RESET {
+            self.ack_epoch_acked = 0;
+            self.ack_epoch_start = a.now;
+            expected = 0.0;
+        }
+        self.ack_epoch_acked = (self.ack_epoch_acked + acked).min(0xFFFFF);
+        let extra = (self.ack_epoch_acked as f64 - expected).min(cwnd);
+        let i = self.extra_acked_win_idx;
+        self.extra_acked[i] = self.extra_acked[i].max(extra);
+    }
+
+    /// `bbr_ack_aggregation_cwnd`: the window's allowance for ACK aggregation, once the pipe is
+    /// full (segments, whole as Linux's).
+    fn aggregation_cwnd(&self) -> f64 {
+        if !self.full_bw_reached {
+            return 0.0;
+        }
+        let max = self.bw() * EXTRA_ACKED_MAX as f64;
+        self.extra_acked[0].max(self.extra_acked[1]).floor().min(max.floor())
+    }
+
+    /// `bbr_save_cwnd`: remember the window to restore after recovery or ProbeRTT.
+    fn save_cwnd(&mut self, cwnd: f64) {
+        if self.prev_state < CaState::Recovery && self.mode != Mode::ProbeRtt {
+            self.prior_cwnd = cwnd;
+        } else {
+            self.prior_cwnd = self.prior_cwnd.max(cwnd);
+        }
+    }
+
     fn advance_cycle(&mut self, now: Time) {
         self.cycle_idx = (self.cycle_idx + 1) % PACING_GAINS.len();
         self.cycle_stamp = now;
@@ -183,15 +394,16 @@ impl Bbr {
         if self.mode != Mode::ProbeBw {
             return;
         }
-        let gain = PACING_GAINS[self.cycle_idx];
+        let gain = self.pacing_gain;
         let full_length = a.now.saturating_sub(self.cycle_stamp) > self.min_rtt;
         let bw = self.max_bw();
+        let inflight = if a.linux { a.prior_in_flight } else { a.flight };
         let next = if gain == 1.0 {
             full_length
         } else if gain > 1.0 {
-            full_length && (lost || a.flight >= self.target_cwnd(bw, gain, pacing_rate))
+            full_length && (lost || inflight >= self.target_cwnd(bw, gain, pacing_rate))
         } else {
-            full_length || a.flight <= self.target_cwnd(bw, 1.0, pacing_rate)
+            full_length || inflight <= self.target_cwnd(bw, 1.0, pacing_rate)
         };
         if next {
             self.advance_cycle(a.now);
@@ -199,13 +411,17 @@ impl Bbr {
     }
 
     fn enter_probe_bw(&mut self, a: &AckInfo) {
+        self.enter_probe_bw_at(a.now);
+    }
+
+    fn enter_probe_bw_at(&mut self, now: Time) {
         self.mode = Mode::ProbeBw;
         // a phase drawn among the seven that are not 0.75 (Linux: CYCLE_LEN − 1 − random(7),
         // then one step); the draw mixes the connection's state, so that flows differ
-        let z = (self.delivered ^ a.now.rotate_left(17) ^ self.min_rtt.wrapping_mul(0x9E37_79B9_7F4A_7C15))
+        let z = (self.delivered ^ now.rotate_left(17) ^ self.min_rtt.wrapping_mul(0x9E37_79B9_7F4A_7C15))
             .wrapping_mul(0xBF58_476D_1CE4_E5B9);
         self.cycle_idx = PACING_GAINS.len() - 1 - ((z >> 33) % 7) as usize;
-        self.advance_cycle(a.now);
+        self.advance_cycle(now);
     }
 
     fn check_full_bw(&mut self, a: &AckInfo) {
@@ -227,8 +443,7 @@ impl Bbr {
             self.mode = Mode::Drain;
             w.ssthresh = self.target_cwnd(self.max_bw(), 1.0, pacing_rate);
         }
-        let in_flight = (a.snd_max - a.snd_una) as f64;
-        if self.mode == Mode::Drain && in_flight <= self.target_cwnd(self.max_bw(), 1.0, pacing_rate) {
+        if self.mode == Mode::Drain && Self::in_flight(a) <= self.target_cwnd(self.max_bw(), 1.0, pacing_rate) {
             self.enter_probe_bw(a);
         }
     }
@@ -242,12 +457,16 @@ impl Bbr {
             }
         }
         if expired && self.mode != Mode::ProbeRtt && self.min_rtt != Time::MAX {
+            if a.linux {
+                self.save_cwnd(w.cwnd);
+            } else {
+                self.prior_cwnd = self.prior_cwnd.max(w.cwnd);
+            }
             self.mode = Mode::ProbeRtt;
-            self.prior_cwnd = self.prior_cwnd.max(w.cwnd);
             self.probe_rtt_done = 0;
         }
         if self.mode == Mode::ProbeRtt {
-            let in_flight = (a.snd_max - a.snd_una) as f64;
+            let in_flight = Self::in_flight(a);
             if self.probe_rtt_done == 0 && in_flight <= MIN_CWND {
                 self.probe_rtt_done = a.now + PROBE_RTT_TIME;
                 self.probe_rtt_round_done = false;
@@ -274,13 +493,13 @@ impl Bbr {
         (self.pacing_gain, self.cwnd_gain) = match self.mode {
             Mode::Startup => (HIGH_GAIN, HIGH_GAIN),
             Mode::Drain => (DRAIN_GAIN, HIGH_GAIN),
-            Mode::ProbeBw => (PACING_GAINS[self.cycle_idx], CWND_GAIN),
+            Mode::ProbeBw => (if self.lt_use_bw { 1.0 } else { PACING_GAINS[self.cycle_idx] }, CWND_GAIN),
             Mode::ProbeRtt => (1.0, 1.0),
         };
     }
 
     fn set_pacing_rate(&mut self, w: &mut Window, a: &AckInfo) {
-        let bw = self.max_bw();
+        let bw = self.bw();
         if bw == 0.0 || self.min_rtt == Time::MAX {
             // before a bandwidth sample: high_gain · cwnd / RTT (1 ms without one), as bbr_init
             let rtt = a.srtt.unwrap_or(1e6).max(1.0);
@@ -296,7 +515,47 @@ impl Bbr {
         }
     }
 
+    /// `bbr_set_cwnd` with RACK-TLP recovery (Linux): the window in every state.
+    fn set_cwnd_linux(&mut self, w: &mut Window, a: &AckInfo) {
+        let acked = a.delivered as f64;
+        if acked > 0.0 {
+            // bbr_set_cwnd_to_recover_or_restore
+            let mut cwnd = w.cwnd;
+            if a.lost > 0 {
+                cwnd = (cwnd - a.lost as f64).max(1.0);
+            }
+            if a.state == CaState::Recovery && self.prev_state != CaState::Recovery {
+                self.packet_conservation = true;
+                self.next_rtt_delivered = self.delivered; // the round starts now
+                cwnd = a.in_flight + acked;
+            } else if self.prev_state >= CaState::Recovery && a.state < CaState::Recovery {
+                cwnd = cwnd.max(self.prior_cwnd);
+                self.packet_conservation = false;
+            }
+            self.prev_state = a.state;
+            if self.packet_conservation {
+                w.cwnd = cwnd.max(a.in_flight + acked);
+            } else {
+                let bw = self.bw();
+                let target = self.bdp(bw, self.cwnd_gain) + self.aggregation_cwnd();
+                let target = self.quantize(target, w.pacing_rate);
+                if self.full_bw_reached {
+                    cwnd = (cwnd + acked).min(target);
+                } else if cwnd < target || (self.delivered as f64) < INIT_CWND {
+                    cwnd += acked;
+                }
+                w.cwnd = cwnd.max(MIN_CWND);
+            }
+        }
+        if self.mode == Mode::ProbeRtt {
+            w.cwnd = w.cwnd.min(MIN_CWND);
+        }
+    }
+
     fn set_cwnd(&mut self, w: &mut Window, a: &AckInfo) {
+        if a.linux {
+            return self.set_cwnd_linux(w, a);
+        }
         if !a.in_recovery {
             let target = self.target_cwnd(self.max_bw(), self.cwnd_gain, w.pacing_rate);
             let acked = a.newly as f64;
@@ -317,8 +576,11 @@ impl CongestionControl for Bbr {
     /// `bbr_main`: the model, then the pacing rate and the window.
     fn on_any_ack(&mut self, w: &mut Window, a: &AckInfo) {
         let pacing_rate = w.pacing_rate;
+        self.lost += a.lost as u64;
         self.update_bw(a);
-        self.update_cycle_phase(a, a.in_recovery, pacing_rate);
+        self.update_ack_aggregation(a, w.cwnd);
+        let lost = if a.linux { a.lost > 0 } else { a.in_recovery };
+        self.update_cycle_phase(a, lost, pacing_rate);
         self.check_full_bw(a);
         self.check_drain(w, a, pacing_rate);
         self.update_min_rtt(w, a);
@@ -331,15 +593,34 @@ impl CongestionControl for Bbr {
     fn on_ack(&mut self, _w: &mut Window, _a: &AckInfo) {}
 
     /// BBR does not reduce on loss (Linux `bbr_ssthresh` keeps `ssthresh`); it remembers the
-    /// window to restore after recovery.
-    fn on_loss(&mut self, w: &mut Window, _a: &AckInfo) -> f64 {
+    /// window to restore after recovery. (With RFC 6675 recovery, `ssthresh = cwnd` keeps the
+    /// window through it.)
+    fn on_loss(&mut self, w: &mut Window, a: &AckInfo) -> f64 {
+        if a.linux {
+            self.save_cwnd(w.cwnd);
+            return w.ssthresh;
+        }
         self.prior_cwnd = w.cwnd;
         w.cwnd
     }
 
     fn on_rto(&mut self, w: &mut Window, _flight: f64, _now: Time) -> f64 {
-        self.prior_cwnd = w.cwnd;
+        self.save_cwnd(w.cwnd);
         w.cwnd
+    }
+
+    /// `bbr_set_state(TCP_CA_Loss)`: the timeout ends the round, restarts the full-pipe test and
+    /// counts as a loss for the long-term sampling; the window saved (`bbr_ssthresh` was called
+    /// just before, when the timeout began a loss episode) is kept for the restore.
+    fn on_enter_loss(&mut self, _w: &mut Window, now: Time) {
+        self.prev_state = CaState::Loss;
+        self.full_bw = 0.0;
+        self.round_start = true;
+        self.lt_bw_sampling(now, 1, false);
+    }
+
+    fn controls_window(&self) -> bool {
+        true
     }
 
     /// BBR v1 does not answer ECN: the window stays.

@@ -5,10 +5,10 @@
 //! hooks at the points where congestion-control algorithms differ. Every hook has a default, which
 //! is standard Reno congestion control (RFC 5681): slow start, additive increase of one segment per
 //! window, halving on loss, one segment after a timeout. A variant overrides only what it changes,
-//! the way a Linux `tcp_congestion_ops` fills only some of its slots. [`Cc`] is the enum over the
-//! algorithms (one file each: `reno`, `vegas`, `cubic`, `bbr`, `dctcp`), for static dispatch.
+//! the way a Linux `tcp_congestion_ops` fills only some of its slots. The algorithms (one file each:
+//! `reno`, `vegas`, `cubic`, `bbr`, `dctcp`) import this interface and nothing else of the sender;
+//! the enum over them, [`super::dispatch::Cc`], is in `dispatch`, which no algorithm imports.
 
-use super::{bbr, cubic, dctcp, reno, vegas, CcConfig};
 use aqm::Time;
 
 /// The window a hook may change, in segments.
@@ -37,6 +37,23 @@ pub struct RateSample {
     pub app_limited: bool,
 }
 
+/// The sender's loss-recovery state, as Linux names it (`icsk_ca_state`). The RFC 6675 and
+/// NewReno recoveries know only `Open` and `Recovery`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub enum CaState {
+    /// Nothing unusual.
+    #[default]
+    Open,
+    /// SACKs or duplicate ACKs seen, no loss deemed yet.
+    Disorder,
+    /// Reducing the window after an ECN echo.
+    Cwr,
+    /// Fast recovery.
+    Recovery,
+    /// Recovering after a retransmission timeout.
+    Loss,
+}
+
 /// What the sender knows when an ACK arrives.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct AckInfo {
@@ -63,13 +80,28 @@ pub struct AckInfo {
     pub in_recovery: bool,
     /// The delivery-rate sample of this ACK ([`RateSample`]).
     pub rs: RateSample,
+    /// Segments this ACK reports newly delivered, cumulatively or by SACK (Linux `acked_sacked`;
+    /// `newly` without RACK-TLP recovery).
+    pub delivered: u32,
+    /// Segments this ACK's processing newly deemed lost (Linux `rs->losses`; RACK-TLP only).
+    pub lost: u32,
+    /// Segments in flight before and after the ACK (Linux `rs->prior_in_flight`,
+    /// `tcp_packets_in_flight`; RACK-TLP only).
+    pub prior_in_flight: f64,
+    pub in_flight: f64,
+    /// The recovery state after the ACK's loss processing.
+    pub state: CaState,
+    /// The sender runs Linux's recovery (RACK-TLP, `tcp.rack`): slow start grows by every segment
+    /// acknowledged up to `ssthresh` (Linux `tcp_slow_start`), and an algorithm that sets its own
+    /// window ([`CongestionControl::controls_window`]) does so in every state.
+    pub linux: bool,
 }
 
 /// A congestion-control algorithm. Hooks run outside loss recovery unless stated.
 pub trait CongestionControl {
     /// New data was acknowledged (not during loss recovery): grow the window.
     fn on_ack(&mut self, w: &mut Window, a: &AckInfo) {
-        reno_increase(w, a.acked);
+        reno_grow(w, a);
     }
 
     /// A duplicate ACK arrived before loss recovery started.
@@ -101,6 +133,17 @@ pub trait CongestionControl {
     /// Loss recovery ended (the core has set `cwnd = ssthresh`).
     fn on_recovery_exit(&mut self, _w: &mut Window, _now: Time) {}
 
+    /// A retransmission timeout put the sender in the loss state (Linux `set_state(TCP_CA_Loss)`),
+    /// every time, whether or not `on_rto` reduced `ssthresh` (RACK-TLP recovery only).
+    fn on_enter_loss(&mut self, _w: &mut Window, _now: Time) {}
+
+    /// The algorithm sets the window itself on every ACK, in recovery too (Linux's `cong_control`
+    /// hook: BBR): RACK-TLP recovery then runs no PRR and no `on_ack` growth, and calls
+    /// [`CongestionControl::on_any_ack`] after its loss processing, with the state it left.
+    fn controls_window(&self) -> bool {
+        false
+    }
+
     /// The algorithm's own fine-grained retransmission timeout (Vegas), if it has one: the core
     /// then also starts fast retransmit on a duplicate ACK when the first unacknowledged segment
     /// has been out longer than this, and checks the same on the first two new ACKs afterwards
@@ -131,78 +174,36 @@ pub fn reno_increase(w: &mut Window, acked: u32) {
     }
 }
 
-/// The congestion-control state of one connection (enum dispatch; one arm per algorithm). Every
-/// algorithm with state is on the heap (Vegas's RTT measurement and fine-grained timeout, about
-/// 140 bytes; CUBIC's epoch, 88; BBR's model; DCTCP's estimate, 32), so that a Reno or NewReno
-/// connection, which has none, carries 16 bytes here instead of the largest of them (issue 28: a
-/// million flows' senders were 72 MB larger with CUBIC's state inline).
-#[derive(Debug, Clone)]
-pub enum Cc {
-    Reno(reno::Reno),
-    Vegas(Box<vegas::Vegas>),
-    Cubic(Box<cubic::Cubic>),
-    Bbr(Box<bbr::Bbr>),
-    Dctcp(Box<dctcp::Dctcp>),
+/// Linux's slow start (`tcp_slow_start`): every acknowledged segment adds one, up to
+/// `ssthresh`; returns the segments left over for congestion avoidance. `divisor` slows it down
+/// (HyStart++'s Conservative Slow Start, 4; else 1).
+#[inline]
+pub fn linux_slow_start(w: &mut Window, acked: u32, divisor: f64) -> u32 {
+    let room = (w.ssthresh - w.cwnd).max(0.0);
+    let grow = (acked as f64 / divisor).min(room);
+    w.cwnd += grow;
+    acked - ((grow * divisor).ceil() as u32).min(acked)
 }
 
-impl Cc {
-    pub fn new(cfg: &CcConfig, mss: u16) -> Cc {
-        match cfg {
-            CcConfig::Reno => Cc::Reno(reno::Reno),
-            CcConfig::Vegas { alpha, beta, gamma } => Cc::Vegas(Box::new(vegas::Vegas::new(*alpha, *beta, *gamma))),
-            CcConfig::Cubic { c, beta, fast_convergence, tcp_friendly } => {
-                Cc::Cubic(Box::new(cubic::Cubic::new(*c, *beta, *fast_convergence, *tcp_friendly)))
-            }
-            CcConfig::Bbr => Cc::Bbr(Box::new(bbr::Bbr::new(mss))),
-            CcConfig::Dctcp { g } | CcConfig::Prague { g } => Cc::Dctcp(Box::new(dctcp::Dctcp::new(*g))),
-        }
+/// Slow start then congestion avoidance for an ACK: RFC 5681 ([`reno_increase`]), or Linux's
+/// with Reno's additive increase for what slow start leaves (`tcp_reno_cong_avoid`).
+#[inline(always)]
+pub fn reno_grow(w: &mut Window, a: &AckInfo) {
+    if a.linux {
+        return linux_reno_grow(w, a);
     }
+    reno_increase(w, a.acked);
 }
 
-/// Each hook of a connection's algorithm, by a `match` on the variant: a direct call the compiler
-/// can inline (Reno's per-ACK growth is a few instructions), where a `dyn` call could not be.
-macro_rules! dispatch {
-    ($cc:expr, $c:ident => $call:expr) => {
-        match $cc {
-            Cc::Reno($c) => $call,
-            Cc::Vegas($c) => $call,
-            Cc::Cubic($c) => $call,
-            Cc::Bbr($c) => $call,
-            Cc::Dctcp($c) => $call,
-        }
-    };
-}
-
-impl CongestionControl for Cc {
-    #[inline]
-    fn on_ack(&mut self, w: &mut Window, a: &AckInfo) {
-        dispatch!(self, c => c.on_ack(w, a))
+/// [`reno_grow`] with RACK-TLP recovery (kept out of line: the ns-2 senders' per-ACK growth is
+/// the few instructions of `reno_increase`).
+#[inline(never)]
+fn linux_reno_grow(w: &mut Window, a: &AckInfo) {
+    let mut acked = a.acked;
+    if w.cwnd < w.ssthresh {
+        acked = linux_slow_start(w, acked, 1.0);
     }
-    #[inline]
-    fn on_dup_ack(&mut self, w: &mut Window, a: &AckInfo) {
-        dispatch!(self, c => c.on_dup_ack(w, a))
-    }
-    fn on_loss(&mut self, w: &mut Window, a: &AckInfo) -> f64 {
-        dispatch!(self, c => c.on_loss(w, a))
-    }
-    fn on_rto(&mut self, w: &mut Window, flight: f64, now: Time) -> f64 {
-        dispatch!(self, c => c.on_rto(w, flight, now))
-    }
-    fn on_recovery_exit(&mut self, w: &mut Window, now: Time) {
-        dispatch!(self, c => c.on_recovery_exit(w, now))
-    }
-    fn on_ecn(&mut self, w: &mut Window, a: &AckInfo) -> f64 {
-        dispatch!(self, c => c.on_ecn(w, a))
-    }
-    #[inline]
-    fn on_any_ack(&mut self, w: &mut Window, a: &AckInfo) {
-        dispatch!(self, c => c.on_any_ack(w, a))
-    }
-    #[inline]
-    fn fine_timeout(&self) -> Option<Time> {
-        dispatch!(self, c => c.fine_timeout())
-    }
-    fn on_fine_retransmit(&mut self, transmits: u32) {
-        dispatch!(self, c => c.on_fine_retransmit(transmits))
+    if acked > 0 && w.cwnd >= w.ssthresh {
+        w.cwnd += acked as f64 / w.cwnd;
     }
 }

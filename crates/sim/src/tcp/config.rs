@@ -26,6 +26,46 @@ impl Recovery {
     }
 }
 
+/// How CUBIC leaves its first slow start before a loss ([`super::hystart`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Hystart {
+    /// Slow start ends with a loss (RFC 9438 §4.10 with RFC 5681's slow start).
+    Off,
+    /// HyStart as Linux's `tcp_cubic.c` runs it (Ha & Rhee 2011): the ACK-train and the delay test.
+    Linux,
+    /// HyStart++ (RFC 9406): the delay test, then Conservative Slow Start.
+    HystartPp,
+}
+
+impl Hystart {
+    pub fn name(self) -> &'static str {
+        match self {
+            Hystart::Off => "off",
+            Hystart::Linux => "linux",
+            Hystart::HystartPp => "hystart++",
+        }
+    }
+}
+
+/// How the retransmission timeout is computed from RTT samples ([`super::rto`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RtoEstimator {
+    /// RFC 6298: `SRTT + max(G, 4·RTTVAR)`, at least `min_rto`, one segment timed per round trip.
+    Rfc6298,
+    /// Linux (`tcp_rtt_estimator`, `tcp_set_rto`): a sample from every ACK, the deviation's
+    /// per-round maximum and `min_rto` added to SRTT instead of floored.
+    Linux,
+}
+
+impl RtoEstimator {
+    pub fn name(self) -> &'static str {
+        match self {
+            RtoEstimator::Rfc6298 => "rfc6298",
+            RtoEstimator::Linux => "linux",
+        }
+    }
+}
+
 /// Congestion-control algorithm and its parameters.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum CcConfig {
@@ -114,6 +154,20 @@ pub struct TcpConfig {
     pub pacing: bool,
     /// With `ecn`: send ECT(1), the L4S identifier (RFC 9331), instead of ECT(0).
     pub l4s: bool,
+    /// With SACK recovery: RACK-TLP loss detection (RFC 8985) and Linux's recovery around it
+    /// ([`super::recovery::rack`]) instead of RFC 6675's duplicate-ACK counting.
+    pub rack: bool,
+    /// With `rack`: the tail loss probe (RFC 8985 §7).
+    pub tlp: bool,
+    /// With `rack`: proportional rate reduction of the window in recovery (RFC 6937, PRR-SSRB as
+    /// Linux), instead of `cwnd = ssthresh` at once.
+    pub prr: bool,
+    /// CUBIC's slow-start exit.
+    pub hystart: Hystart,
+    /// The retransmission-timeout estimator.
+    pub rto_estimator: RtoEstimator,
+    /// Window of the minimum-RTT filter RACK uses (Linux's `tcp_min_rtt_wlen`).
+    pub min_rtt_window: Time,
 }
 
 impl TcpConfig {
@@ -143,12 +197,18 @@ impl TcpConfig {
             ecn: false,
             pacing: false,
             l4s: false,
+            rack: false,
+            tlp: false,
+            prr: false,
+            hystart: Hystart::Off,
+            rto_estimator: RtoEstimator::Rfc6298,
+            min_rtt_window: 300 * NS_PER_SEC,
         }
     }
 
-    /// Linux-like defaults (docs/tcp.md): CUBIC with SACK recovery, initial window 10 (RFC 6928),
-    /// minimum RTO 200 ms with a 1 ms clock, delayed ACKs (every second segment, 40 ms), a large
-    /// receive window.
+    /// Linux-like defaults (docs/tcp.md): CUBIC with HyStart, SACK recovery with RACK-TLP and PRR,
+    /// Linux's RTO estimator (minimum 200 ms, at most 120 s), initial window 10 (RFC 6928), a 1 ms
+    /// clock, delayed ACKs (every second segment, 40 ms), a large receive window.
     pub fn modern() -> Self {
         TcpConfig {
             variant: "cubic",
@@ -163,8 +223,21 @@ impl TcpConfig {
             delack_count: 2,
             delack_timeout: NS_PER_SEC / 25,
             byte_counting: true,
+            rack: true,
+            tlp: true,
+            prr: true,
+            hystart: Hystart::Linux,
+            rto_estimator: RtoEstimator::Linux,
             ..TcpConfig::ns2()
         }
+    }
+}
+
+impl TcpConfig {
+    /// RACK-TLP recovery is in force: `rack` with SACK recovery.
+    #[inline]
+    pub fn rack_on(&self) -> bool {
+        self.rack && self.recovery == Recovery::Sack
     }
 }
 

@@ -28,9 +28,15 @@
 //!   `floor(cwnd) − 1` segments were outstanding, and the time `t` does not advance during such
 //!   periods (the epoch start moves forward by the time since the previous ACK).
 //!
-//! Not implemented: HyStart++, spurious-congestion undo (§4.9), pacing.
+//! **Slow start** ends by a loss, or earlier by HyStart (`tcp.hystart`, [`super::hystart`]: as
+//! Linux's `tcp_cubic.c`, or RFC 9406's HyStart++), which sees every ACK while `cwnd < ssthresh`
+//! and sets `ssthresh = cwnd` when the RTT rises.
+//!
+//! Not implemented: spurious-congestion undo (§4.9), pacing.
 
-use super::cc::{reno_increase, AckInfo, CongestionControl, Window};
+use super::cc::{linux_slow_start, reno_increase, AckInfo, CongestionControl, Window};
+use super::config::Hystart;
+use super::hystart::{HyStart, Verdict};
 use aqm::{Time, NS_PER_SEC};
 
 /// RFC 9438 §5.1 and §4.6: `C = 0.4` segments/s³, `β_cubic = 0.7`.
@@ -58,6 +64,8 @@ pub struct Cubic {
     /// The next epoch follows a timeout: `K = 0`, `W_max = cwnd_epoch` (§4.8).
     after_rto: bool,
     last_ack: Time,
+    /// HyStart, if on (`tcp.hystart`).
+    hystart: Option<HyStart>,
 }
 
 impl Cubic {
@@ -75,6 +83,35 @@ impl Cubic {
             w_est: 0.0,
             after_rto: false,
             last_ack: 0,
+            hystart: None,
+        }
+    }
+
+    /// With HyStart (`Hystart::Off`: none).
+    pub fn with_hystart(mut self, mode: Hystart) -> Self {
+        self.hystart = (mode != Hystart::Off).then(|| HyStart::new(mode));
+        self
+    }
+
+    /// Slow start's growth for `acked` credited segments (HyStart++'s CSS divides it by 4);
+    /// returns what is left for congestion avoidance (Linux's slow start stops at `ssthresh`).
+    fn slow_start(&self, w: &mut Window, a: &AckInfo) -> u32 {
+        let div = self.hystart.as_ref().map_or(1.0, |h| h.growth_divisor());
+        if a.linux {
+            return linux_slow_start(w, a.acked, div);
+        }
+        if div == 1.0 {
+            reno_increase(w, a.acked);
+        } else {
+            w.cwnd += a.acked.min(2) as f64 / div;
+        }
+        0
+    }
+
+    /// A loss or timeout ends slow start for HyStart.
+    fn end_hystart(&mut self) {
+        if let Some(h) = self.hystart.as_mut() {
+            h.end();
         }
     }
 
@@ -140,9 +177,12 @@ impl CongestionControl for Cubic {
             }
             return;
         }
+        let mut acked = a.acked;
         if w.cwnd < w.ssthresh {
-            reno_increase(w, a.acked);
-            return;
+            acked = self.slow_start(w, a);
+            if acked == 0 || w.cwnd < w.ssthresh {
+                return;
+            }
         }
         let cwnd = w.cwnd;
         if self.epoch_start.is_none() {
@@ -152,7 +192,7 @@ impl CongestionControl for Cubic {
         let rtt = a.srtt.or(a.rtt.map(|r| r as f64)).unwrap_or(0.0) / NS_PER_SEC as f64;
         if self.tcp_friendly {
             let alpha = if self.w_est >= self.cwnd_prior { 1.0 } else { self.alpha_cubic() };
-            self.w_est += alpha * a.acked as f64 / cwnd;
+            self.w_est += alpha * acked as f64 / cwnd;
             if self.w_cubic(t) < self.w_est {
                 w.cwnd = cwnd.max(self.w_est);
                 return;
@@ -161,10 +201,23 @@ impl CongestionControl for Cubic {
         let target = self.w_cubic(t + rtt).clamp(cwnd, 1.5 * cwnd);
         // (target − cwnd)/cwnd per credited segment: per ACK with ns-2's counting, per segment
         // acknowledged with byte counting (as Linux, so delayed ACKs do not halve the growth)
-        w.cwnd = cwnd + a.acked as f64 * (target - cwnd) / cwnd;
+        w.cwnd = cwnd + acked as f64 * (target - cwnd) / cwnd;
+    }
+
+    /// HyStart sees every ACK of slow start.
+    fn on_any_ack(&mut self, w: &mut Window, a: &AckInfo) {
+        if w.cwnd >= w.ssthresh {
+            return;
+        }
+        if let Some(h) = self.hystart.as_mut() {
+            if h.on_ack(a.now, a.rtt, w.cwnd, a.snd_una, a.snd_max) == Verdict::Exit {
+                w.ssthresh = w.cwnd;
+            }
+        }
     }
 
     fn on_loss(&mut self, w: &mut Window, a: &AckInfo) -> f64 {
+        self.end_hystart();
         self.w_max =
             if self.fast_convergence && w.cwnd < self.w_max { w.cwnd * (1.0 + self.beta) / 2.0 } else { w.cwnd };
         self.cwnd_prior = w.cwnd;
@@ -173,7 +226,19 @@ impl CongestionControl for Cubic {
         (a.flight * self.beta).max(2.0)
     }
 
+    /// Linux (`cubictcp_state(TCP_CA_Loss)`) starts HyStart afresh for the slow start after a
+    /// timeout, with a new minimum delay (RACK-TLP recovery only; RFC 9406's HyStart++ is for the
+    /// initial slow start).
+    fn on_enter_loss(&mut self, _w: &mut Window, _now: Time) {
+        if let Some(h) = self.hystart.as_mut() {
+            if h.mode() == Hystart::Linux {
+                *h = HyStart::new(Hystart::Linux);
+            }
+        }
+    }
+
     fn on_rto(&mut self, w: &mut Window, flight: f64, _now: Time) -> f64 {
+        self.end_hystart();
         self.cwnd_prior = w.cwnd;
         self.after_rto = true;
         self.end_epoch();

@@ -18,8 +18,12 @@ pub trait TcpMeter {
     fn rtt_sample(&mut self, ns: f64);
     /// Loss recovery began with a fast retransmit.
     fn fast_retransmit(&mut self);
-    /// The retransmission timer expired with data outstanding.
-    fn timeout(&mut self);
+    /// The retransmission timer expired with data outstanding, at `now`: a recovery from
+    /// timeouts is under way until [`TcpMeter::rto_recovered`].
+    fn timeout(&mut self, now: Time);
+    /// The data outstanding at the last timeout is all acknowledged (`now`): the recovery from
+    /// timeouts that began at the first of them is over.
+    fn rto_recovered(&mut self, now: Time);
     /// The sender halved its window on an ECN-Echo (RFC 3168).
     fn ecn_reduction(&mut self);
     /// A data segment reached the receiver (duplicates included), with the CE mark or not.

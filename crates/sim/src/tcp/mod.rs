@@ -13,13 +13,15 @@
 //! * [`meter`] — how a TCP end reaches its host: [`Cx`] (the time, where sent packets go, the
 //!   host's counters) and [`TcpMeter`], the one interface measurement reaches the transport by;
 //! * [`cc`] — the congestion-control interface ([`cc::CongestionControl`], with Reno's behaviour
-//!   as its defaults) and the enum over the algorithms ([`Cc`]); one file each: [`reno`],
-//!   [`vegas`], [`cubic`];
+//!   as its defaults); one file per algorithm: [`reno`], [`vegas`], [`cubic`], [`bbr`], [`dctcp`];
 //! * [`sack`] — the SACK option: the blocks the receiver reports, the sender's scoreboard;
 //! * `rto` — RFC 6298's retransmission timeout; `sender_core` — what a sender's loss recovery and
 //!   congestion control work on (sequence numbers, the window, the send loop, the timer);
 //! * [`recovery`] — the loss-recovery interface ([`recovery::LossRecovery`]) and one file per
 //!   algorithm: [`recovery::reno`], [`recovery::newreno`], [`recovery::sack`];
+//! * [`dispatch`] — the enum over the congestion controls ([`Cc`]) and
+//!   [`recovery::dispatch`] the one over the recoveries, for static dispatch; no algorithm imports
+//!   them;
 //! * [`sender`] — [`TcpSender`]: a connection's opening, ACKs and timeouts, driving the above;
 //! * [`receiver`] — [`TcpReceiver`]: cumulative ACKs, delayed ACKs, the ECN echo, SACK blocks.
 //!
@@ -35,12 +37,18 @@
 //!   out-of-order or duplicate segments and on segments that fill a hole (RFC 5681 §4.2).
 
 pub mod bbr;
+pub mod board;
 pub mod cc;
 pub mod config;
 pub mod cubic;
 pub mod dctcp;
+pub mod dispatch;
+pub mod hystart;
 pub mod meter;
+pub mod minmax;
 pub mod presets;
+pub mod prr;
+pub mod rack;
 pub mod receiver;
 pub mod recovery;
 pub mod reno;
@@ -50,8 +58,8 @@ pub mod sender;
 mod sender_core;
 pub mod vegas;
 
-pub use cc::Cc;
-pub use config::{CcConfig, Recovery, TcpConfig};
+pub use config::{CcConfig, Hystart, Recovery, RtoEstimator, TcpConfig};
+pub use dispatch::Cc;
 pub use meter::{Cx, TcpMeter};
 pub use receiver::TcpReceiver;
 pub use sender::{Ack, TcpSender};

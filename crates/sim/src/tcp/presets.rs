@@ -146,6 +146,23 @@ impl Ns2Family {
     }
 }
 
+/// Where the `modern` preset's mechanisms come from (`aqmlab list tcp -d`).
+const MODERN_SOURCES: &[(&str, &str)] = &[
+    ("rack, tlp", "RFC 8985 as Linux's net/ipv4/tcp_recovery.c, tcp_output.c (docs/tcp/rack-tlp.md)"),
+    ("prr", "RFC 6937, PRR-SSRB as Linux's tcp_cwnd_reduction"),
+    ("rto_estimator", "linux: tcp_rtt_estimator, __tcp_set_rto (RTO = SRTT + max(min_rto, variation))"),
+    ("hystart", "linux: HyStart as Linux 6.x's tcp_cubic.c (ACK train and delay; Linux runs no HyStart++)"),
+];
+
+/// Where a `modern` sender is still known to differ from Linux's, with where it shows
+/// (docs/tcp-vs-linux.md measures it).
+const MODERN_DIFFERENCES: &[(&str, &str)] = &[
+    ("differs from Linux", "no undo of spurious reductions (D-SACK, timestamps, F-RTO): a timeout that an RTT rise makes spurious costs a reduction here"),
+    ("differs from Linux", "CUBIC's window follows RFC 9438 (target an SRTT ahead), Linux's tcp_cubic.c aims a minimum RTT ahead: cycles over deep buffers differ"),
+    ("differs from Linux", "no TSO, unpaced retransmissions, aqmlab's delayed-ACK receiver (every second segment, 40 ms)"),
+    ("differs from Linux", "BBR in competition through drop-heavy AQMs: see docs/tcp-vs-linux.md for the measured shares and losses"),
+];
+
 /// The largest back-off exponent the sender uses (2^20: beyond any `max_rto`).
 pub const MAX_BACKOFF_EXP: u32 = 20;
 
@@ -213,11 +230,16 @@ pub fn describe(details: bool) -> Vec<(String, String)> {
         }
         out.push((f.name.to_string(), d));
     }
-    out.push((
-        "modern".to_string(),
-        "preset: Linux-like: CUBIC with SACK, initial window 10, min_rto 200 ms, 1 ms clock, delayed ACKs, byte counting"
-            .to_string(),
-    ));
+    let mut modern = "preset: Linux-like: CUBIC with HyStart, SACK with RACK-TLP loss detection, tail loss probe and \
+                      PRR, Linux's RTO (min 200 ms added to SRTT, max 120 s), initial window 10, 1 ms clock, \
+                      delayed ACKs, byte counting"
+        .to_string();
+    if details {
+        for (k, v) in MODERN_SOURCES.iter().chain(MODERN_DIFFERENCES) {
+            modern.push_str(&format!("\n      {k}: {v}"));
+        }
+    }
+    out.push(("modern".to_string(), modern));
     out
 }
 

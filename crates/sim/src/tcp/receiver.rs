@@ -226,7 +226,9 @@ impl TcpReceiver {
         if self.sack.is_some() {
             let blk = (s > self.rcv_nxt && s - self.rcv_nxt < self.cap() && self.bit(s)).then(|| self.block_around(s));
             let nxt = self.rcv_nxt;
-            self.sack.as_mut().expect("sack").update(blk, nxt);
+            if let Some(sack) = &mut self.sack {
+                sack.update(blk, nxt);
+            }
         }
         if first {
             meter.new_segment_received(s);

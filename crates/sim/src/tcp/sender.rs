@@ -6,12 +6,15 @@
 //! control is reached through the core's hooks ([`super::cc`]). What it sends goes to
 //! [`Cx::out`], what it measures to [`Cx::meter`].
 
-use super::cc::{AckInfo, CongestionControl};
+use super::cc::{AckInfo, CaState, CongestionControl};
+use super::dispatch::Cc;
 use super::meter::{Cx, TcpMeter};
-use super::recovery::{AnyRecovery, InRecovery, LossRecovery};
+use super::recovery::dispatch::AnyRecovery;
+use super::recovery::rack::RackRecovery;
+use super::recovery::{InRecovery, LossRecovery};
 use super::sack::Block;
 use super::sender_core::SenderCore;
-use super::{Cc, TcpConfig};
+use super::TcpConfig;
 use crate::packet::F_ECE;
 use aqm::Time;
 use std::sync::Arc;
@@ -76,6 +79,10 @@ impl TcpSender {
     /// The congestion-control state (for tests and traces).
     pub fn cc(&self) -> &Cc {
         &self.c.cc
+    }
+    /// The loss-recovery state (for tests and traces).
+    pub fn recovery(&self) -> &AnyRecovery {
+        &self.rec
     }
     /// Current retransmission timeout including back-off.
     #[inline]
@@ -150,8 +157,11 @@ impl TcpSender {
     }
 
     /// Send what the window allows: new data, or, in loss recovery, what the algorithm chooses.
-    #[inline]
+    #[inline(always)]
     fn send_available<M: TcpMeter>(&mut self, cx: &mut Cx<'_, M>) {
+        if let AnyRecovery::Rack(r) = &mut self.rec {
+            return rack_send(r, &mut self.c, cx);
+        }
         if self.c.in_recovery {
             self.rec.send(&mut self.c, cx);
         } else {
@@ -161,6 +171,9 @@ impl TcpSender {
 
     /// An ACK arrived at `cx.now`.
     pub fn on_ack<M: TcpMeter>(&mut self, a: &Ack<'_>, cx: &mut Cx<'_, M>) {
+        if let AnyRecovery::Rack(r) = &mut self.rec {
+            return rack_ack(r, &mut self.c, a, cx);
+        }
         let c = &mut self.c;
         if a.seq > c.snd_max {
             return; // cannot acknowledge what was never sent
@@ -181,6 +194,12 @@ impl TcpSender {
             ece: a.flags & F_ECE != 0,
             in_recovery: c.in_recovery,
             rs: c.rate_sample(a.seq, cx.now),
+            delivered: a.seq.saturating_sub(c.snd_una),
+            lost: 0,
+            prior_in_flight: 0.0,
+            in_flight: 0.0,
+            state: if c.in_recovery { CaState::Recovery } else { CaState::Open },
+            linux: false,
         };
         if a.seq > c.snd_una {
             c.hook(|cc, w| cc.on_any_ack(w, &info));
@@ -220,6 +239,11 @@ impl TcpSender {
         let newly = ack - c.snd_una;
         c.snd_una = ack;
         c.lt_sent = 0;
+        if c.rto.episode && ack as i64 > c.recover {
+            // all that was outstanding at the last timeout is acknowledged
+            c.rto.episode = false;
+            cx.meter.rto_recovered(now);
+        }
         if c.snd_nxt < ack {
             c.snd_nxt = ack;
         }
@@ -296,15 +320,20 @@ impl TcpSender {
         }
     }
 
-    /// The retransmission timer expired at `cx.now` (RFC 6298 §5.4-5.6, RFC 5681 eq. 4).
+    /// The retransmission timer expired at `cx.now` (RFC 6298 §5.4-5.6, RFC 5681 eq. 4). With
+    /// RACK-TLP recovery the timer may also be its reordering timer or the tail loss probe.
     pub fn on_timeout<M: TcpMeter>(&mut self, cx: &mut Cx<'_, M>) {
+        if let AnyRecovery::Rack(r) = &mut self.rec {
+            return r.on_timer(&mut self.c, cx);
+        }
         let now = cx.now;
         let c = &mut self.c;
         c.rto_deadline = 0;
         if c.snd_una >= c.snd_max {
             return;
         }
-        cx.meter.timeout();
+        cx.meter.timeout(now);
+        c.rto.episode = true;
         let flight = c.flight();
         c.ssthresh = c.hook(|cc, w| cc.on_rto(w, flight, now));
         c.cwnd = 1.0;
@@ -323,6 +352,19 @@ impl TcpSender {
         c.rto_deadline = now.saturating_add(c.rto.get());
         self.send_available(cx);
     }
+}
+
+// The RACK-TLP sender's entry points, out of line: the other senders' per-ACK path pays one test.
+#[cold]
+#[inline(never)]
+fn rack_send<M: TcpMeter>(r: &mut RackRecovery, c: &mut SenderCore, cx: &mut Cx<'_, M>) {
+    r.send(c, cx)
+}
+
+#[cold]
+#[inline(never)]
+fn rack_ack<M: TcpMeter>(r: &mut RackRecovery, c: &mut SenderCore, a: &Ack<'_>, cx: &mut Cx<'_, M>) {
+    r.on_ack(c, a, cx)
 }
 
 #[cfg(test)]

@@ -6,9 +6,10 @@
 //! ([`super::recovery`]) act on it through its methods.
 
 use super::cc::{CongestionControl, RateSample, Window};
+use super::dispatch::Cc;
 use super::meter::{Cx, TcpMeter};
 use super::rto::Rto;
-use super::{Cc, CcConfig, TcpConfig};
+use super::{CcConfig, TcpConfig};
 use crate::packet::{Packet, PktKind, F_CWR, F_ECT, F_ECT1, F_RETX};
 use aqm::Time;
 use std::sync::Arc;
@@ -191,7 +192,8 @@ impl Extra {
     /// The state a sender with options `cfg` needs beyond the common one, if any.
     fn for_config(cfg: &TcpConfig) -> Option<Box<Extra>> {
         let log = matches!(cfg.cc, CcConfig::Vegas { .. }).then(|| SendLog::new(cfg.max_window));
-        let rate = cfg.cc.wants_rate_samples().then(RateLog::new);
+        // (RACK-TLP recovery keeps the rate fields in its own per-segment records)
+        let rate = (cfg.cc.wants_rate_samples() && !cfg.rack_on()).then(RateLog::new);
         (cfg.pacing || log.is_some() || rate.is_some()).then(|| Box::new(Extra { log, rate, ..Extra::default() }))
     }
 }
@@ -199,7 +201,7 @@ impl Extra {
 impl SenderCore {
     pub(super) fn new(cfg: Arc<TcpConfig>, limit: u32) -> Self {
         SenderCore {
-            cc: Cc::new(&cfg.cc, cfg.mss),
+            cc: Cc::new(&cfg),
             limit,
             snd_una: 0,
             snd_nxt: 0,
@@ -408,6 +410,12 @@ impl SenderCore {
     pub(super) fn send_window<M: TcpMeter>(&mut self, cx: &mut Cx<'_, M>) {
         // send_seg changes neither the limit nor snd_una
         let end = self.limit.min(self.snd_una.saturating_add(self.window()));
+        self.send_upto(end, cx);
+    }
+
+    /// Send new segments up to `end` (exclusive), paced if the sender paces.
+    #[inline]
+    pub(super) fn send_upto<M: TcpMeter>(&mut self, end: u32, cx: &mut Cx<'_, M>) {
         if self.cfg.pacing && self.pacing_rate() > 0.0 {
             return self.send_paced(end, cx);
         }

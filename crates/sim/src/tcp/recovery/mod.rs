@@ -1,21 +1,23 @@
 //! Loss recovery: what a sender does from a loss detected by duplicate ACKs (fast retransmit)
 //! until the ACK that ends recovery. One algorithm per file — [`reno`] (RFC 5681), [`newreno`]
-//! (RFC 6582), [`sack`] (RFC 6675) — behind the small interface [`LossRecovery`], with an enum
-//! over them ([`AnyRecovery`]) for static dispatch, as congestion control has ([`super::cc`]).
+//! (RFC 6582), [`sack`] (RFC 6675) — behind the small interface [`LossRecovery`]; the enum over
+//! them ([`dispatch::AnyRecovery`]), for static dispatch, is in its own file, which none of them
+//! imports (as for congestion control, [`crate::tcp::dispatch`]).
 //!
 //! The sender ([`super::TcpSender`]) owns the rest: it counts duplicate ACKs, sets `ssthresh`
 //! through congestion control and records `recover` when recovery begins, and leaves recovery
 //! (`cwnd = ssthresh`) when the algorithm says so. Each hook acts on the sender's shared state,
 //! [`SenderCore`](super::sender_core::SenderCore). The defaults are Reno's.
 
+pub mod dispatch;
 pub mod newreno;
+pub mod rack;
 pub mod reno;
 pub mod sack;
 
 use super::meter::{Cx, TcpMeter};
 use super::sack::Block;
 use super::sender_core::SenderCore;
-use super::{Recovery, TcpConfig};
 
 /// What a new ACK during recovery leads to ([`LossRecovery::on_new_ack`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -73,72 +75,4 @@ pub trait LossRecovery {
 
     /// The connection is over (everything up to `una` acknowledged): give back memory.
     fn release(&mut self, _una: u32) {}
-}
-
-/// The loss recovery of one connection (enum dispatch; one arm per algorithm). SACK's scoreboard
-/// is on the heap, so that it does not make every other connection its size.
-#[derive(Debug, Clone)]
-pub enum AnyRecovery {
-    Reno(reno::Reno),
-    NewReno(newreno::NewReno),
-    Sack(Box<sack::Sack>),
-}
-
-impl AnyRecovery {
-    pub fn new(cfg: &TcpConfig) -> Self {
-        match cfg.recovery {
-            Recovery::Reno => AnyRecovery::Reno(reno::Reno),
-            Recovery::NewReno => AnyRecovery::NewReno(newreno::NewReno::default()),
-            Recovery::Sack => AnyRecovery::Sack(Box::new(sack::Sack::new(cfg.max_window))),
-        }
-    }
-}
-
-/// Each hook by a `match` on the algorithm: a direct call the compiler can inline.
-macro_rules! dispatch {
-    ($r:expr, $a:ident => $call:expr) => {
-        match $r {
-            AnyRecovery::Reno($a) => $call,
-            AnyRecovery::NewReno($a) => $call,
-            AnyRecovery::Sack($a) => $call,
-        }
-    };
-}
-
-impl LossRecovery for AnyRecovery {
-    #[inline]
-    fn on_blocks(&mut self, una: u32, blocks: &[Block], snd_max: u32) -> bool {
-        dispatch!(self, a => a.on_blocks(una, blocks, snd_max))
-    }
-    #[inline]
-    fn is_duplicate(&self, new_sack: bool, blocks: &[Block]) -> bool {
-        dispatch!(self, a => a.is_duplicate(new_sack, blocks))
-    }
-    fn detects_loss(&self, c: &SenderCore, ack: u32) -> bool {
-        dispatch!(self, a => a.detects_loss(c, ack))
-    }
-    fn enter<M: TcpMeter>(&mut self, c: &mut SenderCore, cx: &mut Cx<'_, M>) {
-        dispatch!(self, a => a.enter(c, cx))
-    }
-    fn on_dup_ack(&mut self, c: &mut SenderCore) {
-        dispatch!(self, a => a.on_dup_ack(c))
-    }
-    fn on_new_ack<M: TcpMeter>(
-        &mut self,
-        c: &mut SenderCore,
-        newly: u32,
-        full: bool,
-        cx: &mut Cx<'_, M>,
-    ) -> InRecovery {
-        dispatch!(self, a => a.on_new_ack(c, newly, full, cx))
-    }
-    fn send<M: TcpMeter>(&mut self, c: &mut SenderCore, cx: &mut Cx<'_, M>) {
-        dispatch!(self, a => a.send(c, cx))
-    }
-    fn on_timeout(&mut self) {
-        dispatch!(self, a => a.on_timeout())
-    }
-    fn release(&mut self, una: u32) {
-        dispatch!(self, a => a.release(una))
-    }
 }
