@@ -6,6 +6,7 @@ defined there."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -36,7 +37,11 @@ def test_the_check_command_fails_on_a_page_that_disagrees(tmp_path):
 
 
 def test_the_definitions_are_package_data():
-    assert columns.FILE.parent == (ROOT / "python" / "aqmlab" / "run") and columns.FILE.is_file()
+    # the installed package's own copy (the repository's file when installed editable, site-packages
+    # when installed from a wheel, as CI does), and the same as the repository's
+    installed = Path(aqmlab.__file__).resolve().parent / "run"
+    assert columns.FILE.resolve().parent == installed and columns.FILE.is_file()
+    assert columns.FILE.read_bytes() == (ROOT / "python" / "aqmlab" / "run" / columns.FILE.name).read_bytes()
     assert columns.FILE.name in (ROOT / "pyproject.toml").read_text(), "listed for the sdist in [tool.maturin] include"
 
 
@@ -140,3 +145,60 @@ def test_a_column_added_on_the_page_is_adopted_into_the_packaged_file(tmp_path, 
         assert columns.main(["--docs", str(page), "--check"]) == 0
     finally:
         columns.catalogue.cache_clear()
+
+
+def _units_of_runs_columns() -> dict:
+    """{runs pattern: its unit} for every row of columns.toml whose unit is one for all its keys or
+    one per key (``—, packets, packets, fraction``)."""
+    out = {}
+    for t in columns.catalogue().values():
+        for row in t.rows:
+            units = [u.strip() for u in row.unit.split(",")]
+            pats = columns.runs_patterns(row)
+            if len(units) == 1:
+                out.update({p: units[0] for p in pats})
+            elif len(units) == len(row.keys):
+                for k, u in zip(row.keys, units):
+                    out.update({p: u for p in pats if p == k or p.endswith("." + k)})
+    return out
+
+
+def test_one_convention_for_ratios_a_fraction_of_1_stored_and_a_percentage_printed(tmp_path):
+    """docs/metrics.md, "Units and ratios": every ratio is stored as a fraction of 1, the one column in
+    percent says so by its name (``_pct``), and what a person reads prints a fraction as a percentage;
+    a Jain's index is printed as the number it is."""
+    from aqmlab.analysis.stats import Interval
+    from aqmlab.cli.output import fmt_cell
+
+    units = _units_of_runs_columns()
+    assert {p for p, u in units.items() if u == "%"} and all(p.endswith("_pct") for p, u in units.items() if u == "%")
+    assert not [p for p, u in units.items() if p.endswith("_pct") and u != "%"]
+    res = aqmlab.run(EXAMPLES / "voip-latency.toml", overrides=['simulation.duration="15s"',
+                                                                "simulation.queue_snapshots=true"])
+    row = run_row(res)
+    checked = 0
+    for col, v in row.items():
+        unit = next((u for p, u in units.items() if columns._regex(p).fullmatch(col)), None)
+        if not isinstance(v, (int, float)) or v != v:
+            continue
+        cell = fmt_cell(col, Interval(float(v), float(v), float(v), 1, "none"))
+        if unit == "fraction":
+            checked += 1
+            # a utilisation can pass 1 slightly (docs/metrics.md, timeseries `utilisation`)
+            assert -1e-12 <= v <= (1.05 if "utilisation" in col else 1 + 1e-12), (col, v)
+            assert cell == f"{v * 100 + 0.0:.{len(cell.split('.')[1]) - 1}f}%", (col, v, cell)
+        elif unit == "%":
+            assert 0 <= v <= 100 and cell.endswith("%") and float(cell[:-1]) == pytest.approx(v, abs=0.05)
+        elif "jain" in col:
+            assert 0 < v <= 1 + 1e-12 and "%" not in cell and float(cell) == pytest.approx(v, abs=5e-4), (col, cell)
+    assert checked >= 10, "the run has shares, losses and a utilisation"
+    # aqmlab run prints a group's share and loss as the percentages of the summary's fractions
+    r = cli("run", EXAMPLES / "voip-latency.toml", "--set", 'simulation.duration="15s"', "--out", tmp_path / "r")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    head = next(l for l in lines if l.startswith("group ")).split()
+    assert head.index("share") < head.index("loss")
+    for g in res.summary["groups"]:
+        cells = next(l for l in lines if l.startswith(g["name"] + " ")).split()
+        shown = [c for c in cells if c.endswith("%")]  # the share, then the loss: the row's only ratios
+        assert [float(c[:-1]) for c in shown] == pytest.approx([g["share"] * 100, g["loss"] * 100], abs=0.05), cells

@@ -71,6 +71,10 @@ def test_an_unknown_node_gets_a_did_you_mean():
         assert f'unknown node "{given}"' in line and f'did you mean "{near}"?' in line, line
     line = one_line(cli("validate", net, "--set", 'flows[0].to="zz"'))
     assert "did you mean" not in line and "nodes are:" in line
+    # a link's ends too
+    for key, given, near in (("to", "r_2", "r2"), ("from", "R1", "r1")):
+        line = one_line(cli("validate", net, "--set", f'topology.links[2].{key}="{given}"'))
+        assert f'unknown node "{given}"' in line and f'did you mean "{near}"?' in line, line
 
 
 @pytest.mark.parametrize("aqm", ["red", "choke", "fred", "gchoke", "perfect_choke", "wfq"])

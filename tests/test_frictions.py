@@ -25,6 +25,9 @@ from aqmlab.plot import plot
 from conftest import EXAMPLES, ROOT, SMALL, aqmlab as cli
 
 PACKAGE = ROOT / "python" / "aqmlab"
+#: the package as imported: the repository's python/aqmlab when installed editable, site-packages when
+#: installed from a wheel (as CI does); its data files are copies of the repository's
+INSTALLED = Path(aqmlab.__file__).resolve().parent
 
 #: BBR against CUBIC, with each flow's series every 200 ms
 SERIES = ["--set", 'simulation.flow_series_interval="200ms"', "--set", 'simulation.duration="12s"',
@@ -131,7 +134,8 @@ def test_label_renames_a_category_holding_an_equals_sign_and_warns_about_one_tha
 
 def test_the_examples_are_package_data_and_run_from_any_folder(tmp_path):
     assert (ROOT / "examples").resolve() == (PACKAGE / "examples").resolve()
-    assert aqmlab.example("voip-latency") == PACKAGE / "examples" / "voip-latency.toml"
+    assert aqmlab.example("voip-latency") == INSTALLED / "examples" / "voip-latency.toml"
+    assert aqmlab.example("voip-latency").read_bytes() == (PACKAGE / "examples" / "voip-latency.toml").read_bytes()
     assert {n for n, _ in aqmlab.examples()} == {p.stem for p in EXAMPLES.glob("*.toml")}
     r = cli("run", "--example", "dumbbell-red", "--set", 'simulation.duration="20s"', cwd=tmp_path)
     assert r.returncode == 0, r.stderr
@@ -153,14 +157,15 @@ def test_the_examples_are_package_data_and_run_from_any_folder(tmp_path):
 
 def test_packaged_data_is_listed_for_the_source_distribution():
     include = (ROOT / "pyproject.toml").read_text()
-    for path in ("python/aqmlab/examples/*", "python/aqmlab/emulate/cases/*.toml", "python/aqmlab/run/columns.toml"):
+    for path in ("python/aqmlab/examples/*", "python/aqmlab/examples/tcp-vs-linux/*.toml", "python/aqmlab/run/columns.toml"):
         assert f'"{path}"' in include, path
 
 
 def test_the_tcp_against_linux_cases_are_found_from_any_folder(tmp_path):
     from aqmlab.emulate import vslinux
 
-    assert vslinux.HERE.parent == PACKAGE / "emulate"
+    assert vslinux.HERE.parent == INSTALLED / "examples"
+    assert {p.name for p in vslinux.HERE.glob("*.toml")} == {p.name for p in (PACKAGE / "examples" / "tcp-vs-linux").glob("*.toml")}
     for case in vslinux.CASES:
         assert vslinux.scenario_path(case).is_file(), case
     r = subprocess.run([sys.executable, "-m", "aqmlab.emulate.vslinux", "--sim-only", "--cases", "reno",

@@ -162,7 +162,9 @@ def test_a_bad_case_is_one_line_and_status_2():
 def test_the_ci_slice(tmp_path):
     """Six 20-s cases at 10 Mb/s, seed 1, in both engines (the comparison's --quick): the runs are whole
     and count what aqmlab counts, and the quantities that agree with a margin in the full table
-    (docs/validation-ns3.md) agree here too."""
+    (docs/validation-ns3.md, "after") agree here too: utilisation everywhere; the mean queueing delay,
+    Jain's index and the drop ratio through the AQMs and DCTCP's step. Not the timeouts, which differ
+    by mechanism (ns-3 has no RACK-TLP), nor the FIFO's and BBR's shares, which spread over the seeds."""
     from aqmlab.ns3.vsns3 import compare
 
     results = compare(tmp_path, list(QUICK), [1], quick=True)
@@ -177,8 +179,29 @@ def test_the_ci_slice(tmp_path):
         s = __import__("json").loads((tmp_path / case / "ns3-s1" / "summary.json").read_text())["bottleneck"]
         assert abs(s["arrivals"] - s["transmitted"] - s["drops_total"]) <= s["limit"], case
         assert s["transmitted"] > 0 and math.isfinite(s["delay_mean_s"])
+    got = {case: {} for case in results}
     for case, checks in results.items():
-        got = {q: ok for q, _, _, _, ok in checks}
-        assert got["utilisation"], case  # every case fills the link in both
-    dctcp = dict((q, ok) for q, _, _, _, ok in results["dctcp-alone-10"])
-    assert dctcp["delay_mean"] and dctcp["loss_ratio"]  # DCTCP's step: the same queue and mark rate
+        for q, _, _, _, ok in checks:
+            got[case][q] = got[case].get(q, True) and ok
+        assert got[case]["utilisation"], case  # every case fills the link in both
+    # through the AQMs (and DCTCP's step) the two hold the same queue; the AQMs' four flows share alike
+    for case in ("codel-reno-10", "fq_codel-cubic-10", "pie-cubic-10", "dctcp-alone-10"):
+        assert got[case]["delay_mean"], case
+    for case in ("codel-reno-10", "fq_codel-cubic-10", "pie-cubic-10"):
+        assert got[case]["jain"], case
+    # and drop (or mark) alike, where the full table is well inside the factor of 1.5
+    for case in ("fq_codel-cubic-10", "pie-cubic-10", "dctcp-alone-10"):
+        assert got[case]["loss_ratio"], case
+
+
+@needs_ns3
+def test_without_the_exit_credit_ns3s_reno_loses_less():
+    """The ablation's Reno (dumbbell.cc's TcpLinuxRenoNoExitCredit) credits the ACK that ends a recovery
+    with one segment instead of the whole recovered window: the sawtooth is longer, so four Reno
+    flows through CoDel (20 s, seed 1) meet fewer drops per packet than with ns-3's own TcpLinuxReno
+    (docs/validation-ns3.md: 1.9 % against 1.5 % in this run)."""
+    from aqmlab.ns3.vsns3 import run_case
+
+    own = run_case("codel-reno-10", "ns3", 1, quick=True)
+    diag = run_case("codel-reno-10", "ns3", 1, quick=True, ablation="nocredit")
+    assert diag.summary["bottleneck"]["drop_ratio"] < 0.9 * own.summary["bottleneck"]["drop_ratio"]

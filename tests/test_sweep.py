@@ -350,8 +350,9 @@ def test_experiments_drawn_in_parallel_workers(tmp_path):
     outs = {}
     for jobs in ("2", "1"):
         out = tmp_path / f"out{jobs}"
+        # a cache each: both invocations run everything (the report counts what came from the cache)
         r = cli("reproduce", "--all", "--quick", "--experiments", tmp_path / "exps", "--out", out, "--cache",
-                tmp_path / "c", "--jobs", jobs)
+                tmp_path / f"c{jobs}", "--jobs", jobs)
         assert r.returncode == 0, r.stderr
         assert "tiny: 8 runs, 3 figures, 2 tables" in r.stderr and "tiny2: 8 runs, 3 figures, 2 tables" in r.stderr
         outs[jobs] = out

@@ -104,3 +104,24 @@ def test_cells_carry_units_on_both_sides_and_clipped_intervals_show_their_bounds
     assert fmt_cell("tcp.goodput_bps", Interval(-0.0, -0.0, -0.0, 1, "none")) == "0.00 b/s"
 
 
+
+
+def test_a_tables_interval_is_the_figures_clipped_to_the_same_range(tmp_path):
+    """A share near 100 %: the t interval would pass 1; the sweep's table prints it clipped, as its
+    bounds, and the figure of the same DataFrame draws the same bounds."""
+    from aqmlab.cli.output import SweepTable
+    from aqmlab.plot import plot
+
+    runs = pd.DataFrame({"flows[0].count": [2, 2, 2, 4, 4, 4], "seed": [1, 2, 3] * 2,
+                         "tcp.share": [0.999, 0.98, 1.0, 0.5, 0.52, 0.51]})
+    t = SweepTable(runs, ["flows[0].count"], show="tcp.share")
+    near, mid = t.data
+    assert near["tcp.share high"] == 1.0 and near["tcp.share low"] < near["tcp.share"]
+    assert t.rows[0][-1] == f"99.3% [{near['tcp.share low'] * 100:.1f}%, 100.0%]"
+    assert t.rows[1][-1].startswith("51.0% ± ") and any("clipped to the metric's range" in x for x in t.legend)
+    o = plot(runs, y="tcp.share", out=tmp_path)
+    data = pd.read_csv(next(p for p in o.files if p.suffix == ".csv")).sort_values("flows[0].count")
+    assert data["hi"].max() <= 1.0
+    for rec, (_, d) in zip((near, mid), data.iterrows()):
+        assert (d["lo"], d["y"], d["hi"]) == pytest.approx((rec["tcp.share low"], rec["tcp.share"],
+                                                             rec["tcp.share high"]))

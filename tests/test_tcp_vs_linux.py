@@ -24,42 +24,12 @@ from aqmlab.emulate import plan as emuplan
 NO_ROOT = privilege_problem()
 needs_root = pytest.mark.skipif(NO_ROOT is not None, reason=f"emulation needs privileges: {NO_ROOT}")
 
-# python/aqmlab/emulate/cases/alone.toml, shortened: one flow, 10 Mb/s, 44 ms RTT, 12 s measured over the
-# last 8 s, with a 100-packet DropTail buffer (2.7 BDPs; one BDP = 36.7 packets of 1500 bytes)
-# instead of 1000: with 1000 packets the simulated Reno and CUBIC are still recovering from their
-# slow-start overshoot in this window (two timeouts; docs/tcp-vs-linux.md), and a Reno sawtooth
-# over 1000 packets lasts longer than the whole run
-ALONE = """
-name = "alone"
+# The path of examples/tcp-vs-linux/*.toml: 10 Mb/s, 44 ms RTT, a 100-packet DropTail buffer
+# (2.7 BDPs; one BDP = 36.7 packets of 1500 bytes), the modern preset; {run} and {flows} filled in
+PATH = """
+name = "{name}"
 [simulation]
-duration = "12s"
-warmup = "4s"
-flow_series_interval = "20ms"
-[bottleneck]
-rate = "10Mb/s"
-delay = "20ms"
-limit = 100
-aqm = {{ type = "droptail" }}
-[access]
-rate = "100Mb/s"
-delay = "1ms"
-[tcp]
-preset = "modern"
-mss = 1500
-[[flows]]
-name = "f"
-transport = "tcp"
-count = 1
-tcp = {{ variant = "{variant}" }}
-"""
-BDP = 10e6 * 0.044 / (8 * 1500)  # packets
-
-# python/aqmlab/emulate/cases/compete.toml, shortened: BBR against CUBIC, 16 s measured over the last 12 s
-COMPETE = """
-name = "compete"
-[simulation]
-duration = "16s"
-warmup = "4s"
+{run}
 [bottleneck]
 rate = "10Mb/s"
 delay = "20ms"
@@ -71,17 +41,31 @@ delay = "1ms"
 [tcp]
 preset = "modern"
 mss = 1500
-[[flows]]
-name = "bbr"
-transport = "tcp"
-count = 1
-tcp = {{ variant = "bbr" }}
-[[flows]]
-name = "cubic"
-transport = "tcp"
-count = 1
-tcp = {{ variant = "cubic" }}
+{flows}
 """
+TCP_GROUP = """
+[[flows]]
+name = "{name}"
+transport = "tcp"
+count = 1
+tcp = {{ variant = "{variant}" }}
+"""
+
+
+def alone(variant: str) -> str:
+    """alone.toml, shortened: one flow, 12 s measured over the last 8 s, with the 100-packet buffer
+    instead of 1000 (with 1000 a Reno sawtooth lasts longer than the whole run)."""
+    return PATH.format(name="alone", run='duration = "12s"\nwarmup = "4s"\nflow_series_interval = "20ms"',
+                       aqm='{ type = "droptail" }', flows=TCP_GROUP.format(name="f", variant=variant))
+
+
+def compete(aqm: str) -> str:
+    """compete.toml, shortened: BBR against CUBIC, 16 s measured over the last 12 s."""
+    return PATH.format(name="compete", run='duration = "16s"\nwarmup = "4s"', aqm=aqm,
+                       flows=TCP_GROUP.format(name="bbr", variant="bbr") + TCP_GROUP.format(name="cubic", variant="cubic"))
+
+
+BDP = 10e6 * 0.044 / (8 * 1500)  # packets
 RED = "min_th = 15, max_th = 45, max_p = 0.1, w_q = 0.002"
 AQMS = {"droptail": '{ type = "droptail" }', "red": f'{{ type = "red", {RED} }}',
         "choke": f'{{ type = "choke", {RED} }}', "fq_codel": '{ type = "fq_codel" }'}
@@ -98,7 +82,7 @@ def cli(*args, timeout=120):
 
 
 def test_the_simulated_series_has_cwnd_pacing_rate_srtt_and_retransmissions():
-    res = aqmlab.run(ALONE.format(variant="bbr"))
+    res = aqmlab.run(alone("bbr"))
     fs = res.flow_series
     assert list(fs.columns) == SERIES
     start = res.flows["start_s"].iloc[0]
@@ -112,7 +96,7 @@ def test_the_simulated_series_has_cwnd_pacing_rate_srtt_and_retransmissions():
 
 
 def test_an_unpaced_sender_has_no_pacing_rate():
-    fs = aqmlab.run(ALONE.format(variant="sack")).flow_series
+    fs = aqmlab.run(alone("sack")).flow_series
     assert fs["pacing_rate_bps"].isna().all() and fs["cwnd"].notna().all()
     assert fs["srtt_s"].iloc[-1] > 0.044 + 0.03  # Reno keeps a standing queue
 
@@ -127,7 +111,7 @@ def twins():
         pytest.skip(f"emulation needs privileges: {NO_ROOT}")
     from aqmlab.emulate import emulate
 
-    return {v: (aqmlab.run(ALONE.format(variant=v)), emulate(ALONE.format(variant=v)))
+    return {v: (aqmlab.run(alone(v)), emulate(alone(v)))
             for v in ("sack", "cubic", "bbr")}
 
 
@@ -196,7 +180,7 @@ def rivals():
         pytest.skip(f"emulation needs privileges: {NO_ROOT}")
     from aqmlab.emulate import emulate
 
-    return {q: (aqmlab.run(COMPETE.format(aqm=a)), emulate(COMPETE.format(aqm=a))) for q, a in AQMS.items()}
+    return {q: (aqmlab.run(compete(a)), emulate(compete(a))) for q, a in AQMS.items()}
 
 
 @needs_root
@@ -223,7 +207,7 @@ def _plan(variant: str) -> dict:
 
     from aqmlab import _core
 
-    return json.loads(_core.emulation_plan(ALONE.format(variant=variant), "alone", [], None))
+    return json.loads(_core.emulation_plan(alone(variant), "alone", [], None))
 
 
 @pytest.mark.parametrize("variant, linux, sack", [("sack", "reno", True), ("reno", "reno", False),
@@ -255,10 +239,24 @@ def test_the_command_line_says_so_in_one_line_and_exits_with_2(tmp_path, variant
     if variant in emuplan.available_cc():
         pytest.skip(f"this kernel offers {variant}")
     p = tmp_path / "s.toml"
-    p.write_text(ALONE.format(variant=variant))
+    p.write_text(alone(variant))
     r = cli("emulate", p)
     assert r.returncode == 2, r.stderr
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1, r.stderr
     assert lines[0].startswith(f"error: {p}: flows[0].tcp.variant: '{variant}' runs as Linux's '{variant}', "
                                "which is not offered by this kernel"), lines[0]
+
+
+# ------------------------------------------------------------------------------ what a user sees
+
+
+def test_list_tcp_says_where_the_modern_preset_still_differs_from_linux():
+    """Issue 39, "what a user sees": under the modern preset, `aqmlab list tcp -d` names the
+    differences this page measures (docs/tcp-vs-linux.md, "Remaining"), each pointing to the page."""
+    r = cli("list", "tcp", "-d")
+    assert r.returncode == 0, r.stderr
+    diffs = [ln.split(":", 1)[1] for ln in r.stdout.splitlines() if ln.strip().startswith("differs from Linux:")]
+    assert any("BBR" in d and "docs/tcp-vs-linux.md" in d for d in diffs), diffs
+    assert any("CUBIC" in d and "slow start" in d for d in diffs), diffs
+    assert any("undo" in d for d in diffs) and any("TSO" in d for d in diffs), diffs

@@ -73,6 +73,7 @@ module                          contents
 ``sweep.executors``             where runs are made: here, a local pool, a Dask cluster
 ``sweep.workers``               how local workers start: spawned, without the caller's main script
 ``sweep.gather``                ``SweepResult``: runs and tables gathered from the cache
+``sweep.engines``               a sweep's points run in ns-2.35 too: the tasks it can express
 ``models``                      the papers' analytical models (loaded lazily)
 ``models.common``               parameter checks and small numerics
 ``models.choke``                the CHOKe fluid model; Perfect CHOKe; the large-N limit
@@ -97,6 +98,7 @@ module                          contents
 ``reproduce.experiment``        experiment.toml read and checked; an experiment as a sweep
 ``reproduce.references``        reference.toml: published values, tables and claims, read and checked
 ``reproduce.compare``           published values, tables and claims beside ours
+``reproduce.crosscheck``        the ns-2.35 column: items measured in ns-2.35 too, misses arbitrated
 ``reproduce.audit``             the counting rules checked: no set-up value, no number twice, no fair match
 ``reproduce.explain``           a miss's reason written from the run it explains (placeholders, markers)
 ``reproduce.papers``            the papers' inventories: every figure and table of each paper

@@ -38,7 +38,8 @@ pub fn early_signal<P: Pkt>(p: f64, pkt: P, ecn: bool, cx: &mut Cx<'_, P>) -> Op
 /// The arrival at a FIFO under a controlled probability, buffer first (ns-2's order for PI and
 /// REM, aqm.md §12 step 1 and §13 step 2): a tail drop (`overflow`) when `pkt` does not fit,
 /// else [`early_signal`] with probability `p`, else the packet is queued. Returns whether it was.
-#[inline]
+/// (Always inlined: as a call it cost REM 3.7 % and PI 2 % more instructions in `examples/ops.rs`.)
+#[inline(always)]
 pub fn enqueue_tested<P: Pkt>(
     fifo: &mut Fifo<P>,
     limit: &Limit,

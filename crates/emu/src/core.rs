@@ -28,7 +28,7 @@ use std::collections::BinaryHeap;
 
 use crate::link::{Link, LinkConfig, Pool, Started};
 use crate::packet::{self, Dir, EPkt, FlowKey, PROTO_TCP, PROTO_UDP, TCP_SYN};
-pub use crate::report::{BottleneckReport, Counts, FlowCtr, FlowReport, Report, Series, Snapshots};
+pub use crate::report::{BottleneckReport, Counts, FlowCtr, FlowReport, Report};
 
 pub const BNECK: usize = 0;
 pub const REVERSE: usize = 1;
@@ -596,8 +596,8 @@ impl Core {
         Ok(Report {
             flows: crate::report::flows(&self.flows, &self.ctr, self.base.as_deref(), m),
             bottleneck: crate::report::bottleneck(&self.links[BNECK], &self.cfg.bottleneck, m, (self.cfg.warmup, end)),
-            series: crate::report::series(&m.series),
-            snapshots: self.snaps.map(crate::report::snapshots),
+            series: m.series.clone(),
+            snapshots: self.snaps,
             counts,
         })
     }

@@ -63,30 +63,6 @@ impl FlowCtr {
     }
 }
 
-/// The bottleneck time series (one row per sample).
-#[derive(Debug, Default, Clone)]
-pub struct Series {
-    pub time_s: Vec<f64>,
-    pub queue_pkts: Vec<f64>,
-    pub queue_bytes: Vec<f64>,
-    pub utilisation: Vec<f64>,
-    pub drops: Vec<f64>,
-    pub state_names: Vec<&'static str>,
-    /// One column per state variable.
-    pub state: Vec<Vec<f64>>,
-}
-
-/// Queue snapshots: one row per waiting packet per sample in the window.
-#[derive(Debug, Default, Clone)]
-pub struct Snapshots {
-    pub time_s: Vec<f64>,
-    pub position_from_tail: Vec<i64>,
-    pub queue_len: Vec<i64>,
-    /// Index into the report's flows.
-    pub flow: Vec<i64>,
-    pub count: u64,
-}
-
 /// A flow's report.
 #[derive(Debug, Clone)]
 pub struct FlowReport {
@@ -130,8 +106,11 @@ pub struct Counts {
 pub struct Report {
     pub flows: Vec<FlowReport>,
     pub bottleneck: BottleneckReport,
-    pub series: Series,
-    pub snapshots: Option<Snapshots>,
+    /// The bottleneck's time series, as its monitor sampled it.
+    pub series: sim::monitor::Series,
+    /// The queue snapshots of the measured link (the bottleneck; Python is not given its `link`
+    /// column).
+    pub snapshots: Option<sim::monitor::Snapshots>,
     pub counts: Counts,
 }
 
@@ -173,22 +152,4 @@ pub(crate) fn bottleneck(
         aqm: spec.aqm.name(),
         window: m.window_summary(&b.q.stats, (end - warmup) as f64),
     }
-}
-
-/// The monitor's time series as the report's columns.
-pub(crate) fn series(s: &sim::monitor::Series) -> Series {
-    Series {
-        time_s: s.time.clone(),
-        queue_pkts: s.qlen.clone(),
-        queue_bytes: s.qbytes.clone(),
-        utilisation: s.util.clone(),
-        drops: s.drops.clone(),
-        state_names: s.state_names.to_vec(),
-        state: s.state.clone(),
-    }
-}
-
-/// The queue snapshots as the report's columns (one measured link: no link column).
-pub(crate) fn snapshots(s: sim::monitor::Snapshots) -> Snapshots {
-    Snapshots { time_s: s.t, position_from_tail: s.pos, queue_len: s.len, flow: s.flow, count: s.count }
 }

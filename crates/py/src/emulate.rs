@@ -381,10 +381,10 @@ fn report_to_py<'py>(py: Python<'py>, r: &emu::Report, t: &emu::Timing) -> PyRes
 
     let s = &r.series;
     let mut cols = vec![
-        ("time_s", s.time_s.clone()),
-        ("queue_pkts", s.queue_pkts.clone()),
-        ("queue_bytes", s.queue_bytes.clone()),
-        ("utilisation", s.utilisation.clone()),
+        ("time_s", s.time.clone()),
+        ("queue_pkts", s.qlen.clone()),
+        ("queue_bytes", s.qbytes.clone()),
+        ("utilisation", s.util.clone()),
         ("drops", s.drops.clone()),
     ];
     let names: Vec<String> = s.state_names.iter().map(|n| format!("aqm_{n}")).collect();
@@ -394,9 +394,9 @@ fn report_to_py<'py>(py: Python<'py>, r: &emu::Report, t: &emu::Timing) -> PyRes
     d.set_item("timeseries", columns(py, cols)?)?;
     if let Some(sn) = &r.snapshots {
         let sd = PyDict::new(py);
-        sd.set_item("time_s", sn.time_s.clone())?;
-        sd.set_item("position_from_tail", sn.position_from_tail.clone())?;
-        sd.set_item("queue_len", sn.queue_len.clone())?;
+        sd.set_item("time_s", sn.t.clone())?;
+        sd.set_item("position_from_tail", sn.pos.clone())?;
+        sd.set_item("queue_len", sn.len.clone())?;
         sd.set_item("flow", sn.flow.clone())?;
         sd.set_item("count", sn.count)?;
         d.set_item("snapshots", sd)?;

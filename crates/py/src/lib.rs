@@ -458,14 +458,15 @@ fn flow_columns() -> (Vec<&'static str>, Vec<&'static str>) {
     (sim::results::flows::COLUMNS.to_vec(), sim::results::flows::CATEGORICAL.to_vec())
 }
 
+/// A parameter as `aqm_describe` gives it to Python: (name, alias, unit, default or None when
+/// required, description, [(choice, meaning)]).
+type ParamRow = (String, Option<String>, String, Option<String>, String, Vec<(String, String)>);
+
 /// A scheme's description (`aqmlab list aqm NAME`): summary, reference and, per parameter, (name,
 /// alias, unit, default or None when required, description, [(choice, meaning)]); None for an
 /// unknown name.
 #[pyfunction]
-#[allow(clippy::type_complexity)]
-fn aqm_describe(
-    name: &str,
-) -> Option<(String, String, Vec<(String, Option<String>, String, Option<String>, String, Vec<(String, String)>)>)> {
+fn aqm_describe(name: &str) -> Option<(String, String, Vec<ParamRow>)> {
     let d = aqm::describe::describe(name)?;
     let params = d.params.into_iter().map(|p| (p.name, p.alias, p.unit, p.default, p.doc, p.choices)).collect();
     Some((d.summary, d.reference, params))

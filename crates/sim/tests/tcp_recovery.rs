@@ -110,7 +110,6 @@ fn run_with(base: TcpConfig, warm: &[u32], burst: &[u32], twice: &[u32], until: 
     tx.start(&mut Cx::new(0, &mut out, &mut c));
     send(&mut out, 0, &mut ev, &mut dropped, &mut link_free, &mut order);
     let mut now = 0;
-    #[allow(clippy::explicit_counter_loop)]
     while now < until {
         let next_ev = ev.peek().map(|r| r.0 .0).unwrap_or(Time::MAX);
         let rto = if tx.rto_deadline() == 0 { Time::MAX } else { tx.rto_deadline() };

@@ -1,4 +1,4 @@
-"""Tables of an experiment, declared as ``[[tables]]`` in its experiment.toml.
+r"""Tables of an experiment, declared as ``[[tables]]`` in its experiment.toml.
 
 ``kind = "metrics"`` (default): one row per value of the ``rows`` coordinates (default: every
 coordinate), one column per metric of ``columns`` (metric specs as in stats.py), each cell the mean

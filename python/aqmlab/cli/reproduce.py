@@ -1,4 +1,4 @@
-"""``aqmlab reproduce ID ... | --all [--quick] [--jobs N] [--out DIR] [--scheduler tcp://HOST:PORT]``:
+"""``aqmlab reproduce ID ... | --all [--quick] [--ns2] [--jobs N] [--out DIR] [--scheduler tcp://HOST:PORT]``:
 the papers' experiments, their figures and tables, and a report (:mod:`aqmlab.reproduce`)."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from ..base.errors import ExperimentError, RunFailed, SweepError, UserError
+from ..base.errors import ExperimentError, Ns2Missing, RunFailed, SweepError, UserError
 from .common import (EXIT_FAILED, add_executor_args, add_max_memory, cache_arg, err, executor_args, jobs_arg,
                      out_dir, warn)
 
@@ -25,6 +25,9 @@ def add_parser(sub) -> None:
     rp.add_argument("--experiments", metavar="DIR", help="experiment definitions (default: ./experiments)")
     rp.add_argument("--keep-going", action="store_true",
                     help="skip experiments whose scenarios do not validate (listed in the report) instead of stopping")
+    rp.add_argument("--ns2", action="store_true",
+                    help="also run every run point ns-2.35 can express in ns-2.35 (its `ns` program; "
+                         "docs/crosscheck.md) and show paper / ns-2.35 / aqmlab in the report")
     rp.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
     add_max_memory(rp)
     rp.set_defaults(fn=cmd_reproduce)
@@ -46,8 +49,9 @@ def cmd_reproduce(a) -> int:
     log = (lambda s: None) if a.quiet else (lambda s: print(s, file=sys.stderr))
     try:
         done = reproduce(exps, out, quick=a.quick, jobs=jobs, cache=cache_arg(a), extra_set=a.set or [],
-                         keep_going=a.keep_going, progress=False if a.quiet else "tty", log=log, warn=warn, **ex)
-    except (ExperimentError, SweepError) as e:
+                         keep_going=a.keep_going, progress=False if a.quiet else "tty", log=log, warn=warn,
+                         ns2=a.ns2, **ex)
+    except (ExperimentError, SweepError, Ns2Missing) as e:
         raise UserError(str(e))
     except RunFailed as e:
         return err(str(e), EXIT_FAILED)

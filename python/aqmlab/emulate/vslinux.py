@@ -3,8 +3,8 @@
     sudo python -m aqmlab.emulate.vslinux [--seeds 1,2,3,4,5] [--cases reno,cubic,bbr,droptail,red,choke,fq_codel,cake,rtt]
                                           [--interval 10ms] [--out DIR] [--sim-only] [--replot]
 
-Each case is one scenario (``cases/alone.toml``, ``cases/compete.toml`` or ``cases/rtt.toml`` beside this
-module, installed with the package, so this runs from any folder) with one override,
+Each case is one scenario (``examples/tcp-vs-linux/alone.toml``, ``compete.toml`` or ``rtt.toml`` of
+the package, installed with it, so this runs from any folder) with one override,
 run by the simulator (:func:`aqmlab.run`) and by the emulator (:func:`aqmlab.emulate.emulate`)
 with the same overrides and seed; the TCP variants map onto the kernel's modules as docs/emulation.md
 says (``sack`` → Linux ``reno`` with SACK, ``cubic`` → ``cubic``, ``bbr`` → ``bbr``). Both record the
@@ -28,9 +28,10 @@ import sys
 from pathlib import Path
 
 from ..base.errors import EmulationError, ScenarioError, UserError
+from ..run.source import EXAMPLES
 
 #: the cases' scenario files: package data, found the same from a checkout and from an installed package
-HERE = Path(__file__).resolve().with_name("cases")
+HERE = EXAMPLES / "tcp-vs-linux"
 
 RED = "min_th=15, max_th=45, max_p=0.1, w_q=0.002"
 #: case -> (scenario file, overrides, title)

@@ -47,6 +47,32 @@ def find_ns() -> str:
     return found
 
 
+_BUILD_IDS: dict = {}
+#: the translator's modules a run goes through (crosscheck and agreement only compare runs)
+RUN_MODULES = ("engine.py", "plan.py", "script.py", "trace.py", "results.py")
+
+
+def build_id() -> str:
+    """A fingerprint of what makes an ns-2.35 run: the ``ns`` program, this translator's sources
+    (:data:`RUN_MODULES`) and aqmlab's engine build (which resolves the scenario and draws the start
+    times). A cached ns-2.35 run is reused only while all three are the same."""
+    import hashlib
+
+    ns = find_ns()
+    if ns not in _BUILD_IDS:
+        from ..base.version import engine_build_id
+
+        h = hashlib.sha256()
+        with open(ns, "rb") as f:
+            for chunk in iter(lambda: f.read(1 << 20), b""):
+                h.update(chunk)
+        for name in RUN_MODULES:
+            h.update(name.encode() + b"\0" + (Path(__file__).parent / name).read_bytes())
+        h.update(engine_build_id().encode())
+        _BUILD_IDS[ns] = h.hexdigest()[:16]
+    return _BUILD_IDS[ns]
+
+
 def available() -> bool:
     """Whether ns-2.35 can be run here."""
     try:
@@ -143,4 +169,4 @@ def row(scenario, seed: int | None = None, overrides: Sequence[str] = ()) -> dic
     return run_row(run(scenario, seed, overrides))
 
 
-__all__ = ["run", "row", "find_ns", "available", "INSTALL"]
+__all__ = ["run", "row", "find_ns", "available", "build_id", "INSTALL"]

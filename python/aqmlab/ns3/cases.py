@@ -17,8 +17,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-#: docs/tcp-vs-linux, where Linux's cases and measurements are (a source checkout)
+from ..run.source import EXAMPLES
+
+#: docs/tcp-vs-linux, where Linux's measurements are (a source checkout)
 LINUX_DIR = Path(__file__).resolve().parents[3] / "docs" / "tcp-vs-linux"
+#: the scenario files of Linux's cases (installed with the package)
+LINUX_CASES = EXAMPLES / "tcp-vs-linux"
 
 #: queue -> the aqm table (the matched values of docs/validation-ns3.md, "Matched parameters")
 QUEUES = {
@@ -126,7 +130,7 @@ def scenario(case: str) -> tuple[str, list]:
     """(TOML text, overrides) of a case."""
     text, ov, family, _ = CASES[case]
     if family == "linux":
-        return (LINUX_DIR / text).read_text(encoding="utf-8"), list(ov)
+        return (LINUX_CASES / text).read_text(encoding="utf-8"), list(ov)
     return text, list(ov)
 
 
@@ -152,4 +156,4 @@ TOLERANCES = {
     "bbr_queue": ("below", 2.0, None, "BBR alone: mean queue below 2 BDPs in both"),
 }
 
-__all__ = ["CASES", "FAMILIES", "SEEDS", "QUICK", "QUEUES", "TOLERANCES", "scenario", "LINUX_DIR"]
+__all__ = ["CASES", "FAMILIES", "SEEDS", "QUICK", "QUEUES", "TOLERANCES", "scenario", "LINUX_DIR", "LINUX_CASES"]

@@ -13,9 +13,10 @@ tolerance is met, and for Linux's cases the kernel's mean and which two of the t
 with the tolerance) and ``queues.png`` (the bottleneck queue over time in both, seed 1). Runs already
 in ``--out`` are read, not run again (``--force`` runs them again); ``--replot`` only redraws.
 ``--quick`` is the CI slice: a few 10 Mb/s cases, one seed, 20 s. ``--cases`` takes names and
-families (``queues``, ``bbr``, ``dctcp``, ``linux``); ``--list`` prints them. ``--ablation`` runs the diagnostics instead: the cases in
-ns-3 with its recovery (PRR) or Reno's credit at the end of a recovery swapped for what aqmlab does
-(:data:`ABLATIONS`), into ``ablation.md``. The ns-3 runs take most of the time: 3 to 10 s of CPU
+families (``queues``, ``bbr``, ``dctcp``, ``linux``); ``--list`` prints them. ``--ablation`` runs the
+diagnostics instead: the cases in ns-3 with Reno's credit at the end of a recovery swapped for what
+aqmlab does (:data:`ABLATIONS`), and in aqmlab without what ns-3 lacks or does otherwise (RACK-TLP,
+Linux's RTO: :data:`AQMLAB_ABLATIONS`), into ``ablation.md``. The ns-3 runs take most of the time: 3 to 10 s of CPU
 per simulated minute at 10 Mb/s, 15 to 30 s at 100 Mb/s, and minutes for Reno through the
 100 Mb/s FIFO (ns-3 walks its list of segments in flight for every retransmission).
 """
@@ -37,14 +38,17 @@ QUICK_OVERRIDES = ['simulation.duration="20s"', 'simulation.warmup="8s"']
 PACKET_BITS = 1500 * 8
 
 
-#: diagnostics (``--ablation``): ns-3 with one of its mechanisms swapped for the one aqmlab has at the
-#: measured commit — (name, [(text of the program's input, replacement)])
+#: diagnostics (``--ablation``): ns-3 with one of its mechanisms swapped for the one aqmlab and Linux
+#: have — (name, [(text of the program's input, replacement)]): ns-3's TcpLinuxReno credits the ACK
+#: that ends a recovery with every segment it covers (SACKed ones too); dumbbell.cc's
+#: TcpLinuxRenoNoExitCredit credits at most one, as Linux credits only what an ACK newly delivers
 ABLATIONS = {
-    "classic": [("ns3::TcpPrrRecovery", "ns3::TcpClassicRecovery")],
     "nocredit": [("flow ns3::TcpLinuxReno ", "flow ns3::TcpLinuxRenoNoExitCredit ")],
-    "classic-nocredit": [("ns3::TcpPrrRecovery", "ns3::TcpClassicRecovery"),
-                         ("flow ns3::TcpLinuxReno ", "flow ns3::TcpLinuxRenoNoExitCredit ")],
 }
+#: and aqmlab without what ns-3 lacks or does otherwise: (name, [overrides]) — RACK-TLP (aqmlab's PRR
+#: goes with it), and Linux's RTO (SRTT + 200 ms) for RFC 6298's (at least 200 ms), which ns-3 has
+AQMLAB_ABLATIONS = {"norack": ["tcp.rack=false", "tcp.tlp=false"],
+                    "rfc6298": ['tcp.rto_estimator="rfc6298"']}
 
 
 def run_case(case: str, engine: str, seed: int, quick: bool = False, keep=None, ablation: str | None = None):
@@ -54,7 +58,7 @@ def run_case(case: str, engine: str, seed: int, quick: bool = False, keep=None, 
     if engine == "aqmlab":
         from ..run.api import run
 
-        return run(text, seed=seed, overrides=ov)
+        return run(text, seed=seed, overrides=ov + (AQMLAB_ABLATIONS[ablation] if ablation else []))
     from .engine import run
 
     swaps = ABLATIONS[ablation] if ablation else []
@@ -359,25 +363,20 @@ def _execute(todo: list, jobs: int) -> None:
 
 
 def ablate(out: Path, cases: list, seeds: list, jobs: int = 1) -> str:
-    """The diagnostics: each case in ns-3 with each of :data:`ABLATIONS` (Reno's swap only for Reno),
-    beside aqmlab's and ns-3's own runs in ``out``; writes ``ablation.csv`` and ``ablation.md``."""
+    """The diagnostics: each case in ns-3 with each of :data:`ABLATIONS` (Reno's swap only for Reno) and
+    in aqmlab with each of :data:`AQMLAB_ABLATIONS`, beside aqmlab's and ns-3's own runs in ``out``; writes ``ablation.csv`` and ``ablation.md``."""
     import pandas as pd
 
     todo = []
     for case in cases:
         reno = "-reno-" in case or case == "linux-reno"
-        for name in ABLATIONS:
-            if "nocredit" in name and not reno:
-                continue
+        runs = [("ns3", name) for name in ABLATIONS if reno or "nocredit" not in name]
+        runs += [("aqmlab", name) for name in AQMLAB_ABLATIONS] + [(engine, None) for engine in ENGINES]
+        for engine, name in runs:
             for seed in seeds:
-                folder = out / case / f"ns3-{name}-s{seed}"
+                folder = out / case / (f"{engine}-{name}-s{seed}" if name else f"{engine}-s{seed}")
                 if not (folder / "summary.json").exists():
-                    todo.append((case, "ns3", seed, False, folder, name))
-        for seed in seeds:
-            for engine in ENGINES:
-                folder = out / case / f"{engine}-s{seed}"
-                if not (folder / "summary.json").exists():
-                    todo.append((case, engine, seed, False, folder))
+                    todo.append((case, engine, seed, False, folder) + ((name,) if name else ()))
     if todo:
         from .build import program
 
@@ -385,7 +384,7 @@ def ablate(out: Path, cases: list, seeds: list, jobs: int = 1) -> str:
         _execute(todo, jobs)
     rows = []
     for case in cases:
-        for variant in ("aqmlab", "ns3", *[f"ns3-{n}" for n in ABLATIONS]):
+        for variant in ("aqmlab", *[f"aqmlab-{n}" for n in AQMLAB_ABLATIONS], "ns3", *[f"ns3-{n}" for n in ABLATIONS]):
             for seed in seeds:
                 got = _saved(out / case / f"{variant}-s{seed}")
                 if got is not None:
@@ -414,7 +413,7 @@ def main(argv=None) -> int:
     p.add_argument("--force", action="store_true", help="run again what --out already holds")
     p.add_argument("--list", action="store_true", help="print the cases and exit")
     p.add_argument("--ablation", action="store_true",
-                   help="the diagnostics: the cases in ns-3 with its recovery or Reno's exit credit swapped")
+                   help="the diagnostics: ns-3's Reno without its exit credit, aqmlab without RACK-TLP or Linux's RTO")
     a = p.parse_args(argv)
     if a.list:
         for c, (_, _, fam, title) in CASES.items():

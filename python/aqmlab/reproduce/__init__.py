@@ -10,6 +10,7 @@ module             contents
 =================  ==================================================================================
 ``experiment``     reading and checking experiment.toml; an experiment as a :class:`~aqmlab.sweep.Sweep`
 ``compare``        published reference values and claims beside ours (the scorecard's rows)
+``crosscheck``     the ns-2.35 column: each item measured in ns-2.35 too, a miss arbitrated by it
 ``report``         report.md / report.html
 ``runner``         ``aqmlab reproduce``: one pool and one cache for all experiments
 ``figures``,       the names an experiment's ``hook.py`` imports, from :mod:`aqmlab.analysis.figures`

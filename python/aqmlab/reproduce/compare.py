@@ -51,8 +51,9 @@ def _fmt(m, iv, scale=None) -> str:
 
 def _base(r: dict, label: str) -> dict:
     """An evaluated row. ``role`` says whether it is counted (references.ROLES); ``crosscheck``
-    holds the same item measured by other engines (engine name -> {"ours", "value", "ok"}), shown
-    as further columns beside the paper's and ours (none is filled in yet)."""
+    holds the same item measured by other engines (engine name -> {"ours", "value", "ok",
+    "agreement", "with_aqmlab"}: :mod:`aqmlab.reproduce.crosscheck`), shown as further columns
+    beside the paper's and ours."""
     return {"label": label, "source": r.get("source", ""), "note": r.get("note", ""), "ours": "-",
             "ok": None, "agreement": "not run", "reason": "", "figure": figures_of(r), "line": line_text(r),
             "table": r.get("table"), "cell": r.get("cell"), "published_value": r.get("value"),
@@ -437,9 +438,12 @@ def _peak(c: dict, out: dict, m, pts: list, keys: list) -> dict:
 # ----------------------------------------------------------------------------- the scorecard
 
 
-def score(ctx: Context) -> dict:
+def score(ctx: Context, others: dict | None = None, refused: dict | None = None) -> dict:
     """Values and claims of an experiment, evaluated: ``{"values": [...], "claims": [...]}``. Each row's
-    ``item`` names what it counts towards: its own entry, or the paper's statement it is part of."""
+    ``item`` names what it counts towards: its own entry, or the paper's statement it is part of.
+    ``others``: engine name -> a Context of that engine's runs (``{"ns-2.35": ...}``): each row
+    measured there too, and a miss arbitrated by it (:mod:`aqmlab.reproduce.crosscheck`); ``refused``:
+    engine name -> the refusals of the runs it could not make (a row resting on them says why)."""
     exp = ctx.exp
     values = [evaluate(ctx, r) for r in exp.references]
     claims = [evaluate_claim(ctx, c) for c in exp.claims]
@@ -449,6 +453,10 @@ def score(ctx: Context) -> dict:
         x["item"] = f"{exp.id}: " + (f"statement {r['statement']}" if r.get("statement") else r.get("loc", x["label"]))
         if x["ok"] is False and r.get("explain"):
             x["reason"] = render(ctx, r, x)  # its numbers from this run (explain.py)
+    if others or refused:
+        from .crosscheck import add_engines
+
+        add_engines(ctx, others, exp, values, claims, {"value": evaluate, "claim": evaluate_claim}, refused)
     return {"values": values, "claims": claims}
 
 
@@ -509,7 +517,9 @@ def cell_text(x: dict) -> str:
     mark = '✓' if x['ok'] else '✗'
     if x.get("role", "scored") != "scored":
         mark = f"({mark}, {x['role']}: not counted)"
-    return f"{pub} / {_num(ours)}{ratio} {mark}"
+    e = x.get("crosscheck", {}).get("ns-2.35")
+    ns2 = f"ns-2.35 {_num(e['value'])} / " if e and e.get("value") is not None else ""
+    return f"{pub} / {ns2}{_num(ours)}{ratio} {mark}"
 
 
 def counted_text(x: dict) -> str:
@@ -545,8 +555,19 @@ def table_grid(tab: dict, rows: list[dict]) -> str:
 def _table_notes(tab: dict, rows: list[dict]) -> list[str]:
     """The reasons of a table's missed cells, each once, with the cells it applies to."""
     mine = [x for x in rows if x.get("table") == tab["index"]]
+    ns2 = [x for x in mine if x.get("crosscheck", {}).get("ns-2.35", {}).get("value") is not None]
     notes = [tally_text(mine, "cells", "matched") + " (cell: paper / ours (ours ÷ paper); ✓ within the cell's "
              "tolerance, stated below)."]
+    if ns2:
+        agree = sum(1 for x in ns2 if x["crosscheck"]["ns-2.35"]["with_aqmlab"])
+        notes.append(f"Where ns-2.35 ran a cell's point ({len(ns2)} cells) the cell reads paper / ns-2.35 / ours "
+                     f"(ours ÷ paper); ns-2.35 lies within the cell's tolerance of ours in {agree} of them.")
+    unrun: dict = {}
+    for x in mine:
+        if why := x.get("not_run", {}).get("ns-2.35"):
+            unrun.setdefault(why, []).append(x["label"].split(": ", 1)[-1])
+    for why, cells in unrun.items():
+        notes.append(f"Not run in ns-2.35 ({', '.join(cells)}): {why}.")
     for how in dict.fromkeys(x.get("band", "") for x in mine):
         if how:
             cells = [x["label"].split(": ", 1)[-1] for x in mine if x.get("band") == how]
@@ -567,36 +588,40 @@ def _table_notes(tab: dict, rows: list[dict]) -> list[str]:
     return notes
 
 
-def reference_output(ctx: Context) -> Output | None:
+def reference_output(ctx: Context, others: dict | None = None, refused: dict | None = None) -> Output | None:
     exp = ctx.exp
     if not exp.references and not exp.claims:
         return None
     from ..analysis.markdown import md_table as _md
+    from .crosscheck import cell as engine_cell
 
-    sc = score(ctx)
+    sc = score(ctx, others, refused)
+    engines = list(dict.fromkeys([*(others or {}), *(refused or {})]))  # a column each, beside the paper's and ours
     parts = []
     singles = [x for x in sc["values"] if x.get("table") is None]
     if singles:
         parts.append(("Published values", _md(
-            ["quantity", "published", "source", "ours", "agreement", "counted", "reason if missed"],
-            [[x["label"] + (f" ({x['note']})" if x["note"] else ""), x["published"], _cite(x), x["ours"],
-              x["agreement"], counted_text(x), x["reason"]] for x in singles])))
+            ["quantity", "published", "source"] + engines + ["ours", "agreement", "counted", "reason if missed"],
+            [[x["label"] + (f" ({x['note']})" if x["note"] else ""), x["published"], _cite(x)]
+             + [engine_cell(x, n) or "–" for n in engines]
+             + [x["ours"], x["agreement"], counted_text(x), x["reason"]] for x in singles])))
     for tab in exp.ref_tables:
         title = f"{tab['source']}" + (f": {tab['title']}" if tab["title"] else "")
         cite = f" ({line_text(tab)} of the paper's text)" if tab.get("line") else ""
         parts.append((title + cite, table_grid(tab, sc["values"]), _table_notes(tab, sc["values"])))
     if sc["claims"]:
         parts.append(("Claims of the paper", _md(
-            ["claim", "source", "ours", "verdict", "counted", "reason if not reproduced"],
-            [[x["label"] + (f" ({x['note']})" if x["note"] else ""), _cite(x), x["ours"],
+            ["claim", "source"] + engines + ["ours", "verdict", "counted", "reason if not reproduced"],
+            [[x["label"] + (f" ({x['note']})" if x["note"] else ""), _cite(x)]
+             + [engine_cell(x, n) or "–" for n in engines] + [x["ours"],
               ("reproduced: " if x["ok"] else "not reproduced: " if x["ok"] is False else "") + x["agreement"],
               counted_text(x) + (f" (part of {x['item'].split(': ', 1)[1]})" if "statement" in x["item"] else ""),
               x["reason"]] for x in sc["claims"]])))
     md = "\n\n".join(_part_md(p) for p in parts)
     ctx.out.mkdir(parents=True, exist_ok=True)
     p1, p2 = ctx.out / "reference.csv", ctx.out / "reference.md"
-    pd.DataFrame([dict(x, kind="value", figure="; ".join(x["figure"])) for x in sc["values"]]
-                 + [dict(x, kind="claim", figure="; ".join(x["figure"])) for x in sc["claims"]]).to_csv(p1, index=False)
+    pd.DataFrame([_csv_row(x, "value") for x in sc["values"]]
+                 + [_csv_row(x, "claim") for x in sc["claims"]]).to_csv(p1, index=False)
     p2.write_text(md + "\n", encoding="utf-8")
     notes = [tally_text(sc["values"], "published values", "matched") + "; "
              + tally_text(sc["claims"], "claims", "reproduced") + "."]
@@ -604,6 +629,20 @@ def reference_output(ctx: Context) -> Output | None:
     o.score = sc
     o.parts = parts
     return o
+
+
+def _csv_row(x: dict, kind: str) -> dict:
+    """A row of reference.csv: the evaluated row, each other engine's result in columns of its own."""
+    out = {k: v for k, v in x.items() if k != "not_run"}
+    if x["crosscheck"]:  # the engines that measured it (an empty one stays "{}", as without other engines)
+        out["crosscheck"] = ", ".join(x["crosscheck"])
+    out.update(kind=kind, figure="; ".join(x["figure"]))
+    for name, e in x.get("crosscheck", {}).items():
+        out.update({name: e["ours"], f"{name} value": e["value"], f"{name} ok": e["ok"],
+                    f"{name} agrees with aqmlab": e["with_aqmlab"]})
+    for name, why in x.get("not_run", {}).items():
+        out[name] = f"not run: {why}"
+    return out
 
 
 def _part_md(part: tuple) -> str:

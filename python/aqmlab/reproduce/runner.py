@@ -17,6 +17,7 @@ from ..sweep import SweepError, SweepResult, execute, open_cache
 from . import hooks
 from . import report as rep
 from .compare import reference_output
+from .crosscheck import NS2, refusal_line
 from ..analysis.context import Context
 from .experiment import Experiment, ExperimentError, find_experiments, experiments_dir, load_experiment
 from ..analysis.figures import make_figure
@@ -34,6 +35,21 @@ class Done:
     skipped: str = ""
     score: dict | None = None  # published values and claims, evaluated (compare.score)
     cached: int = 0  # of its runs, how many were in the cache before this invocation (made earlier)
+    engines: dict = field(default_factory=dict)  # "ns2" -> EngineSummary: its runs beside aqmlab's (--ns2)
+
+
+@dataclass
+class EngineSummary:
+    """An experiment's runs in another engine: how many, how many from the cache, the points it ran
+    and those it refused (their labels and the translator's reasons), and a note on substitutions."""
+
+    runs: int = 0
+    cached: int = 0
+    ran: list = field(default_factory=list)
+    refused: dict = field(default_factory=dict)
+    substituted: list = field(default_factory=list)
+    note: str = ""
+    refused_at: dict = field(default_factory=dict)  # point index -> the translator's refusal
 
 
 def select(ids, all_: bool, root=None) -> list[Experiment]:
@@ -219,8 +235,13 @@ def setup_lines(exp: Experiment, sweep, tasks, quick: bool, extra_set) -> list[s
 
 def reproduce(exps: list[Experiment], out: Path, *, quick: bool = False, jobs=None, cache=True, extra_set=(),
               keep_going: bool = False, progress: bool = True, log=None, executor=None, scheduler=None,
-              client=None, warn=None) -> list[Done]:
+              client=None, warn=None, ns2: bool = False) -> list[Done]:
     """Run, draw and report ``exps``; returns what was done per experiment (errors included).
+
+    ``ns2``: also run every point ns-2.35 can express in ns-2.35 (:func:`aqmlab.sweep.engines.ns2_tasks`;
+    cached like any run) and put its results beside the paper's and aqmlab's in the report
+    (:func:`aqmlab.reproduce.compare.score`). Without the ``ns`` program it raises
+    :class:`~aqmlab.base.errors.Ns2Missing`.
 
     Runs are made by ``executor`` (see :func:`aqmlab.executors.execute`: the local pool by default,
     or a Dask cluster). Figures and tables are drawn where the cache is, in a pool of local worker
@@ -228,6 +249,10 @@ def reproduce(exps: list[Experiment], out: Path, *, quick: bool = False, jobs=No
     """
     log = log or (lambda s: None)
     t0 = time.time()
+    if ns2:
+        from ..ns2.engine import build_id
+
+        build_id()  # ns-2.35 is there (else one line saying how to install it)
     plans = []
     done: list[Done] = []
     for e in exps:
@@ -242,6 +267,17 @@ def reproduce(exps: list[Experiment], out: Path, *, quick: bool = False, jobs=No
                 raise ExperimentError(msg if msg.startswith(str(e.path)) else f"{e.path}: {msg}")
             d.skipped = msg
             continue
+        eng = None
+        if ns2:
+            from ..sweep.engines import ns2_tasks
+
+            eng = ns2_tasks(sw, tasks)
+            pts = sw.points()
+            d.engines["ns2"] = EngineSummary(
+                runs=len(eng.tasks), ran=[pts[i].describe() for i in sorted({t.point for t in eng.tasks})],
+                refused={pts[i].describe(): why for i, why in eng.refused.items()},
+                substituted=[pts[i].describe() for i in eng.substituted], note=eng.note, refused_at=eng.refused)
+            tasks = tasks + eng.tasks
         plans.append((d, sw, tasks))
     all_tasks = [t for _, _, ts in plans for t in ts]
     c, tmp = open_cache(cache)
@@ -276,14 +312,17 @@ def reproduce(exps: list[Experiment], out: Path, *, quick: bool = False, jobs=No
     drawer = _Drawer(jobs, len(plans))
     missing = {t.key for t in todo}
     for d, _, tasks in plans:
-        d.cached = sum(1 for t in tasks if t.key not in missing)
+        d.cached = sum(1 for t in tasks if t.key not in missing and t.engine == "aqmlab")
+        if "ns2" in d.engines:
+            d.engines["ns2"].cached = sum(1 for t in tasks if t.key not in missing and t.engine == "ns2")
     waiting = {i: {t.key for t in tasks if t.key in missing} for i, (_, _, tasks) in enumerate(plans)}
     by_key: dict = {}
     for i, (_, _, tasks) in enumerate(plans):
         for t in tasks:
             by_key.setdefault(t.key, set()).add(i)
     job = lambda i: DrawJob(plans[i][0].exp, plans[i][1], plans[i][2], str(c.root), str(out), quick,  # noqa: E731
-                            tuple(extra_set), keep_going)
+                            tuple(extra_set), keep_going,
+                            {NS2: e.refused_at for e in [plans[i][0].engines.get("ns2")] if e and e.refused_at})
 
     def stored(t):
         for i in by_key.get(t.key, ()):
@@ -325,6 +364,7 @@ class DrawJob:
     quick: bool
     extra_set: tuple
     keep_going: bool
+    refused: dict = field(default_factory=dict)  # engine name -> {point index: why it cannot run it} (--ns2)
 
 
 def draw(job: DrawJob) -> Done:
@@ -334,9 +374,10 @@ def draw(job: DrawJob) -> Done:
 
     t1 = time.time()
     d = Done(job.exp)
-    res = SweepResult(job.sweep, job.tasks, Cache(job.cache), {})
-    d.runs = len(job.tasks)
-    d.setup = setup_lines(d.exp, job.sweep, job.tasks, job.quick, job.extra_set)
+    own = [t for t in job.tasks if t.engine == "aqmlab"]
+    res = SweepResult(job.sweep, own, Cache(job.cache), {})
+    d.runs = len(own)
+    d.setup = setup_lines(d.exp, job.sweep, own, job.quick, job.extra_set)
     outdir = Path(job.out) / d.exp.id
     outdir.mkdir(parents=True, exist_ok=True)
     res.save(outdir, tables=("flows",))
@@ -344,6 +385,15 @@ def draw(job: DrawJob) -> Done:
         if f.suffix in (".toml", ".py") and f.is_file():
             shutil.copyfile(f, outdir / f.name)
     ctx = Context(d.exp, res, outdir, job.quick)
+    others = {}
+    ns2 = [t for t in job.tasks if t.engine == "ns2"]
+    if ns2:  # ns-2.35's runs of the points it can express: their own runs table, beside ours
+        res2 = SweepResult(job.sweep, ns2, Cache(job.cache), {})
+        res2.save(outdir / "ns2", tables=())
+        others[NS2] = Context(d.exp, res2, outdir / "ns2", job.quick)
+    # the points an engine refused: a row resting on them says why (the translator's one line)
+    refused = {name: {t.key[:12]: refusal_line(at[t.point]) for t in own if t.point in at}
+               for name, at in job.refused.items()}
     for spec in d.exp.figures:
         try:
             d.outputs.append(make_figure(ctx, spec, hooks.KINDS))
@@ -358,8 +408,13 @@ def draw(job: DrawJob) -> Done:
             d.errors.append(f"table {spec.get('name')}: {type(err).__name__}: {err}")
             if not job.keep_going and _debug():
                 raise
+    for name, other in others.items():
+        try:
+            d.outputs.append(engine_check_output(ctx, other, name))
+        except Exception as err:
+            d.errors.append(f"{name} beside aqmlab: {type(err).__name__}: {err}")
     try:
-        r = reference_output(ctx)
+        r = reference_output(ctx, others, refused)
         if r is not None:
             d.outputs.append(r)
             d.score = r.score
@@ -367,6 +422,25 @@ def draw(job: DrawJob) -> Done:
         d.errors.append(f"reference values: {type(err).__name__}: {err}")
     d.seconds = time.time() - t1
     return d
+
+
+def engine_check_output(ctx: Context, other: Context, name: str):
+    """The points ``name`` ran, its run table beside ours, metric by metric (the TCP and engine side,
+    whatever the schemes): ``<name>-check.csv`` and ``.md``."""
+    import pandas as pd
+
+    from ..analysis.context import Output
+    from .crosscheck import engine_check
+
+    md, raw = engine_check(ctx, other, name)
+    stem = "ns2-check" if name == "ns-2.35" else f"{name}-check"
+    p1, p2 = ctx.out / f"{stem}.csv", ctx.out / f"{stem}.md"
+    pd.DataFrame(raw).to_csv(p1, index=False)
+    p2.write_text(md + "\n", encoding="utf-8")
+    notes = [f"Each cell: aqmlab / {name} ({name} ÷ aqmlab), means over the same seeds; the runs of {name} are in "
+             f"{other.out.name}/runs.csv. These points are the ones {name} can express; where the experiment's own "
+             f"scheme is not among them, they check the TCP and engine side of its set-up."]
+    return Output("table", stem, f"{name} beside aqmlab, point by point", [p1, p2], markdown=md, notes=notes)
 
 
 class _Drawer:
@@ -484,6 +558,13 @@ def write_report(done: list[Done], out: Path, quick: bool, seconds: float) -> li
                             f"with the same scenario, overrides, seed and engine build: the cache key covers all of "
                             f"them) and {total - cached} were run now; the summary below gives the count per "
                             f"experiment."))
+    ns2 = [d.engines["ns2"] for d in done if "ns2" in d.engines]
+    if ns2:
+        n2, c2 = sum(e.runs for e in ns2), sum(e.cached for e in ns2)
+        blocks.append(("p", f"ns-2.35 runs (`--ns2`): {n2}, of which {c2} came from the cache (their key names the "
+                            f"engine: the `ns` program and the translator) and {n2 - c2} were run now, in "
+                            f"{sum(1 for e in ns2 if e.runs)} experiments: every run point whose scheme, TCP and "
+                            f"traffic ns-2.35 can express (docs/crosscheck.md); each experiment's section says which."))
     # the front page: the scorecard, then the contents
     from .scorecard import front_page
 
@@ -513,7 +594,7 @@ def write_report(done: list[Done], out: Path, quick: bool, seconds: float) -> li
             blocks.append(("top", "Contents"))
             continue
         blocks.append(("h3", "Set-up"))
-        blocks.append(("ul", d.setup))
+        blocks.append(("ul", d.setup + ([engine_text(d.engines["ns2"])] if "ns2" in d.engines else [])))
         if e.raw.get("notes"):
             blocks.append(("h3", "Notes"))
             blocks.append(("ul", list(e.raw["notes"])))
@@ -557,6 +638,21 @@ def write_report(done: list[Done], out: Path, quick: bool, seconds: float) -> li
                             f"(one row per flow per run)."))
         blocks.append(("top", "Contents"))
     return rep.write(blocks, out, title.removeprefix("aqmlab: "))
+
+
+def engine_text(e: EngineSummary) -> str:
+    """One line of an experiment's set-up: which points ns-2.35 ran, and why not the others."""
+    n = len(e.ran) + len(e.refused)
+    text = (f"**ns-2.35:** {len(e.ran)} of {n} run points" + (f" ({'; '.join(e.ran)})" if e.ran else "")
+            + f", {e.runs} runs ({e.cached} from the cache)")
+    if e.substituted:
+        text += f"; {e.note} ({'; '.join(e.substituted)})"
+    why: dict = {}
+    for label, msg in e.refused.items():
+        why.setdefault(refusal_line(msg, full=True), []).append(label)
+    if why:
+        text += ". Not expressible in ns-2.35: " + "; ".join(f"{', '.join(labels)} — {w}" for w, labels in why.items())
+    return text + "."
 
 
 def _fig_anchor(d: Done, o) -> str:

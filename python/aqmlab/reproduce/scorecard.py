@@ -12,6 +12,7 @@ from pathlib import Path
 
 from . import report as rep
 from .compare import item_ok, items, tally, uncounted
+from .crosscheck import DEFECT, ENGINE_KINDS, NS2
 from .references import REASON_KINDS, TOLERANCE
 from .papers import inventories
 
@@ -32,7 +33,7 @@ def _link(eid: str) -> str:
 
 
 def reason_kind(reason: str) -> str:
-    return next((k for k in REASON_KINDS if reason.startswith(k)), "unexplained")
+    return next((k for k in ENGINE_KINDS + REASON_KINDS if reason.startswith(k)), "unexplained")
 
 
 def one_line(reason: str, limit: int = 180) -> str:
@@ -161,6 +162,7 @@ def misses(done) -> list[str]:
         parts = []
         for x in xs:
             what = f"published {x['published']}, ours {x['ours']}" if kind == "value" else f"ours: {x['ours']}"
+            what += _engine_text(x, kind)
             parts.append(f"\u201c{x['label']}\u201d: {what} — {one_line(x['reason'])}")
         stmt = xs[0]["item"].split(": ", 1)[1] if "statement" in xs[0]["item"] else ""
         out.append(f"**#{n}** {where} ({_link(d.exp.id)}), {kind}" + (f" ({stmt}, {len(xs)} parts missed)" if stmt
@@ -168,16 +170,76 @@ def misses(done) -> list[str]:
     return out
 
 
+def _engine_text(x: dict, kind: str, engine: str = NS2) -> str:
+    """ns-2.35's result of a row for the list of misses, or why it did not run the row's points."""
+    e = x.get("crosscheck", {}).get(engine)
+    if e and e["ok"] is not None:
+        return f", {engine} {e['ours']}" if kind == "value" else f"; {engine}: {e['ours']}"
+    why = x.get("not_run", {}).get(engine)
+    return f" ({engine} not run: {why})" if why else ""
+
+
+def _kind_of(x: dict) -> str:
+    k = reason_kind(x["reason"])
+    return "no reason written" if not x["reason"][len(k):].strip(" :—-") else k
+
+
 def by_reason(done) -> list[list[str]]:
-    """Missed items by the kind of their reason (an item's first failing part decides)."""
+    """Missed items by the kind of their reason (an item's first failing part decides); a kind the
+    ns-2.35 column gave says which kinds its misses had before."""
     count: dict = {}
+    was: dict = {}
     for _, kind, xs in missed_items(done):
-        k = reason_kind(xs[0]["reason"])
-        if not xs[0]["reason"][len(k):].strip(" :—-"):
-            k = "no reason written"
+        k = _kind_of(xs[0])
         count.setdefault(k, [0, 0])[0 if kind == "value" else 1] += 1
-    order = list(REASON_KINDS) + [k for k in count if k not in REASON_KINDS]
-    return [[f"*{k}*", str(count[k][0]), str(count[k][1]), str(sum(count[k]))] for k in order if k in count]
+        if k in ENGINE_KINDS:
+            b = reason_kind(xs[0].get("reason_before", ""))
+            was.setdefault(k, {}).setdefault(b, 0)
+            was[k][b] += 1
+    order = list(ENGINE_KINDS) + list(REASON_KINDS) + [k for k in count if k not in REASON_KINDS + ENGINE_KINDS]
+    return [[f"*{k}*" + (" (before ns-2.35: " + ", ".join(f"{n} {b}" for b, n in was[k].items()) + ")"
+                         if k in was else ""), str(count[k][0]), str(count[k][1]), str(sum(count[k]))]
+            for k in order if k in count]
+
+
+def engine_summary(done, engine: str = NS2) -> tuple[list[str], list[str]]:
+    """What ``engine``'s column found over the counted items: a few sentences, and the candidate
+    defects (misses of ours where it matches the paper), each a line."""
+    its = [(d, kind, it) for d in done if d.score
+           for kind, rows in (("value", d.score["values"]), ("claim", d.score["claims"])) for it in items(rows)]
+    measured = [(d, kind, it) for d, kind, it in its if any(engine in x.get("crosscheck", {}) for x in it)]
+    unrun: dict = {}  # a refusal -> the counted items it kept from ns-2.35
+    for d, kind, it in its:
+        if not any(engine in x.get("crosscheck", {}) for x in it):
+            for why in dict.fromkeys(w for x in it for w in x.get("not_run", {}).get(engine, "").split("; ") if w):
+                unrun[why] = unrun.get(why, 0) + 1
+    if not measured and not unrun:
+        return [], []
+    compared = [(d, kind, it) for d, kind, it in measured
+                if any(x.get("crosscheck", {}).get(engine, {}).get("ok") is not None for x in it)]
+    ours_ok = [t for t in compared if item_ok(t[2]) is True]
+    theirs_miss = [t for t in ours_ok if any(x.get("crosscheck", {}).get(engine, {}).get("ok") is False for x in t[2])]
+    missed = [t for t in compared if item_ok(t[2]) is False]
+    kinds: dict = {}
+    for _, _, it in missed:
+        k = _kind_of(next(x for x in it if x["ok"] is False))
+        kinds[k] = kinds.get(k, 0) + 1
+    defects = []
+    for d, kind, it in missed:
+        for x in it:
+            if x["ok"] is False and x["reason"].startswith(DEFECT):
+                e = x["crosscheck"][engine]
+                defects.append(f"{_link(d.exp.id)}, {kind} “{x['label']}”: the paper "
+                               f"{x.get('published', '')}, {engine} {e['ours']}, aqmlab {x['ours']}")
+    text = [f"{len(compared)} counted items rest only on run points {engine} ran ({len(measured) - len(compared)} "
+            f"more were not run at their point in this mode): aqmlab matches the paper in {len(ours_ok)} of them "
+            f"({len(theirs_miss)} of which {engine} misses), and misses it in {len(missed)}"
+            + (": " + ", ".join(f"{n} *{k}*" for k, n in kinds.items()) if kinds else "") + "."]
+    if unrun:
+        text.append("Items resting on points ns-2.35 cannot express, by the translator's refusal (an item can have "
+                    "several): " + "; ".join(f"{n} — {why}" for why, n in sorted(unrun.items(), key=lambda t: -t[1]))
+                    + ".")
+    return text, defects
 
 
 def totals(done) -> tuple:
@@ -259,7 +321,9 @@ def front_page(done, out: Path, quick: bool) -> list:
                         f"point lies within ±{100 * TOLERANCE:.0f} % of it (unless the entry states another "
                         f"tolerance); a claim is reproduced when the statement, checked as the paper words it (a "
                         f"direction or an order where the paper gives no magnitude), holds in our runs. Every miss "
-                        f"names the kind of its reason: " + ", ".join(f"*{k}*" for k in REASON_KINDS) + "."))
+                        f"names the kind of its reason: " + ", ".join(f"*{k}*" for k in REASON_KINDS)
+                        + (", and where ns-2.35 ran its points " + " or ".join(f"*{k}*" for k in ENGINE_KINDS)
+                           if any(x.get("crosscheck") for _, _, x in _rows(done)) else "") + "."))
     rows = per_paper(done, invs)
     if rows:
         blocks.append(("h3", "By paper"))
@@ -296,6 +360,20 @@ def front_page(done, out: Path, quick: bool) -> list:
     if reasons:
         blocks.append(("h3", "Misses by reason"))
         blocks.append(("table", _md(["kind of reason", "values", "claims", "items"], reasons)))
+    text, defects = engine_summary(done)
+    if text:
+        blocks.append(("h3", "The ns-2.35 column"))
+        blocks.append(("p", " ".join(text) + " An item's run points are run in ns-2.35 when it can express their "
+                            "scheme, TCP and traffic (docs/crosscheck.md); the item is then evaluated on ns-2.35's runs "
+                            "as on ours. A miss of ours where ns-2.35 lies within the item's tolerance of ours (a "
+                            "claim: gives the same verdict) is *" + ENGINE_KINDS[0] + "*; one where ns-2.35 matches "
+                            "the paper is *" + DEFECT + "*, a candidate defect of aqmlab."))
+        if defects:
+            blocks.append(("p", f"**Candidate defects ({len(defects)}): ns-2.35 matches the paper where aqmlab does "
+                                "not. Each is to be found and fixed, or named as a deliberate difference:**"))
+            blocks.append(("ul", defects))
+        else:
+            blocks.append(("p", "**No candidate defect:** ns-2.35 matches the paper at none of aqmlab's misses."))
     blocks.append(("h3", "Every miss"))
     blocks.append(("ul", ms) if ms else ("p", "None."))
     (out / "scorecard.md").write_text(rep.to_markdown(blocks), encoding="utf-8")

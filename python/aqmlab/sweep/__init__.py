@@ -48,6 +48,7 @@ module         contents
 ``executors``  where runs are made: this process, a local pool, a Dask cluster
 ``workers``    local workers spawned without the caller's main script (no main guard needed)
 ``gather``     :class:`SweepResult`: the runs' rows and tables, gathered from the cache
+``engines``    the same sweep in ns-2.35: the runs of the points it can express
 =============  =====================================================================================
 
 Uses :mod:`aqmlab.run` and :mod:`aqmlab.base`. ``aqmlab.sweep`` is the function :func:`sweep` once

@@ -52,8 +52,13 @@ class Failure:
 
 
 def _meta(task) -> dict:
-    return {"scenario_label": task.label, "name": task.name, "overrides": list(task.overrides), "seed": task.seed,
+    meta = {"scenario_label": task.label, "name": task.name, "overrides": list(task.overrides), "seed": task.seed,
             "aqmlab": __version__, "engine": engine_build_id()}
+    if task.engine != "aqmlab":  # another engine's run (aqmlab.sweep.engines) says which, and its build
+        from .keys import engine_id
+
+        meta.update(made_by=task.engine, made_by_build=engine_id(task.engine))
+    return meta
 
 
 def run_task(task, max_memory=None) -> Entry:
@@ -62,14 +67,22 @@ def run_task(task, max_memory=None) -> Entry:
     from ..run import api
     from ..run.source import Source
 
-    res = api.run(Source(task.text, task.label, task.name), seed=task.seed, overrides=list(task.overrides),
-                  max_memory=max_memory, pcap_dir=False)  # sweeps keep tables, not packet traces
+    src = Source(task.text, task.label, task.name)
+    if task.engine == "ns2":  # ns-2.35 (aqmlab.sweep.engines); its memory is ns's own
+        from ..ns2.engine import run as ns2_run
+
+        res = ns2_run(src, seed=task.seed, overrides=list(task.overrides))
+    else:
+        res = api.run(src, seed=task.seed, overrides=list(task.overrides), max_memory=max_memory,
+                      pcap_dir=False)  # sweeps keep tables, not packet traces
     return make_entry(task.key, res, _meta(task))
 
 
 def _failure(task, e: BaseException) -> Failure:
-    from ..base.errors import ScenarioError, SimulationError
+    from ..base.errors import Ns2Error, ScenarioError, SimulationError
 
+    if isinstance(e, Ns2Error):
+        return Failure(task.key, f"ns-2.35: {e}")
     if isinstance(e, SimulationError):
         return Failure(task.key, f"simulation failed: {e}")
     if isinstance(e, ScenarioError):

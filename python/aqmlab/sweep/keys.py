@@ -3,7 +3,9 @@
 A key is a SHA-256 over a canonical form of what determines a run's result: the parsed base
 scenario (so comments and layout do not count, but every value does), its default name, the
 overrides in order, the seed, the aqmlab version, the cache format and a fingerprint of the engine
-binary (so a rebuilt engine never reuses old results).
+that makes the run (so a rebuilt engine never reuses old results): aqmlab's binary, or for a run in
+ns-2.35 the ``ns`` program and the translator (:func:`aqmlab.ns2.engine.build_id`), under another
+name, so the two engines' runs of one scenario never share a key.
 """
 
 from __future__ import annotations
@@ -25,12 +27,23 @@ def canonical_scenario(text: str):
         return {"__text__": text}
 
 
-def key_hasher(text: str, name: str, overrides: Sequence[str], canonical=None):
+def engine_id(engine: str = "aqmlab") -> str:
+    """The fingerprint of ``engine`` ("aqmlab" or "ns2") that goes into a run's key."""
+    if engine == "aqmlab":
+        return engine_build_id()
+    if engine == "ns2":
+        from ..ns2.engine import build_id
+
+        return f"ns2:{build_id()}"
+    raise ValueError(f"unknown engine {engine!r} (aqmlab, ns2)")
+
+
+def key_hasher(text: str, name: str, overrides: Sequence[str], canonical=None, engine: str = "aqmlab"):
     """The SHA-256 state of a run's key before its seed (shared by the seeds of a point)."""
     material = {
         "format": CACHE_FORMAT,
         "aqmlab": __version__,
-        "engine": engine_build_id(),
+        "engine": engine_id(engine),
         "scenario": canonical_scenario(text) if canonical is None else canonical,
         "name": name,
         "overrides": list(overrides),
@@ -46,6 +59,6 @@ def seeded(h, seed: int) -> str:
     return h.hexdigest()
 
 
-def run_key(text: str, name: str, overrides: Sequence[str], seed: int) -> str:
+def run_key(text: str, name: str, overrides: Sequence[str], seed: int, engine: str = "aqmlab") -> str:
     """The content address of one run (see the module notes)."""
-    return seeded(key_hasher(text, name, overrides), seed)
+    return seeded(key_hasher(text, name, overrides, engine=engine), seed)

@@ -127,7 +127,8 @@ class Point:
 
 @dataclass(frozen=True)
 class Task:
-    """One run: a point and a seed, with its cache key."""
+    """One run: a point and a seed, with its cache key, and the engine that makes it ("aqmlab", or
+    "ns2" for ns-2.35: :mod:`aqmlab.sweep.engines`)."""
 
     point: int
     seed: int
@@ -136,6 +137,7 @@ class Task:
     name: str
     overrides: tuple
     label: str
+    engine: str = "aqmlab"
 
 
 class Sweep:

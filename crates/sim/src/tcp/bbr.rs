@@ -632,3 +632,180 @@ impl CongestionControl for Bbr {
         w.cwnd = w.cwnd.max(self.prior_cwnd);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! The three mechanisms of `tcp_bbr.c` beyond the ACM Queue paper, driven ACK by ACK with
+    //! Linux's recovery (`linux = true`): a path delivers one segment per ACK at a rate, with a
+    //! pipe of segments in flight; each ACK's rate sample spans that pipe.
+    use super::*;
+    use crate::tcp::cc::RateSample;
+
+    const MS: Time = 1_000_000;
+
+    struct Path {
+        bbr: Bbr,
+        w: Window,
+        now: Time,
+        total: u64,
+        rtt: Time,
+    }
+
+    impl Path {
+        fn new(rtt: Time) -> Self {
+            let w = Window { cwnd: INIT_CWND, ssthresh: f64::MAX, pacing_rate: 0.0 };
+            Path { bbr: Bbr::new(1500), w, now: 0, total: 0, rtt }
+        }
+
+        /// An ACK `gap` after the previous one delivering `n` segments, `lost` newly deemed lost,
+        /// `in_flight` after it; the rate sample is `rate` (segments per ns) over the pipe.
+        fn ack(&mut self, gap: Time, n: u32, rate: f64, lost: u32, state: CaState, in_flight: f64) {
+            self.now += gap;
+            self.total += n as u64;
+            let prior = self.total.saturating_sub(in_flight.max(1.0) as u64);
+            let delivered = self.total - prior;
+            let interval = ((delivered as f64 / rate) as Time).max(self.rtt);
+            let rs = RateSample {
+                delivered,
+                interval,
+                prior_delivered: prior,
+                total_delivered: self.total,
+                app_limited: false,
+            };
+            let a = AckInfo {
+                now: self.now,
+                acked: n,
+                flight: in_flight + n as f64,
+                rtt: Some(self.rtt),
+                srtt: Some(self.rtt as f64),
+                newly: n,
+                in_recovery: state >= CaState::Recovery,
+                rs,
+                delivered: n,
+                lost,
+                prior_in_flight: in_flight + n as f64,
+                in_flight,
+                state,
+                linux: true,
+                ..Default::default()
+            };
+            self.bbr.on_any_ack(&mut self.w, &a);
+        }
+
+        /// `rounds` round trips of one ACK per segment at `rate`, one BDP in flight, no loss.
+        fn steady(&mut self, rate: f64, rounds: u32) {
+            let bdp = (rate * self.rtt as f64).round();
+            for _ in 0..rounds * bdp as u32 {
+                self.ack((1.0 / rate) as Time, 1, rate, 0, CaState::Open, bdp);
+            }
+        }
+    }
+
+    #[test]
+    fn recovery_starts_with_packet_conservation_for_one_round_and_restores_the_window() {
+        let rate = 1.0 / MS as f64; // 1 segment per ms: 12 Mb/s
+        let mut p = Path::new(40 * MS);
+        p.steady(rate, 20);
+        assert_eq!(p.bbr.mode, Mode::ProbeBw);
+        let before = p.w.cwnd;
+        assert!(before >= 80.0, "cwnd_gain 2 over a 40-segment BDP: {before}");
+        let info = AckInfo { state: CaState::Recovery, linux: true, ..Default::default() };
+        p.bbr.on_loss(&mut p.w, &info);
+        // entering fast recovery with 30 in flight and 5 deemed lost: the window is what is in
+        // flight plus what this ACK delivered
+        let (gap, flight) = (MS, 30.0);
+        p.ack(gap, 1, rate, 5, CaState::Recovery, flight);
+        assert_eq!(p.w.cwnd, flight + 1.0);
+        // the rest of the first round: one segment out per segment delivered, no growth
+        for _ in 1..flight as u32 {
+            p.ack(gap, 1, rate, 0, CaState::Recovery, flight);
+            assert_eq!(p.w.cwnd, flight + 1.0);
+        }
+        // the next round grows the window by what each ACK delivers (two out per one delivered)
+        for k in 1..=5 {
+            p.ack(gap, 1, rate, 0, CaState::Recovery, flight);
+            assert_eq!(p.w.cwnd, flight + 1.0 + k as f64);
+        }
+        // leaving recovery restores the window saved when the loss began (bounded, as always
+        // once the pipe is full, by the target: 2 BDPs and the quantisation allowance)
+        p.ack(gap, 1, rate, 0, CaState::Open, flight);
+        let b = &p.bbr;
+        let target = b.quantize(b.bdp(b.bw(), b.cwnd_gain) + b.aggregation_cwnd(), p.w.pacing_rate);
+        assert_eq!(p.w.cwnd, before.min(target));
+        assert!(p.w.cwnd >= before - 2.0, "{} against {before}", p.w.cwnd);
+    }
+
+    #[test]
+    fn aggregated_acks_raise_the_window_by_the_excess_capped_at_100_ms_of_bandwidth() {
+        let rate = 1.0 / MS as f64;
+        let mut p = Path::new(100 * MS); // BDP 100 segments, window about 200
+        p.steady(rate, 12);
+        assert!(p.bbr.full_bw_reached);
+        assert!(p.bbr.aggregation_cwnd() <= 1.0, "smooth ACKs: {}", p.bbr.aggregation_cwnd());
+        let smooth = p.w.cwnd;
+        // for 3 rounds, ACKs in batches: 30 ms of silence, then one ACK for 30 segments
+        for _ in 0..10 {
+            p.ack(30 * MS, 30, rate, 0, CaState::Open, 100.0);
+        }
+        let extra = p.bbr.aggregation_cwnd();
+        assert_eq!(extra, 30.0, "the segments beyond what the bandwidth explains");
+        // the window grows by the allowance (within Linux's rounding up to even and the 1.25
+        // phase's two segments)
+        assert!(p.w.cwnd >= smooth + extra - 2.0, "{} against {smooth} + {extra}", p.w.cwnd);
+        // a batch of 150 ms is more than 100 ms at the estimated bandwidth: capped at 100 segments
+        p.ack(150 * MS, 150, rate, 0, CaState::Open, 100.0);
+        assert_eq!(p.bbr.aggregation_cwnd(), (p.bbr.bw() * EXTRA_ACKED_MAX as f64).floor());
+        assert!(p.bbr.aggregation_cwnd() < 150.0);
+        // an ACK later than the estimate expects ends the epoch; with smooth ACKs again the
+        // maxima age out within 10 rounds
+        p.ack(200 * MS, 1, rate, 0, CaState::Open, 100.0);
+        p.steady(rate, 11);
+        assert!(p.bbr.aggregation_cwnd() <= 1.0, "{}", p.bbr.aggregation_cwnd());
+    }
+
+    /// `rounds` round trips through a token-bucket policer at `rate`: one ACK per segment, one
+    /// loss every `every` ACKs, `pipe` segments in flight.
+    fn policed(p: &mut Path, rate: f64, every: u32, pipe: f64, rounds: u32) {
+        for i in 0..rounds * pipe as u32 {
+            let lost = (i % every == every - 1) as u32;
+            p.ack((1.0 / rate) as Time, 1, rate, lost, CaState::Open, pipe);
+        }
+    }
+
+    #[test]
+    fn a_policer_s_lossy_consistent_rate_becomes_the_long_term_bandwidth() {
+        let (link, police) = (2.0 / MS as f64, 1.0 / MS as f64);
+        let mut p = Path::new(20 * MS);
+        p.steady(link, 10);
+        assert_eq!(p.bbr.mode, Mode::ProbeBw);
+        assert!(!p.bbr.lt_use_bw);
+        // a third of what is sent is dropped (over Linux's 20 %), the rest delivered at the
+        // policed rate: two consecutive 4-16-round intervals agree, so BBR paces at their mean
+        let mut rounds = 0;
+        while !p.bbr.lt_use_bw {
+            policed(&mut p, police, 3, 40.0, 1);
+            rounds += 1;
+            assert!(rounds <= 2 * 4 * LT_INTVL_MIN_RTTS, "not detected in {rounds} rounds");
+        }
+        assert!((p.bbr.bw() - police).abs() <= LT_BW_RATIO * police, "{} against {police}", p.bbr.bw());
+        // with gain 1 (no probing at 1.25), at the long-term rate less Linux's 1 % margin
+        policed(&mut p, police, 3, 40.0, 1);
+        assert_eq!(p.bbr.pacing_gain, 1.0);
+        let rate = p.w.pacing_rate;
+        assert!((rate - p.bbr.bw() * 1500.0 * 1e9 * PACING_MARGIN).abs() < 1e-6 * rate);
+        // 48 rounds later BBR samples the bandwidth afresh
+        policed(&mut p, police, 1000, 40.0, LT_BW_MAX_RTTS);
+        assert!(!p.bbr.lt_use_bw);
+    }
+
+    #[test]
+    fn losses_under_a_fifth_of_the_deliveries_are_not_a_policer() {
+        let (link, police) = (2.0 / MS as f64, 1.0 / MS as f64);
+        let mut p = Path::new(20 * MS);
+        p.steady(link, 10);
+        for round in 0..40 {
+            policed(&mut p, police, 6, 40.0, 1); // 1 in 6: 17 % < 50/256
+            assert!(!p.bbr.lt_use_bw, "policed after {round} rounds");
+        }
+    }
+}
