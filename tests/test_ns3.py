@@ -199,7 +199,7 @@ def test_without_the_exit_credit_ns3s_reno_loses_less():
     """The ablation's Reno (dumbbell.cc's TcpLinuxRenoNoExitCredit) credits the ACK that ends a recovery
     with one segment instead of the whole recovered window: the sawtooth is longer, so four Reno
     flows through CoDel (20 s, seed 1) meet fewer drops per packet than with ns-3's own TcpLinuxReno
-    (docs/validation-ns3.md: 1.9 % against 1.5 % in this run)."""
+    (docs/validation-ns3.md's ablation, five seeds of 60 s: 1.94 % against 1.51 %)."""
     from aqmlab.ns3.vsns3 import run_case
 
     own = run_case("codel-reno-10", "ns3", 1, quick=True)

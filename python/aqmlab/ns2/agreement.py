@@ -293,8 +293,9 @@ def write_csv(path: Path, rows: list) -> None:
 
     if not rows:
         return
+    names = list(dict.fromkeys(k for r in rows for k in r))
     with open(path, "w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        w = csv.DictWriter(fh, fieldnames=names, restval="")
         w.writeheader()
         w.writerows(rows)
 
@@ -406,6 +407,24 @@ def main(out=None, quick: bool = False, jobs: int | None = None, quiet: bool = F
         bar.close()
     runs = [{"scenario": s, "seed": seed, "engine": e, **m} for s, seed, e, m in results]
     write_csv(out / "agreement-runs.csv", runs)
+    return report(results, out)
+
+
+def read_runs(path: Path) -> list:
+    """The runs of an earlier ``agreement-runs.csv`` as ``run_suite`` returns them."""
+    import csv
+
+    out = []
+    with open(path, newline="") as fh:
+        for r in csv.DictReader(fh):
+            m = {k: (float(v) if v not in ("", "None") else math.nan) for k, v in r.items()
+                 if k not in ("scenario", "seed", "engine")}
+            out.append((r["scenario"], int(r["seed"]), r["engine"], m))
+    return out
+
+
+def report(results: list, out: Path) -> int:
+    """The comparison table, its CSV and Markdown, the figures and the printed summary."""
     rows = compare(results)
     write_csv(out / "agreement.csv", rows)
     (out / "agreement.md").write_text(markdown(rows), encoding="utf-8")
@@ -425,6 +444,7 @@ def cli(argv=None) -> int:
     p.add_argument("--jobs", type=int, default=None, help="parallel runs (default: every core)")
     p.add_argument("--out", default=None, help="output folder (default ./agreement)")
     p.add_argument("--list", action="store_true", help="list the scenarios and tolerances and exit")
+    p.add_argument("--replot", action="store_true", help="only compare and draw again from --out's agreement-runs.csv")
     a = p.parse_args(argv)
     if a.list:
         for sid, spec in SUITE.items():
@@ -433,6 +453,9 @@ def cli(argv=None) -> int:
         for k, (kind, r, floor, what) in TOLERANCES.items():
             print(f"tolerance {k}: {kind} {r} (floor {floor}): {what}")
         return 0
+    if a.replot:
+        out = Path(a.out or "agreement")
+        return report(read_runs(out / "agreement-runs.csv"), out)
     seeds = [int(x) for x in a.seeds.split(",")] if a.seeds else None
     only = [x for x in a.only.split(",") if x] if a.only else None
     return main(a.out, a.quick, a.jobs, False, seeds, only)
