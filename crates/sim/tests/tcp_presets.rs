@@ -25,11 +25,15 @@ fn rto(c: &TcpConfig) -> (u64, u64, u64, u32) {
     (c.min_rto / MS, c.initial_rto / MS, c.max_rto / MS, c.max_backoff_exp)
 }
 
+/// Release names, min_rto ms, initial_rto ms, max_rto ms, log2 of the back-off cap, and NewReno's
+/// two options of 2003/05/06.
+type Release = (&'static [&'static str], u64, u64, u64, u32, bool);
+
 #[test]
 fn each_era_preset_has_the_values_of_its_release() {
     // (names, min_rto ms, initial_rto ms, max_rto ms, log2 of the back-off cap, NewReno's
     // newreno_changes1_ and partial_window_deflation_: both 1 from 2003/05/06)
-    let table: &[(&[&str], u64, u64, u64, u32, bool)] = &[
+    let table: &[Release] = &[
         (&["ns2-2.1b9", "ns2-2.1b9a", "ns2-2.26"], 1000, 6000, 100_000_000, 6, false),
         (&["ns2-2.27"], 1000, 6000, 100_000_000, 6, true),
         (&["ns2-2.28", "ns2-2.29"], 200, 6000, 100_000_000, 6, true),

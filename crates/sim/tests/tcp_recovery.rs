@@ -269,7 +269,8 @@ fn a_lost_retransmission_is_repaired_by_the_timer() {
 fn impatient_newreno_restarts_the_timer_at_the_first_partial_ack_only() {
     let many: Vec<u32> = (0..8).map(|i| 200 + 3 * i).collect();
     let imp = run_with(TcpConfig::ns2(), &WARM, &many, &[], 20 * NS_PER_SEC);
-    let steady = run_with(TcpConfig { newreno_impatient: false, ..TcpConfig::ns2() }, &WARM, &many, &[], 20 * NS_PER_SEC);
+    let steady =
+        run_with(TcpConfig { newreno_impatient: false, ..TcpConfig::ns2() }, &WARM, &many, &[], 20 * NS_PER_SEC);
     println!("Impatient: {imp:?}\nSlow-but-Steady: {steady:?}");
     assert!(TcpConfig::ns2().newreno_impatient, "ns-2.35's default");
     // Impatient: one deadline for all partial ACKs, set at the first; the timer expires there

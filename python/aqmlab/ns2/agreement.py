@@ -246,14 +246,22 @@ def compare(results: list) -> list:
 
 
 def _fmt(metric: str, v: float) -> str:
+    """One number of the table with its unit: a rate in b/s, kb/s or Mb/s by its own size (a mean,
+    its spread, a difference and a tolerance of one row can differ by orders of magnitude), the
+    mean queue in packets, the drop ratio in %; fractions, Jain's index and counts are plain."""
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return "–"
     if metric.startswith("throughput_per_flow"):
-        return f"{v / 1e6:.3f}" if abs(v) >= 1e5 else f"{v / 1e3:.1f} k"
+        a = abs(v)
+        if a >= 1e6:
+            return f"{v / 1e6:.3f} Mb/s"
+        return f"{v / 1e3:.1f} kb/s" if a >= 1e3 else f"{v:.0f} b/s"
     if metric in ("utilisation", "udp_share", "jain_tcp"):
         return f"{v:.3f}"
     if metric == "drop_ratio":
-        return f"{v * 100:.2f}%"
+        return f"{v * 100:.2f} %"
+    if metric == "queue_mean":
+        return f"{v:.1f} pkt"
     return f"{v:.1f}"
 
 

@@ -57,6 +57,17 @@ const COMMON: &[(&str, &str)] = &[
     ("max_window", "1000, not ns-2's window_ 20, which would cap a flow at 20 segments per round trip"),
 ];
 
+/// Values that several families share, each with where it was read.
+const MIN_RTO_1S: (&str, &str) = ("min_rto", "1 s — minrto_ 1 (\"Default set to 1 on 2001/05/14\")");
+const INITIAL_RTO_6S: (&str, &str) = ("initial_rto", "6 s — rtxcur_init_ 6.0");
+const MAX_RTO_1E5: (&str, &str) = ("max_rto", "100000 s — maxrto_ 100000 (in effect no bound)");
+const MAX_BACKOFF_64: (&str, &str) =
+    ("max_backoff", "64 — tcp.cc rtt_backoff(): t_backoff_ doubles only while below 64");
+const NEWRENO_RFC2582: (&str, &str) = (
+    "newreno_impatient, partial_window_deflation",
+    "true — newreno_changes1_ 1, partial_window_deflation_ 1 (\"Default changed to 1 on 5/5/03, to reflect RFC 2582\"; CHANGES.html: 2003/05/06)",
+);
+
 /// ns-2 families, oldest first.
 pub const NS2_FAMILIES: &[Ns2Family] = &[
     Ns2Family {
@@ -70,10 +81,10 @@ pub const NS2_FAMILIES: &[Ns2Family] = &[
         newreno_impatient: false,
         partial_window_deflation: false,
         sources: &[
-            ("min_rto", "1 s — minrto_ 1 (\"Default set to 1 on 2001/05/14\")"),
-            ("initial_rto", "6 s — rtxcur_init_ 6.0"),
-            ("max_rto", "100000 s — maxrto_ 100000 (in effect no bound)"),
-            ("max_backoff", "64 — tcp.cc rtt_backoff(): t_backoff_ doubles only while below 64"),
+            MIN_RTO_1S,
+            INITIAL_RTO_6S,
+            MAX_RTO_1E5,
+            MAX_BACKOFF_64,
             ("newreno_impatient", "false — newreno_changes1_ 0 (added 1998/08/29 with default 0; changed to 1 on 2003/05/06, CHANGES.html): every partial ACK restarts the timer"),
             ("partial_window_deflation", "false — partial_window_deflation_ 0 (changed to 1 on 2003/05/06): a partial ACK sets the window back to ssthresh"),
         ],
@@ -89,11 +100,11 @@ pub const NS2_FAMILIES: &[Ns2Family] = &[
         newreno_impatient: true,
         partial_window_deflation: true,
         sources: &[
-            ("min_rto", "1 s — minrto_ 1 (\"Default set to 1 on 2001/05/14\")"),
-            ("initial_rto", "6 s — rtxcur_init_ 6.0"),
-            ("max_rto", "100000 s — maxrto_ 100000 (in effect no bound)"),
-            ("max_backoff", "64 — tcp.cc rtt_backoff(): t_backoff_ doubles only while below 64"),
-            ("newreno_impatient, partial_window_deflation", "true — newreno_changes1_ 1, partial_window_deflation_ 1 (\"Default changed to 1 on 5/5/03, to reflect RFC 2582\"; CHANGES.html: 2003/05/06)"),
+            MIN_RTO_1S,
+            INITIAL_RTO_6S,
+            MAX_RTO_1E5,
+            MAX_BACKOFF_64,
+            NEWRENO_RFC2582,
         ],
     },
     Ns2Family {
@@ -111,7 +122,7 @@ pub const NS2_FAMILIES: &[Ns2Family] = &[
             ("initial_rto", "6 s — rtxcur_init_ 6.0"),
             ("max_rto", "100000 s — maxrto_ 100000"),
             ("max_backoff", "64 — tcp.cc rtt_backoff(): t_backoff_ < 64"),
-            ("newreno_impatient, partial_window_deflation", "true — newreno_changes1_ 1, partial_window_deflation_ 1 (\"Default changed to 1 on 5/5/03, to reflect RFC 2582\"; CHANGES.html: 2003/05/06)"),
+            NEWRENO_RFC2582,
         ],
     },
     Ns2Family {
@@ -129,7 +140,7 @@ pub const NS2_FAMILIES: &[Ns2Family] = &[
             ("initial_rto", "3 s — rtxcur_init_ 3.0 (\"Default changed on 2006/01/21\")"),
             ("max_rto", "100000 s — maxrto_ 100000"),
             ("max_backoff", "64 — tcp.cc rtt_backoff(): t_backoff_ < 64"),
-            ("newreno_impatient, partial_window_deflation", "true — newreno_changes1_ 1, partial_window_deflation_ 1 (\"Default changed to 1 on 5/5/03, to reflect RFC 2582\"; CHANGES.html: 2003/05/06)"),
+            NEWRENO_RFC2582,
         ],
     },
     Ns2Family {
@@ -147,7 +158,7 @@ pub const NS2_FAMILIES: &[Ns2Family] = &[
             ("initial_rto", "3 s — rtxcur_init_ 3.0 (2006/01/21)"),
             ("max_rto", "60 s — maxrto_ 60 (\"default changed on 2007/03/28\", RFC 2988)"),
             ("max_backoff", "64 — tcp.cc rtt_backoff(): t_backoff_ < 64"),
-            ("newreno_impatient, partial_window_deflation", "true — newreno_changes1_ 1, partial_window_deflation_ 1 (\"Default changed to 1 on 5/5/03, to reflect RFC 2582\"; CHANGES.html: 2003/05/06)"),
+            NEWRENO_RFC2582,
         ],
     },
     Ns2Family {
@@ -165,7 +176,7 @@ pub const NS2_FAMILIES: &[Ns2Family] = &[
             ("initial_rto", "3 s — rtxcur_init_ 3.0 (2006/01/21)"),
             ("max_rto", "60 s — maxrto_ 60 (2007/03/28)"),
             ("max_backoff", "none — tcp.cc rtt_backoff() doubles on while the RTO is below maxrto_ (fix of 2010/04/02, tracker issue 2950826)"),
-            ("newreno_impatient, partial_window_deflation", "true — newreno_changes1_ 1, partial_window_deflation_ 1 (\"Default changed to 1 on 5/5/03, to reflect RFC 2582\"; CHANGES.html: 2003/05/06)"),
+            NEWRENO_RFC2582,
         ],
     },
 ];
