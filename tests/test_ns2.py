@@ -124,6 +124,16 @@ def test_tcp_agents_get_the_preset_values_explicitly(variant, agent, sink):
         assert (s["v_alpha_"], s["v_beta_"], s["v_gamma_"]) == ("1", "3", "1")
 
 
+def test_newreno_partial_ack_options_are_written_explicitly():
+    # ns-2.35's defaults (1, 1) and the ns-2 releases before 2003/05/06 (0, 0; tcp/presets.rs)
+    s = settings(plan('flows[0].tcp={ variant = "newreno" }').flows[0].settings)
+    assert (s["newreno_changes1_"], s["partial_window_deflation_"]) == ("1", "1")
+    old = 'flows[0].tcp={ variant = "newreno", newreno_impatient = false, partial_window_deflation = false }'
+    s = settings(plan(old).flows[0].settings)
+    assert (s["newreno_changes1_"], s["partial_window_deflation_"]) == ("0", "0")
+    assert "newreno_changes1_" not in settings(plan('flows[0].tcp={ variant = "reno" }').flows[0].settings)
+
+
 def test_delayed_acks_use_the_delack_sink():
     f = plan('flows[0].tcp={ variant = "newreno", delayed_ack = true, delack_timeout = "200ms" }').flows[0]
     assert f.sink == "Agent/TCPSink/DelAck" and settings(f.sink_settings)["interval_"] == "0.2"

@@ -12,7 +12,7 @@ from conftest import aqmlab as cli
 from test_ns2 import needs_ns
 from test_reproduce import TINY_EXPERIMENT, TINY_REFERENCE, TINY_SCENARIO
 
-from aqmlab.reproduce.crosscheck import AGREES, DEFECT, arbitrate
+from aqmlab.reproduce.crosscheck import AGREES, DEFECT, arbitrate, nearer
 
 # RED as ns-2.35's Queue/RED (the variant it can express); CHOKe has no ns-2.35 queue
 EXPERIMENT = TINY_EXPERIMENT.replace('type = "red", min_th', 'type = "red", variant = "ns2", min_th')
@@ -143,3 +143,24 @@ def test_a_miss_is_arbitrated_by_what_ns2_measured(aq, ns, ns_ok, with_aqmlab, k
     assert f"ns-2.35 {ns}" in row["reason"] and row["reason_before"] == "unexplained: why"
     if kind == "unexplained":
         assert "agrees with neither" in row["reason"]
+
+
+@pytest.mark.parametrize("entry, ours, theirs, who", [
+    ({"value": 0.3}, 0.97, 0.60, "aqmlab"),      # x0.62 of ours, x2.0 of the paper's
+    ({"value": 0.3}, 0.97, 0.40, "the paper"),   # x0.41 of ours, x1.33 of the paper's
+    ({"value": 0.3}, 0.0, 0.40, None),           # a zero: no ratio to go by
+    # a Jain index compared by its distance to 1: 0.90 is 0.10 away, against 0.02 (ours) and 0.40 (the paper)
+    ({"value": 0.6, "complement": True, "col": "fairness.jain_throughput_tcp"}, 0.98, 0.90, "the paper"),
+    ({"value": 0.6, "complement": True, "col": "fairness.jain_throughput_tcp"}, 0.98, 0.95, "aqmlab"),
+])
+def test_nearer_is_by_ratio_or_by_the_distance_to_a_bound(entry, ours, theirs, who):
+    n = nearer(entry, ours, theirs)
+    assert (n and n[0]) == who, n
+
+
+def test_a_miss_ns2_agrees_with_neither_says_whose_number_is_nearer():
+    row = _row(False, 0.0008)
+    e = {"ours": "0.0185", "value": 0.0185, "ok": False, "agreement": "", "with_aqmlab": False, "band": "±25 %",
+         "nearer": nearer({"value": 0.3}, 0.0008, 0.0185)}
+    arbitrate(row, "ns-2.35", e, "value")
+    assert "agrees with neither" in row["reason"] and "nearer the paper's by ratio" in row["reason"], row["reason"]

@@ -485,6 +485,8 @@ fn tcp_section(cfg: &TcpConfig) -> Section {
         dupack_threshold,
         limited_transmit,
         rto_restart_on_retransmit,
+        newreno_impatient,
+        partial_window_deflation,
         delayed_ack,
         delack_count,
         delack_timeout,
@@ -540,6 +542,14 @@ fn tcp_section(cfg: &TcpConfig) -> Section {
     s.put("dupack_threshold", int(*dupack_threshold));
     s.put("limited_transmit", Value::Boolean(*limited_transmit));
     s.put("rto_restart_on_retransmit", Value::Boolean(*rto_restart_on_retransmit));
+    // NewReno's partial-ACK handling: written when it is not ns-2.35's (the ns2-2.1b9 family's,
+    // the modern preset's timer), so that the other resolved scenarios are unchanged
+    if !*newreno_impatient {
+        s.put("newreno_impatient", Value::Boolean(false));
+    }
+    if !*partial_window_deflation {
+        s.put("partial_window_deflation", Value::Boolean(false));
+    }
     s.put("delayed_ack", Value::Boolean(*delayed_ack));
     s.put("delack_count", int(*delack_count));
     s.put("delack_timeout", dur(*delack_timeout));

@@ -25,20 +25,27 @@ fn rto(c: &TcpConfig) -> (u64, u64, u64, u32) {
     (c.min_rto / MS, c.initial_rto / MS, c.max_rto / MS, c.max_backoff_exp)
 }
 
+/// Release names, min_rto ms, initial_rto ms, max_rto ms, log2 of the back-off cap, and NewReno's
+/// two options of 2003/05/06.
+type Release = (&'static [&'static str], u64, u64, u64, u32, bool);
+
 #[test]
 fn each_era_preset_has_the_values_of_its_release() {
-    // (names, min_rto ms, initial_rto ms, max_rto ms, log2 of the back-off cap)
-    let table: &[(&[&str], u64, u64, u64, u32)] = &[
-        (&["ns2-2.1b9", "ns2-2.1b9a", "ns2-2.26", "ns2-2.27"], 1000, 6000, 100_000_000, 6),
-        (&["ns2-2.28", "ns2-2.29"], 200, 6000, 100_000_000, 6),
-        (&["ns2-2.30", "ns2-2.31"], 200, 3000, 100_000_000, 6),
-        (&["ns2-2.32", "ns2-2.33", "ns2-2.34"], 200, 3000, 60_000, 6),
-        (&["ns2-2.35", "ns2"], 200, 3000, 60_000, 20),
+    // (names, min_rto ms, initial_rto ms, max_rto ms, log2 of the back-off cap, NewReno's
+    // newreno_changes1_ and partial_window_deflation_: both 1 from 2003/05/06)
+    let table: &[Release] = &[
+        (&["ns2-2.1b9", "ns2-2.1b9a", "ns2-2.26"], 1000, 6000, 100_000_000, 6, false),
+        (&["ns2-2.27"], 1000, 6000, 100_000_000, 6, true),
+        (&["ns2-2.28", "ns2-2.29"], 200, 6000, 100_000_000, 6, true),
+        (&["ns2-2.30", "ns2-2.31"], 200, 3000, 100_000_000, 6, true),
+        (&["ns2-2.32", "ns2-2.33", "ns2-2.34"], 200, 3000, 60_000, 6, true),
+        (&["ns2-2.35", "ns2"], 200, 3000, 60_000, 20, true),
     ];
-    for (names, min, init, max, backoff) in table {
+    for (names, min, init, max, backoff, rfc2582) in table {
         for n in *names {
             let c = cfg(&format!("preset = \"{n}\""));
             assert_eq!(rto(&c), (*min, *init, *max, *backoff), "{n}");
+            assert_eq!((c.newreno_impatient, c.partial_window_deflation), (*rfc2582, *rfc2582), "{n}");
             // the same in every release 2.1b9-2.35
             assert_eq!(c.granularity, 10 * MS, "{n}: tcpTick_");
             assert_eq!(c.initial_window, 2.0, "{n}: windowInit_");
@@ -59,6 +66,12 @@ fn explicit_keys_override_the_preset_and_vegas_has_no_limited_transmit() {
     assert!(!c.limited_transmit);
     assert!(!cfg("preset = \"ns2-2.1b9\"\nvariant = \"vegas\"").limited_transmit);
     assert!(cfg("preset = \"ns2-2.1b9\"\nvariant = \"sack\"").limited_transmit);
+    // NewReno's partial-ACK keys, either way against the preset's value
+    let c = cfg("preset = \"ns2-2.1b9\"\nnewreno_impatient = true\npartial_window_deflation = true");
+    assert!(c.newreno_impatient && c.partial_window_deflation);
+    let c = cfg("newreno_impatient = false\npartial_window_deflation = false");
+    assert!(!c.newreno_impatient && !c.partial_window_deflation);
+    assert!(!cfg("preset = \"modern\"").newreno_impatient && cfg("preset = \"modern\"").partial_window_deflation);
 }
 
 #[test]

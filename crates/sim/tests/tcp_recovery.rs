@@ -5,7 +5,9 @@
 //! segments on their first transmission. This isolates the recovery algorithms from queues and
 //! other flows: the expected behaviour is textbook (RFC 5681, RFC 6582, RFC 6675; Fall & Floyd,
 //! "Simulation-based comparisons of Tahoe, Reno and SACK TCP", 1996):
-//! * NewReno repairs one loss per round trip: 3 losses take about 3 RTTs, without a timeout;
+//! * NewReno repairs one loss per round trip: 3 losses take about 3 RTTs, without a timeout if
+//!   every partial ACK restarts the timer (RFC 3782's Slow-but-Steady); with the Impatient variant
+//!   (RFC 6582, ns-2.35) a recovery longer than one RTO after its first partial ACK times out;
 //! * SACK repairs all of them in about one RTT;
 //! * Reno leaves recovery on the first partial ACK and then needs a timeout (ns-2's Reno) — in any
 //!   case much longer than NewReno.
@@ -16,6 +18,7 @@ use std::collections::{BinaryHeap, HashSet};
 use aqm::{Time, NS_PER_SEC};
 use sim::measure::FlowCounters;
 use sim::packet::Packet;
+use sim::tcp::presets::preset;
 use sim::tcp::{Ack, CcConfig, Cx, Recovery, TcpConfig, TcpReceiver, TcpSender};
 
 const MS: Time = NS_PER_SEC / 1000;
@@ -31,6 +34,19 @@ struct Outcome {
     rtt: Time,
     /// When each segment of the burst was last retransmitted.
     rtx_at: Vec<Time>,
+    /// When the retransmission timer first expired.
+    timeout_at: Option<Time>,
+    /// At each partial ACK (an ACK of new data that leaves the sender in recovery): its time,
+    /// the window and `ssthresh` after it, and the timer's deadline.
+    partial: Vec<Partial>,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Partial {
+    at: Time,
+    cwnd: f64,
+    ssthresh: f64,
+    deadline: Time,
 }
 
 /// Run until `until`; drop the first transmission of every segment in `warm` (to end slow start)
@@ -44,9 +60,16 @@ type Event = (Time, u64, bool, u32, u16, Time);
 
 /// As [`run`], and also drop the first retransmission of every segment in `twice`.
 fn run_twice(recovery: Recovery, warm: &[u32], burst: &[u32], twice: &[u32], until: Time) -> Outcome {
+    run_with(TcpConfig { recovery, ..TcpConfig::ns2() }, warm, burst, twice, until)
+}
+
+/// As [`run_twice`], with the sender's configuration `base` (its window growth Reno's).
+fn run_with(base: TcpConfig, warm: &[u32], burst: &[u32], twice: &[u32], until: Time) -> Outcome {
     let lost: Vec<u32> = warm.iter().chain(burst).copied().collect();
     let mut dropped_again: HashSet<u32> = HashSet::new();
-    let cfg = TcpConfig { recovery, cc: CcConfig::Reno, max_window: 1000, ..TcpConfig::ns2() };
+    let cfg = TcpConfig { cc: CcConfig::Reno, max_window: 1000, ..base };
+    let mut timeout_at = None;
+    let mut partial = Vec::new();
     let mut tx = TcpSender::new(cfg, u32::MAX);
     let mut rx = TcpReceiver::new(&cfg, 1);
     let mut c = FlowCounters::default();
@@ -95,6 +118,7 @@ fn run_twice(recovery: Recovery, warm: &[u32], burst: &[u32], twice: &[u32], unt
         }
         if rto < next_ev {
             now = rto;
+            timeout_at.get_or_insert(now);
             tx.on_timeout(&mut Cx::new(now, &mut out, &mut c));
         } else {
             let Reverse((t, _, is_ack, seq, aux_or_flags, sent)) = ev.pop().unwrap();
@@ -102,8 +126,13 @@ fn run_twice(recovery: Recovery, warm: &[u32], burst: &[u32], twice: &[u32], unt
             if is_ack {
                 let blocks = rx.sack_blocks(aux_or_flags).unwrap_or_default();
                 let before = c.fast_retx;
+                let una = tx.snd_una();
                 let ack = Ack { seq, flags: 0, echo: sent, blocks: blocks.as_slice() };
                 tx.on_ack(&ack, &mut Cx::new(now, &mut out, &mut c));
+                if tx.snd_una() > una && tx.in_recovery() && c.fast_retx == before {
+                    let (cwnd, ssthresh, deadline) = (tx.cwnd(), tx.ssthresh(), tx.rto_deadline());
+                    partial.push(Partial { at: now, cwnd, ssthresh, deadline });
+                }
                 if c.fast_retx > before && detect.is_none() && tx.snd_una() == burst[0] {
                     detect = Some(now);
                     recover_at = *burst.iter().max().unwrap() + 1;
@@ -139,6 +168,8 @@ fn run_twice(recovery: Recovery, warm: &[u32], burst: &[u32], twice: &[u32], unt
         fast_retx: c.fast_retx as u64,
         rtt: 2 * ONE_WAY + TX,
         rtx_at,
+        timeout_at,
+        partial,
     }
 }
 
@@ -151,9 +182,13 @@ fn rtts(o: &Outcome) -> f64 {
 const WARM: [u32; 1] = [20];
 const BURST: [u32; 3] = [200, 204, 208];
 
+/// With the timer restarted at every partial ACK (Slow-but-Steady, the NewReno of Fall & Floyd's
+/// comparison: ns-2 gained the Impatient option only in 1998). The Impatient variant times out here,
+/// as the RTO (200 ms) is shorter than the three RTTs (next tests).
 #[test]
 fn newreno_recovers_three_losses_in_about_three_rtts_without_timeout() {
-    let o = run(Recovery::NewReno, &WARM, &BURST, 20 * NS_PER_SEC);
+    let steady = TcpConfig { newreno_impatient: false, ..TcpConfig::ns2() };
+    let o = run_with(steady, &WARM, &BURST, &[], 20 * NS_PER_SEC);
     println!("NewReno: {o:?}, {:.2} RTTs", rtts(&o));
     assert_eq!(o.timeouts, 0);
     assert_eq!(o.fast_retx, 2, "one fast retransmit per episode, the rest on partial ACKs");
@@ -220,4 +255,53 @@ fn a_lost_retransmission_is_repaired_by_the_timer() {
         assert!(resent <= 2 * NS_PER_SEC / 10 + MS, "{rec:?}: segment re-sent {resent} ns after the fast retransmit");
         assert!(rtts(&o) < 10.0, "{rec:?}: {:.2} RTTs", rtts(&o));
     }
+}
+
+/// Eight losses in one window (as a slow-start overshoot leaves them): NewReno repairs one per
+/// round trip, which takes longer than the RTO (200 ms, two RTTs here). RFC 6582 §3.2's Impatient
+/// variant — ns-2.35's NewReno agent (`newreno_changes1_ 1`, every preset from ns2-2.27 on) —
+/// restarts the timer at the first partial ACK only: the deadline stays where that ACK set it, the
+/// timer expires one RTO later and go-back-N repairs the rest. Slow-but-Steady (`false`: ns-2
+/// before 2003/05/06, and Linux) restarts it at every partial ACK and stays in recovery about one
+/// RTT per loss without a timeout. (aqmlab once restarted it at every partial-ACK retransmission
+/// with the Impatient setting; this test fails on that.)
+#[test]
+fn impatient_newreno_restarts_the_timer_at_the_first_partial_ack_only() {
+    let many: Vec<u32> = (0..8).map(|i| 200 + 3 * i).collect();
+    let imp = run_with(TcpConfig::ns2(), &WARM, &many, &[], 20 * NS_PER_SEC);
+    let steady =
+        run_with(TcpConfig { newreno_impatient: false, ..TcpConfig::ns2() }, &WARM, &many, &[], 20 * NS_PER_SEC);
+    println!("Impatient: {imp:?}\nSlow-but-Steady: {steady:?}");
+    assert!(TcpConfig::ns2().newreno_impatient, "ns-2.35's default");
+    // Impatient: one deadline for all partial ACKs, set at the first; the timer expires there
+    let first = imp.partial[0];
+    let before: Vec<&Partial> = imp.partial.iter().filter(|p| p.at < first.deadline).collect();
+    assert!(before.len() >= 2, "{imp:?}");
+    assert!(before.iter().all(|p| p.deadline == first.deadline), "{before:?}");
+    assert_eq!(imp.timeouts, 1);
+    assert_eq!(imp.timeout_at, Some(first.deadline));
+    assert!(first.deadline > first.at && first.deadline <= first.at + 3 * imp.rtt);
+    // Slow-but-Steady: each partial ACK pushes the deadline out; no timeout, one RTT per loss
+    assert!(steady.partial.windows(2).all(|w| w[1].deadline > w[0].deadline), "{:?}", steady.partial);
+    assert_eq!(steady.timeouts, 0);
+    assert_eq!(steady.partial.len(), many.len() - 1);
+    assert!(rtts(&steady) >= many.len() as f64 - 0.5, "{:.2} RTTs", rtts(&steady));
+}
+
+/// Partial window deflation (RFC 6582 §3.2; ns-2's `partial_window_deflation_ 1` from ns2-2.27
+/// on): a partial ACK of `n` segments takes `n - 1` off the inflated window. Without it (ns-2
+/// before 2003/05/06, the ns2-2.1b9 preset) the whole inflation goes: `cwnd = ssthresh`.
+#[test]
+fn partial_window_deflation_or_back_to_ssthresh() {
+    let base = TcpConfig { newreno_impatient: false, ..TcpConfig::ns2() };
+    let on = run_with(base, &WARM, &BURST, &[], 20 * NS_PER_SEC);
+    let off = run_with(TcpConfig { partial_window_deflation: false, ..base }, &WARM, &BURST, &[], 20 * NS_PER_SEC);
+    println!("deflation: {:?}\nto ssthresh: {:?}", on.partial, off.partial);
+    assert_eq!(off.partial.len(), BURST.len() - 1);
+    assert!(off.partial.iter().all(|p| p.cwnd == p.ssthresh), "{:?}", off.partial);
+    // the duplicate ACKs between two partial ACKs inflated the window beyond ssthresh, and a
+    // partial ACK of four segments takes three off it
+    assert!(on.partial.iter().all(|p| p.cwnd > p.ssthresh), "{:?}", on.partial);
+    let old = preset("ns2-2.1b9").unwrap();
+    assert!(!old.partial_window_deflation && !old.newreno_impatient);
 }

@@ -246,14 +246,22 @@ def compare(results: list) -> list:
 
 
 def _fmt(metric: str, v: float) -> str:
+    """One number of the table with its unit: a rate in b/s, kb/s or Mb/s by its own size (a mean,
+    its spread, a difference and a tolerance of one row can differ by orders of magnitude), the
+    mean queue in packets, the drop ratio in %; fractions, Jain's index and counts are plain."""
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return "–"
     if metric.startswith("throughput_per_flow"):
-        return f"{v / 1e6:.3f}" if abs(v) >= 1e5 else f"{v / 1e3:.1f} k"
+        a = abs(v)
+        if a >= 1e6:
+            return f"{v / 1e6:.3f} Mb/s"
+        return f"{v / 1e3:.1f} kb/s" if a >= 1e3 else f"{v:.0f} b/s"
     if metric in ("utilisation", "udp_share", "jain_tcp"):
         return f"{v:.3f}"
     if metric == "drop_ratio":
-        return f"{v * 100:.2f}%"
+        return f"{v * 100:.2f} %"
+    if metric == "queue_mean":
+        return f"{v:.1f} pkt"
     return f"{v:.1f}"
 
 
@@ -293,8 +301,9 @@ def write_csv(path: Path, rows: list) -> None:
 
     if not rows:
         return
+    names = list(dict.fromkeys(k for r in rows for k in r))
     with open(path, "w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        w = csv.DictWriter(fh, fieldnames=names, restval="")
         w.writeheader()
         w.writerows(rows)
 
@@ -406,6 +415,24 @@ def main(out=None, quick: bool = False, jobs: int | None = None, quiet: bool = F
         bar.close()
     runs = [{"scenario": s, "seed": seed, "engine": e, **m} for s, seed, e, m in results]
     write_csv(out / "agreement-runs.csv", runs)
+    return report(results, out)
+
+
+def read_runs(path: Path) -> list:
+    """The runs of an earlier ``agreement-runs.csv`` as ``run_suite`` returns them."""
+    import csv
+
+    out = []
+    with open(path, newline="") as fh:
+        for r in csv.DictReader(fh):
+            m = {k: (float(v) if v not in ("", "None") else math.nan) for k, v in r.items()
+                 if k not in ("scenario", "seed", "engine")}
+            out.append((r["scenario"], int(r["seed"]), r["engine"], m))
+    return out
+
+
+def report(results: list, out: Path) -> int:
+    """The comparison table, its CSV and Markdown, the figures and the printed summary."""
     rows = compare(results)
     write_csv(out / "agreement.csv", rows)
     (out / "agreement.md").write_text(markdown(rows), encoding="utf-8")
@@ -425,6 +452,7 @@ def cli(argv=None) -> int:
     p.add_argument("--jobs", type=int, default=None, help="parallel runs (default: every core)")
     p.add_argument("--out", default=None, help="output folder (default ./agreement)")
     p.add_argument("--list", action="store_true", help="list the scenarios and tolerances and exit")
+    p.add_argument("--replot", action="store_true", help="only compare and draw again from --out's agreement-runs.csv")
     a = p.parse_args(argv)
     if a.list:
         for sid, spec in SUITE.items():
@@ -433,6 +461,9 @@ def cli(argv=None) -> int:
         for k, (kind, r, floor, what) in TOLERANCES.items():
             print(f"tolerance {k}: {kind} {r} (floor {floor}): {what}")
         return 0
+    if a.replot:
+        out = Path(a.out or "agreement")
+        return report(read_runs(out / "agreement-runs.csv"), out)
     seeds = [int(x) for x in a.seeds.split(",")] if a.seeds else None
     only = [x for x in a.only.split(",") if x] if a.only else None
     return main(a.out, a.quick, a.jobs, False, seeds, only)

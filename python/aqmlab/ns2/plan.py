@@ -302,8 +302,7 @@ TCP_FIXED = [
     ("CoarseTimer_", "0"), ("qs_enabled_", "false"), ("bugfix_ss_", "1"), ("control_increase_", "0"),
     ("oldCode_", "false"), ("numdupacksFrac_", "-1"), ("max_connects_", "-1"),
 ]
-NEWRENO_FIXED = [("newreno_changes_", "0"), ("newreno_changes1_", "1"), ("partial_window_deflation_", "1"),
-                 ("exit_recovery_fix_", "0")]
+NEWRENO_FIXED = [("newreno_changes_", "0"), ("exit_recovery_fix_", "0")]
 SINK_FIXED = [("ts_echo_bugfix_", "true"), ("ts_echo_rfc1323_", "false"), ("RFC2581_immediate_ack_", "true"),
               ("SYN_immediate_ack_", "true"), ("generateDSacks_", "false"), ("qs_enabled_", "false"),
               ("ecn_syn_", "false"), ("maxSackBlocks_", "3")]
@@ -351,7 +350,12 @@ def tcp_agent(t: dict, key: str) -> tuple[str, str, list, list]:
         ("singledup_", "1" if t["limited_transmit"] else "0"),
     ]
     if variant == "newreno":
-        s += NEWRENO_FIXED
+        # the resolved scenario carries these two only where they are not ns-2.35's (1): the ns2-2.1b9
+        # family's releases had 0 (tcp/presets.rs)
+        s += NEWRENO_FIXED + [
+            ("newreno_changes1_", "1" if t.get("newreno_impatient", True) else "0"),
+            ("partial_window_deflation_", "1" if t.get("partial_window_deflation", True) else "0"),
+        ]
     if variant == "vegas":
         s += [("v_alpha_", _num(t["vegas_alpha"])), ("v_beta_", _num(t["vegas_beta"])),
               ("v_gamma_", _num(t["vegas_gamma"]))]

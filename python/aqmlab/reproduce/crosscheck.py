@@ -22,7 +22,7 @@ import numpy as np
 
 from ..analysis.markdown import md_table
 from ..analysis.stats import SpecError, interval_for, where_mask
-from .references import band
+from .references import band, nearer_bound
 
 NS2 = "ns-2.35"
 AGREES = "ns-2.35 agrees with aqmlab"
@@ -65,9 +65,29 @@ def measure(ctx, other, entry: dict, row: dict, kind: str, evaluate) -> dict | N
             lo, hi, how = band(dict(entry, value=a))
             out["with_aqmlab"] = bool(lo <= b <= hi)
             out["band"] = how
+            out["nearer"] = nearer(entry, a, b)
     elif y["ok"] is not None and row["ok"] is not None:
         out["with_aqmlab"] = y["ok"] == row["ok"]
     return out
+
+
+def nearer(entry: dict, ours: float, theirs: float) -> tuple | None:
+    """Whose number the other engine's ``theirs`` is nearer, ours or the paper's, by ratio: ("aqmlab"
+    or "the paper", theirs ÷ ours, theirs ÷ the paper's). A metric compared by its distance to a bound
+    (``complement``) is compared by those distances. None when a number is not positive or both are
+    as near."""
+    p = entry.get("value")
+    if not isinstance(p, (int, float)):
+        return None
+    if entry.get("complement"):
+        b = nearer_bound(entry)
+        p, ours, theirs = abs(b - p), abs(b - ours), abs(b - theirs)
+    if min(p, ours, theirs) <= 0:
+        return None
+    to_ours, to_paper = theirs / ours, theirs / p
+    if abs(math.log(to_ours)) == abs(math.log(to_paper)):
+        return None
+    return ("aqmlab" if abs(math.log(to_ours)) < abs(math.log(to_paper)) else "the paper", to_ours, to_paper)
 
 
 def arbitrate(row: dict, engine: str, e: dict, kind: str) -> None:
@@ -88,7 +108,11 @@ def arbitrate(row: dict, engine: str, e: dict, kind: str) -> None:
                else "the same verdict")
         row["reason"] = f"{AGREES}: {three} ({engine} {how}, not the paper's). {BEFORE}{before}"
     elif e["with_aqmlab"] is False:
-        row["reason"] = f"{before} ({engine} agrees with neither: {three})"
+        near = e.get("nearer")
+        who = "ours" if near and near[0] == "aqmlab" else "the paper's"
+        side = (f"; nearer {who} by ratio: {engine} ÷ aqmlab {near[1]:.3g}, {engine} ÷ the paper {near[2]:.3g}"
+                if near else "")
+        row["reason"] = f"{before} ({engine} agrees with neither: {three}{side})"
     row["reason_before"] = before
 
 

@@ -267,7 +267,6 @@ def reproduce(exps: list[Experiment], out: Path, *, quick: bool = False, jobs=No
                 raise ExperimentError(msg if msg.startswith(str(e.path)) else f"{e.path}: {msg}")
             d.skipped = msg
             continue
-        eng = None
         if ns2:
             from ..sweep.engines import ns2_tasks
 
@@ -321,8 +320,7 @@ def reproduce(exps: list[Experiment], out: Path, *, quick: bool = False, jobs=No
         for t in tasks:
             by_key.setdefault(t.key, set()).add(i)
     job = lambda i: DrawJob(plans[i][0].exp, plans[i][1], plans[i][2], str(c.root), str(out), quick,  # noqa: E731
-                            tuple(extra_set), keep_going,
-                            {NS2: e.refused_at for e in [plans[i][0].engines.get("ns2")] if e and e.refused_at})
+                            tuple(extra_set), keep_going, _refusals(plans[i][0]))
 
     def stored(t):
         for i in by_key.get(t.key, ()):
@@ -350,6 +348,12 @@ def reproduce(exps: list[Experiment], out: Path, *, quick: bool = False, jobs=No
     del tmp  # a temporary cache lives until everything is drawn
     write_report(done, out, quick, time.time() - t0)
     return done
+
+
+def _refusals(d: Done) -> dict:
+    """What the drawing needs of an experiment's refused points: engine name -> {point index: refusal}."""
+    e = d.engines.get("ns2")
+    return {NS2: e.refused_at} if e and e.refused_at else {}
 
 
 @dataclass

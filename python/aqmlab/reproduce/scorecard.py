@@ -235,6 +235,15 @@ def engine_summary(done, engine: str = NS2) -> tuple[list[str], list[str]]:
             f"more were not run at their point in this mode): aqmlab matches the paper in {len(ours_ok)} of them "
             f"({len(theirs_miss)} of which {engine} misses), and misses it in {len(missed)}"
             + (": " + ", ".join(f"{n} *{k}*" for k, n in kinds.items()) if kinds else "") + "."]
+    neither = [x for _, _, it in missed for x in it if x["ok"] is False
+               and x.get("crosscheck", {}).get(engine, {}).get("with_aqmlab") is False
+               and x["crosscheck"][engine]["ok"] is False]
+    if neither:
+        near = [x["crosscheck"][engine].get("nearer") for x in neither]
+        text.append(f"Where {engine} misses the paper and lies outside the tolerance of ours too ({len(neither)} "
+                    f"missed values), its number is nearer ours by ratio in "
+                    f"{sum(1 for n in near if n and n[0] == 'aqmlab')} and nearer the paper's in "
+                    f"{sum(1 for n in near if n and n[0] == 'the paper')}.")
     if unrun:
         text.append("Items resting on points ns-2.35 cannot express, by the translator's refusal (an item can have "
                     "several): " + "; ".join(f"{n} — {why}" for why, n in sorted(unrun.items(), key=lambda t: -t[1]))

@@ -141,6 +141,8 @@ pub(super) struct RawTcp {
     pub(super) variant: Option<TcpVariantName>,
     pub(super) recovery: Option<RecoveryName>,
     pub(super) rto_restart_on_retransmit: Option<bool>,
+    pub(super) newreno_impatient: Option<bool>,
+    pub(super) partial_window_deflation: Option<bool>,
     pub(super) mss: Option<u32>,
     pub(super) ack_size: Option<u32>,
     pub(super) initial_window: Option<f64>,

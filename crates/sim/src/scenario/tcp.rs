@@ -71,6 +71,8 @@ pub(super) fn merge_tcp(global: &RawTcp, local: Option<&RawTcp>, path: &str) -> 
     timers(&m, &mut d)?;
     acks(&m, &mut d)?;
     d.rto_restart_on_retransmit = pick!(m, rto_restart_on_retransmit).unwrap_or(d.rto_restart_on_retransmit);
+    d.newreno_impatient = pick!(m, newreno_impatient).unwrap_or(d.newreno_impatient);
+    d.partial_window_deflation = pick!(m, partial_window_deflation).unwrap_or(d.partial_window_deflation);
     // ns-2's Vegas agent has its own ACK processing, without Limited Transmit
     d.limited_transmit = pick!(m, limited_transmit).unwrap_or(d.limited_transmit && d.variant != "vegas");
     d.delayed_ack = pick!(m, delayed_ack).unwrap_or(d.delayed_ack);

@@ -136,9 +136,19 @@ pub struct TcpConfig {
     /// RFC 3042 Limited Transmit: on the first and second duplicate ACK, send one new segment if
     /// the receiver window allows and at most `cwnd + 2` would be outstanding (ns-2's `singledup_`).
     pub limited_transmit: bool,
-    /// Restart the retransmission timer when a segment is retransmitted by fast retransmit or on
-    /// a partial ACK (ns-2 and Linux do; RFC 6298 restarts it only on new ACKs).
+    /// Restart the retransmission timer when a segment is retransmitted by fast retransmit, on the
+    /// first NewReno partial ACK of a recovery or by SACK recovery (ns-2 and Linux do; RFC 6298
+    /// restarts it only on new ACKs).
     pub rto_restart_on_retransmit: bool,
+    /// NewReno partial ACKs restart the retransmission timer at the first of a recovery only, RFC
+    /// 6582 §3.2's "Impatient" variant (ns-2's `newreno_changes1_ 1`, its default since
+    /// 2003/05/06); with `false`, at every one, "Slow-but-Steady" (RFC 3782 §4; ns-2 before, and
+    /// Linux, which re-arms the timer on every ACK of new data).
+    pub newreno_impatient: bool,
+    /// NewReno partial ACKs deflate the window by the segments acknowledged and add one back (RFC
+    /// 6582 §3.2, ns-2's `partial_window_deflation_ 1`, its default since 2003/05/06); with
+    /// `false` they remove the whole inflation, `cwnd = ssthresh` (ns-2 before).
+    pub partial_window_deflation: bool,
     pub delayed_ack: bool,
     pub delack_count: u32,
     pub delack_timeout: Time,
@@ -188,6 +198,8 @@ impl TcpConfig {
             dupack_threshold: 3,
             limited_transmit: true,
             rto_restart_on_retransmit: true,
+            newreno_impatient: true,
+            partial_window_deflation: true,
             delayed_ack: false,
             delack_count: 2,
             delack_timeout: NS_PER_SEC / 10,
@@ -226,6 +238,8 @@ impl TcpConfig {
             prr: true,
             hystart: Hystart::Linux,
             rto_estimator: RtoEstimator::Linux,
+            // Linux re-arms the timer on every ACK of new data (tcp_ack, FLAG_SET_XMIT_TIMER)
+            newreno_impatient: false,
             ..TcpConfig::ns2()
         }
     }

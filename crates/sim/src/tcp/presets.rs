@@ -12,7 +12,9 @@
 //! (`tcpTick_ 0.01`, changed from 0.1 on 2002/03/07), no burst limit (`maxburst_ 0`), the
 //! minimum RTO applied before the back-off (`rfc2988_ true`, 2002/03/07), Limited Transmit for
 //! Reno, NewReno and SACK (`singledup_ 1`, changed on 2001/11/28; ns-2's Vegas agent has its own
-//! ACK processing without it) and a sink that ACKs every segment. Not taken from ns-2: its
+//! ACK processing without it) and a sink that ACKs every segment. NewReno's answer to partial ACKs
+//! changed between 2.26 and 2.27 (`newreno_changes1_` and `partial_window_deflation_` became 1 on
+//! 2003/05/06), which splits 2.27 from the 2.1b9 family. Not taken from ns-2: its
 //! advertised window `window_ 20` (the presets keep 1000 segments, or an experiment gives the
 //! paper's value, so that the window does not cap a flow) and the 40 bytes of TCP/IP header it
 //! adds to every segment (ignored, as the simulator-wide defaults say).
@@ -38,6 +40,12 @@ pub struct Ns2Family {
     /// Largest back-off multiplier (`t_backoff_` stops doubling at 64 before 2.35); 0: none, the
     /// backed-off RTO is bounded by `max_rto` alone.
     pub max_backoff: u32,
+    /// NewReno restarts the timer at the first partial ACK of a recovery only (`newreno_changes1_`,
+    /// 1 since 2003/05/06) — [`TcpConfig::newreno_impatient`].
+    pub newreno_impatient: bool,
+    /// NewReno's partial window deflation (`partial_window_deflation_`, 1 since 2003/05/06) —
+    /// [`TcpConfig::partial_window_deflation`].
+    pub partial_window_deflation: bool,
     /// Where each value was read, one line per key.
     pub sources: &'static [(&'static str, &'static str)],
 }
@@ -49,21 +57,54 @@ const COMMON: &[(&str, &str)] = &[
     ("max_window", "1000, not ns-2's window_ 20, which would cap a flow at 20 segments per round trip"),
 ];
 
+/// Values that several families share, each with where it was read.
+const MIN_RTO_1S: (&str, &str) = ("min_rto", "1 s — minrto_ 1 (\"Default set to 1 on 2001/05/14\")");
+const INITIAL_RTO_6S: (&str, &str) = ("initial_rto", "6 s — rtxcur_init_ 6.0");
+const MAX_RTO_1E5: (&str, &str) = ("max_rto", "100000 s — maxrto_ 100000 (in effect no bound)");
+const MAX_BACKOFF_64: (&str, &str) =
+    ("max_backoff", "64 — tcp.cc rtt_backoff(): t_backoff_ doubles only while below 64");
+const NEWRENO_RFC2582: (&str, &str) = (
+    "newreno_impatient, partial_window_deflation",
+    "true — newreno_changes1_ 1, partial_window_deflation_ 1 (\"Default changed to 1 on 5/5/03, to reflect RFC 2582\"; CHANGES.html: 2003/05/06)",
+);
+
 /// ns-2 families, oldest first.
 pub const NS2_FAMILIES: &[Ns2Family] = &[
     Ns2Family {
         name: "ns2-2.1b9",
-        covers: "ns-2.1b9 (April 2002), 2.1b9a (July 2002), 2.26 (Feb 2003), 2.27 (Jan 2004)",
-        releases: &["2.1b9", "2.1b9a", "2.26", "2.27"],
+        covers: "ns-2.1b9 (April 2002), 2.1b9a (July 2002), 2.26 (Feb 2003)",
+        releases: &["2.1b9", "2.1b9a", "2.26"],
         min_rto_ms: 1000,
         initial_rto_ms: 6000,
         max_rto_s: 100_000,
         max_backoff: 64,
+        newreno_impatient: false,
+        partial_window_deflation: false,
         sources: &[
-            ("min_rto", "1 s — minrto_ 1 (\"Default set to 1 on 2001/05/14\")"),
-            ("initial_rto", "6 s — rtxcur_init_ 6.0"),
-            ("max_rto", "100000 s — maxrto_ 100000 (in effect no bound)"),
-            ("max_backoff", "64 — tcp.cc rtt_backoff(): t_backoff_ doubles only while below 64"),
+            MIN_RTO_1S,
+            INITIAL_RTO_6S,
+            MAX_RTO_1E5,
+            MAX_BACKOFF_64,
+            ("newreno_impatient", "false — newreno_changes1_ 0 (added 1998/08/29 with default 0; changed to 1 on 2003/05/06, CHANGES.html): every partial ACK restarts the timer"),
+            ("partial_window_deflation", "false — partial_window_deflation_ 0 (changed to 1 on 2003/05/06): a partial ACK sets the window back to ssthresh"),
+        ],
+    },
+    Ns2Family {
+        name: "ns2-2.27",
+        covers: "ns-2.27 (Jan 2004)",
+        releases: &["2.27"],
+        min_rto_ms: 1000,
+        initial_rto_ms: 6000,
+        max_rto_s: 100_000,
+        max_backoff: 64,
+        newreno_impatient: true,
+        partial_window_deflation: true,
+        sources: &[
+            MIN_RTO_1S,
+            INITIAL_RTO_6S,
+            MAX_RTO_1E5,
+            MAX_BACKOFF_64,
+            NEWRENO_RFC2582,
         ],
     },
     Ns2Family {
@@ -74,11 +115,14 @@ pub const NS2_FAMILIES: &[Ns2Family] = &[
         initial_rto_ms: 6000,
         max_rto_s: 100_000,
         max_backoff: 64,
+        newreno_impatient: true,
+        partial_window_deflation: true,
         sources: &[
             ("min_rto", "200 ms — minrto_ 0.2 (\"Default changed to 200ms on 2004/10/14\")"),
             ("initial_rto", "6 s — rtxcur_init_ 6.0"),
             ("max_rto", "100000 s — maxrto_ 100000"),
             ("max_backoff", "64 — tcp.cc rtt_backoff(): t_backoff_ < 64"),
+            NEWRENO_RFC2582,
         ],
     },
     Ns2Family {
@@ -89,11 +133,14 @@ pub const NS2_FAMILIES: &[Ns2Family] = &[
         initial_rto_ms: 3000,
         max_rto_s: 100_000,
         max_backoff: 64,
+        newreno_impatient: true,
+        partial_window_deflation: true,
         sources: &[
             ("min_rto", "200 ms — minrto_ 0.2 (2004/10/14)"),
             ("initial_rto", "3 s — rtxcur_init_ 3.0 (\"Default changed on 2006/01/21\")"),
             ("max_rto", "100000 s — maxrto_ 100000"),
             ("max_backoff", "64 — tcp.cc rtt_backoff(): t_backoff_ < 64"),
+            NEWRENO_RFC2582,
         ],
     },
     Ns2Family {
@@ -104,11 +151,14 @@ pub const NS2_FAMILIES: &[Ns2Family] = &[
         initial_rto_ms: 3000,
         max_rto_s: 60,
         max_backoff: 64,
+        newreno_impatient: true,
+        partial_window_deflation: true,
         sources: &[
             ("min_rto", "200 ms — minrto_ 0.2 (2004/10/14)"),
             ("initial_rto", "3 s — rtxcur_init_ 3.0 (2006/01/21)"),
             ("max_rto", "60 s — maxrto_ 60 (\"default changed on 2007/03/28\", RFC 2988)"),
             ("max_backoff", "64 — tcp.cc rtt_backoff(): t_backoff_ < 64"),
+            NEWRENO_RFC2582,
         ],
     },
     Ns2Family {
@@ -119,11 +169,14 @@ pub const NS2_FAMILIES: &[Ns2Family] = &[
         initial_rto_ms: 3000,
         max_rto_s: 60,
         max_backoff: 0,
+        newreno_impatient: true,
+        partial_window_deflation: true,
         sources: &[
             ("min_rto", "200 ms — minrto_ 0.2 (2004/10/14)"),
             ("initial_rto", "3 s — rtxcur_init_ 3.0 (2006/01/21)"),
             ("max_rto", "60 s — maxrto_ 60 (2007/03/28)"),
             ("max_backoff", "none — tcp.cc rtt_backoff() doubles on while the RTO is below maxrto_ (fix of 2010/04/02, tracker issue 2950826)"),
+            NEWRENO_RFC2582,
         ],
     },
 ];
@@ -136,6 +189,8 @@ impl Ns2Family {
             initial_rto: self.initial_rto_ms * NS_PER_SEC / 1000,
             max_rto: self.max_rto_s * NS_PER_SEC,
             max_backoff_exp: if self.max_backoff == 0 { MAX_BACKOFF_EXP } else { self.max_backoff.trailing_zeros() },
+            newreno_impatient: self.newreno_impatient,
+            partial_window_deflation: self.partial_window_deflation,
             ..TcpConfig::ns2()
         }
     }
@@ -250,6 +305,7 @@ mod tests {
     #[test]
     fn every_release_name_resolves_to_its_family() {
         assert_eq!(ns2_family("ns2-2.26").unwrap().name, "ns2-2.1b9");
+        assert_eq!(ns2_family("ns2-2.27").unwrap().name, "ns2-2.27");
         assert_eq!(ns2_family("ns2-2.29").unwrap().name, "ns2-2.28");
         assert_eq!(ns2_family("ns2-2.30").unwrap().name, "ns2-2.31");
         assert_eq!(ns2_family("ns2-2.34").unwrap().name, "ns2-2.33");

@@ -387,13 +387,19 @@ impl SenderCore {
         }
     }
 
+    /// A retransmission that leaves the timer as it is (Karn: the timing stops). NewReno's partial
+    /// ACKs after the first retransmit this way (recovery/newreno.rs).
+    pub(super) fn retransmit_on_timer<M: TcpMeter>(&mut self, seq: u32, cx: &mut Cx<'_, M>) {
+        self.timing = false;
+        self.send_seg(seq, cx);
+    }
+
     /// A retransmission by fast retransmit, on a partial ACK or by SACK recovery. Re-sending the
     /// first unacknowledged segment re-arms the timer (with `rto_restart_on_retransmit`, as ns-2
     /// and Linux do); re-sending a later hole does not, so a lost retransmission of the first
     /// segment is still repaired by the timer while SACK recovery goes on.
     pub(super) fn retransmit<M: TcpMeter>(&mut self, seq: u32, cx: &mut Cx<'_, M>) {
-        self.timing = false;
-        self.send_seg(seq, cx);
+        self.retransmit_on_timer(seq, cx);
         if self.cfg.rto_restart_on_retransmit && seq == self.snd_una {
             self.rto_deadline = cx.now.saturating_add(self.rto.get());
         }
