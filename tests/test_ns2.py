@@ -209,6 +209,19 @@ def test_what_ns2_cannot_express_is_refused_in_one_line_naming_the_key(override,
     assert msg.startswith(f"{key}: {CANNOT}") and "\n" not in msg, msg
 
 
+def test_a_network_too_large_for_ns2s_routing_tables_is_refused_naming_the_group():
+    """ns-2.35 keeps a route per pair of nodes (about 125 bytes each, measured): a dumbbell of 10 000
+    flows was killed for its memory past 23 GB; the translator refuses past NS2_MAX_NODES instead."""
+    from aqmlab.ns2.plan import CANNOT_SIZE, NS2_MAX_NODES
+
+    fits = NS2_MAX_NODES // 2 - 1 - 1  # the routers, the UDP group's one flow
+    plan(f"flows[0].count={fits}")  # the largest that fits is translated
+    with pytest.raises(ScenarioError) as e:
+        plan(f"flows[0].count={fits + 1}")
+    msg = str(e.value)
+    assert msg.startswith(f"flows[1].count: {CANNOT_SIZE} {NS2_MAX_NODES + 2} nodes") and "\n" not in msg, msg
+
+
 def test_a_byte_buffer_with_mixed_sizes_is_refused():
     with pytest.raises(ScenarioError) as e:
         plan('bottleneck.aqm={ type = "red", min_th = 10000, max_th = 30000, variant = "ns2" }',

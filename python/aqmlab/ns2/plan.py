@@ -24,6 +24,7 @@ from ..base.units import parse_duration, parse_rate, parse_size
 
 CANNOT = "ns-2.35 cannot express"
 NOT_MEASURED = "the ns-2.35 engine does not measure"
+CANNOT_SIZE = "ns-2.35 cannot hold the routes of"
 #: ns-2's RNG takes seeds 1 .. 2^31 - 2 (tools/rng.cc: RNG::command "seed")
 NS2_SEED_SPAN = (1 << 31) - 2
 
@@ -399,6 +400,32 @@ def _links_of(sc: dict) -> list[tuple[str, str, str, dict, str]]:
     return [(l["name"], l["from"], l["to"], l, f"topology.links[{i}]") for i, l in enumerate(topo["links"])]
 
 
+#: the most nodes a translated scenario may have. ns-2.35's unicast routing keeps a route for every
+#: pair of nodes, so its memory grows with their square: measured with ns-2.35 on the dumbbell (two
+#: hosts per flow), 0.22, 0.60 and 2.0 GB of peak memory for 500, 1000 and 2000 flows (1002, 2002 and
+#: 4002 nodes, about 125 bytes per pair), and 10 000 flows were killed by the kernel beyond 23 GB;
+#: 8000 nodes is about 8 GB
+NS2_MAX_NODES = 8000
+
+
+def _check_size(n_nodes: int, hosts: list, groups: list) -> None:
+    """Refuse a scenario whose nodes ns-2.35's all-pairs routing tables could not hold (the other
+    outcome is a run killed for its memory, maybe hours into a reproduction)."""
+    key, total = "topology.hosts", n_nodes
+    if not hosts:  # two hosts per flow
+        counts = [2 * int(g.get("count", 1)) for g in groups]
+        total += sum(counts)
+        for i, c in enumerate(counts):
+            n_nodes += c
+            if n_nodes > NS2_MAX_NODES:
+                key = f"flows[{i}].count"
+                break
+    if total > NS2_MAX_NODES:
+        raise ScenarioError(f"{key}: {CANNOT_SIZE} {total} nodes{'' if hosts else ' (two hosts per flow)'}: its "
+                            "routing keeps a route for every pair of nodes, about 125 bytes each; at most "
+                            f"{NS2_MAX_NODES} nodes (about {NS2_MAX_NODES // 2 - 1} flows on a dumbbell)")
+
+
 def _router_names(sc: dict) -> tuple[list, list]:
     topo = sc.get("topology", {})
     shape = topo.get("type", "custom" if "routers" in topo else "dumbbell")
@@ -467,6 +494,7 @@ def plan_from_resolved(sc: dict, fp: dict) -> Plan:
     node = {n: i for i, n in enumerate(nodes)}
     raw_links = _links_of(sc)
     groups_sc = sc["flows"]
+    _check_size(len(nodes), hosts, groups_sc)
 
     # the packet sizes crossing each link (for the byte-buffer checks): data one way, ACKs the other
     sizes: dict = {name: set() for name, *_ in raw_links}
